@@ -1,0 +1,81 @@
+/**
+ * Data shapes shared by the functional core and the adapters around it.
+ * Messages are stored normalized as Anthropic-style content blocks (SPEC §4, §6.1).
+ */
+
+export type Role = 'system' | 'user' | 'assistant' | 'tool';
+export const ROLES: readonly Role[] = ['system', 'user', 'assistant', 'tool'];
+
+export type MessageKind = 'message' | 'clip_archive';
+
+export interface TextBlock {
+  type: 'text';
+  text: string;
+}
+
+export interface ToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+/** An image is stored by reference only (url or media type + base64 data, kept as given). */
+export interface ImageBlock {
+  type: 'image';
+  source: Record<string, unknown>;
+}
+
+export interface ToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content: string | Array<TextBlock | ImageBlock>;
+  is_error?: boolean;
+}
+
+export type Block = TextBlock | ToolUseBlock | ToolResultBlock | ImageBlock;
+
+/** A message after normalization, before it has a seq (what ingestion produces). */
+export interface NormalizedMessage {
+  role: Role;
+  content: Block[];
+  name?: string;
+  usage?: { inputTokens?: number; outputTokens?: number };
+  metadata?: Record<string, unknown>;
+}
+
+/** A message of the active history as the core sees it (content loaded). */
+export interface HistoryMessage {
+  seq: number;
+  role: Role;
+  kind: MessageKind;
+  content: Block[];
+  tokens: number;
+  /** tool_use ids this message opens */
+  toolUseIds: string[];
+  /** tool_use ids this message answers (tool_result blocks) */
+  toolResultIds: string[];
+}
+
+/** Counts tokens of a text; supplied by the shell (gpt-tokenizer) so the core stays pure. */
+export type CountTokens = (text: string) => number;
+
+/** A chat message of a summarizer request: roles preserved, content already rendered as text. */
+export interface SummarizeMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/**
+ * The structured request a summarizer receives (SPEC §5.4). Adapters map it onto their
+ * provider's wire format: Anthropic merges system-role messages into `system`, OpenAI
+ * passes them through in order.
+ */
+export interface SummarizeRequest {
+  /** The configured or default summarizer system prompt. */
+  system: string;
+  /** Previous-summary context (system role), the chunk's messages, then the final user directive. */
+  messages: SummarizeMessage[];
+  /** Output budget for the summary. */
+  maxOutputTokens: number;
+}

@@ -1,0 +1,125 @@
+import { z } from 'zod';
+
+/**
+ * Environment variables (SPEC §6.1, §7). `loadConfig(env)` is pure: the composition roots
+ * call it once with `process.env`; tests call it with literal objects.
+ * Defaults work on a machine with Postgres and Redis on their standard local ports.
+ */
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const url = (protocols: string[]) =>
+  z.string().refine((value) => {
+    try {
+      return protocols.includes(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be a URL with scheme ${protocols.join(' or ')}`);
+
+const SummarizerSchema = z
+  .string()
+  .regex(/^(local|(anthropic|openai):[^\s]+|(anthropic|openai))$/, 'must be local, anthropic:MODEL or openai:MODEL');
+
+export const EnvSchema = z.object({
+  DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/compactd'),
+  REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: int(0, 65535).default(8080),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** pretty logs; unset = pretty when stdout is a terminal */
+  LOG_PRETTY: z.stringbool().optional(),
+
+  COMPACTD_SUMMARIZER: SummarizerSchema.default('local'),
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: url(['http:', 'https:']).optional(),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  OPENAI_BASE_URL: url(['http:', 'https:']).optional(),
+  COMPACTD_LLM_TIMEOUT_MS: int(100, 600_000).default(120_000),
+  COMPACTD_LLM_MAX_ATTEMPTS: int(1, 10).default(4),
+  /** provider-wide cap on concurrent calls, shared by every worker process (Redis) */
+  COMPACTD_LLM_CONCURRENCY: int(1, 1000).default(16),
+  /** provider-wide request rate per minute, shared by every worker process (Redis) */
+  COMPACTD_LLM_RPM: int(1, 1_000_000).default(4000),
+
+  COMPACTD_BOOTSTRAP_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+  COMPACTD_ADMIN_TOKEN: z.string().min(8, 'must be at least 8 characters').optional(),
+  /** optional TOML file with default policy and scoring weights */
+  COMPACTD_CONFIG: z.string().min(1).optional(),
+
+  /** BullMQ key prefix; wrapped in {…} so every key hashes to one Redis Cluster slot */
+  COMPACTD_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ or - only').default('compactd'),
+  COMPACTD_COMPACTION_CONCURRENCY: int(1, 256).default(8),
+  COMPACTD_SUMMARIZE_CONCURRENCY: int(1, 1024).default(32),
+  COMPACTD_SHUTDOWN_TIMEOUT_MS: int(100, 600_000).default(30_000),
+
+  COMPACTD_MAX_BODY_BYTES: int(1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
+  COMPACTD_MAX_MESSAGE_BYTES: int(256, 1024 * 1024 * 1024).default(2 * 1024 * 1024),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config {
+  databaseUrl: string;
+  redisUrl: string;
+  host: string;
+  port: number;
+  logLevel: Env['LOG_LEVEL'];
+  logPretty: boolean | undefined;
+  summarizer: { provider: 'local' | 'anthropic' | 'openai'; model: string | undefined };
+  anthropic: { apiKey: string | undefined; baseUrl: string | undefined };
+  openai: { apiKey: string | undefined; baseUrl: string | undefined };
+  llm: { timeoutMs: number; maxAttempts: number; concurrency: number; requestsPerMinute: number };
+  bootstrapKey: string | undefined;
+  adminToken: string | undefined;
+  configFile: string | undefined;
+  queue: { prefix: string; compactionConcurrency: number; summarizeConcurrency: number };
+  shutdownTimeoutMs: number;
+  limits: { maxBodyBytes: number; maxMessageBytes: number };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`invalid configuration:\n${issues.map((line) => `  ${line}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment; throws ConfigError whose lines read `VARIABLE: message`. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  // An empty variable means "not set" (compose files often write `FOO=`).
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  }
+  const e = parsed.data;
+  const [provider, ...modelParts] = e.COMPACTD_SUMMARIZER.split(':');
+  const model = modelParts.length > 0 ? modelParts.join(':') : undefined;
+  return {
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    host: e.HOST,
+    port: e.PORT,
+    logLevel: e.LOG_LEVEL,
+    logPretty: e.LOG_PRETTY,
+    summarizer: { provider: provider as Config['summarizer']['provider'], model },
+    anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },
+    openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
+    llm: {
+      timeoutMs: e.COMPACTD_LLM_TIMEOUT_MS,
+      maxAttempts: e.COMPACTD_LLM_MAX_ATTEMPTS,
+      concurrency: e.COMPACTD_LLM_CONCURRENCY,
+      requestsPerMinute: e.COMPACTD_LLM_RPM,
+    },
+    bootstrapKey: e.COMPACTD_BOOTSTRAP_KEY,
+    adminToken: e.COMPACTD_ADMIN_TOKEN,
+    configFile: e.COMPACTD_CONFIG,
+    queue: {
+      prefix: e.COMPACTD_QUEUE_PREFIX,
+      compactionConcurrency: e.COMPACTD_COMPACTION_CONCURRENCY,
+      summarizeConcurrency: e.COMPACTD_SUMMARIZE_CONCURRENCY,
+    },
+    shutdownTimeoutMs: e.COMPACTD_SHUTDOWN_TIMEOUT_MS,
+    limits: { maxBodyBytes: e.COMPACTD_MAX_BODY_BYTES, maxMessageBytes: e.COMPACTD_MAX_MESSAGE_BYTES },
+  };
+}

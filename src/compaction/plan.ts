@@ -1,0 +1,187 @@
+import type { Policy } from '../config/policy.js';
+import { clipOverhead } from './clip-archive.js';
+import type {
+  CompactionNoop,
+  CompactionPlan,
+  NoopReason,
+  PlanRequest,
+  PlanResult,
+  PlanSnapshot,
+  Strategy,
+} from './plan-types.js';
+import { renderMessageText, toolNamesOf } from './render.js';
+import { rankUnits } from './score.js';
+import {
+  applyMasks,
+  projectTokens,
+  restoreUnneededMasks,
+  selectUnits,
+  summaryEstimate,
+  type ProjectionBase,
+  type Selection,
+  type WorkingSet,
+} from './select.js';
+import { splitOptions, splitUnits } from './split.js';
+import { maskOptions, truncateOversized, type MaskOption } from './tiers.js';
+import type { CountTokens, HistoryMessage } from './types.js';
+import { groupUnits, type Unit } from './units.js';
+
+const NOOP_MESSAGES: Record<NoopReason, string> = {
+  empty: 'The conversation has no messages.',
+  below_target: 'No compaction needed: the conversation is already within the target.',
+  below_tool_minimum: 'No compaction needed: the conversation is below the minimum size for the compact tool.',
+  nothing_to_compact: 'No compaction needed: every message is protected (system prompt, recent tail, newest user message).',
+  insufficient_progress: 'Compaction would not free enough context (minProgressRatio / trigger threshold).',
+};
+
+function noop(reason: NoopReason, tokensBefore: number, tokensAfter?: number): CompactionNoop {
+  const result: CompactionNoop = { kind: 'noop', reason, message: NOOP_MESSAGES[reason], tokensBefore };
+  if (tokensAfter !== undefined) result.tokensAfter = tokensAfter;
+  return result;
+}
+
+/** The projected-token goal: an explicit request target, the policy target for auto, else none. */
+export function resolveTarget(request: PlanRequest, policy: Policy, strategy: Strategy, contextLimit: number): number | null {
+  if (strategy === 'reset') return null;
+  if (request.target?.tokens !== undefined) return Math.floor(request.target.tokens);
+  if (request.target?.ratio !== undefined) return Math.floor(request.target.ratio * contextLimit);
+  return request.trigger === 'auto' ? Math.floor(policy.targetRatio * contextLimit) : null;
+}
+
+function inSeqOrder(messages: readonly HistoryMessage[]): HistoryMessage[] {
+  const sorted = messages.every((m, i) => i === 0 || (messages[i - 1] as HistoryMessage).seq < m.seq);
+  return sorted ? [...messages] : [...messages].sort((a, b) => a.seq - b.seq);
+}
+
+/** Orphaned results go first: their call is gone, so they are useless to the agent. */
+function selectionOrder(candidates: readonly Unit[], lastIndex: number, policy: Policy): Unit[] {
+  const orphans = candidates.filter((unit) => unit.kind === 'orphan_result');
+  const ranked = rankUnits(
+    candidates.filter((unit) => unit.kind !== 'orphan_result'),
+    lastIndex,
+    policy.scoring,
+  );
+  return [...orphans, ...ranked.map((entry) => entry.unit)];
+}
+
+function unitInputTokens(countTokens: CountTokens): (unit: Unit) => number {
+  return (unit) => {
+    const names = toolNamesOf(unit.messages);
+    return unit.messages.reduce((sum, m) => sum + countTokens(renderMessageText(m, names)), 0);
+  };
+}
+
+interface Execution {
+  work: WorkingSet;
+  selection: Selection | null;
+  truncated: number;
+  masked: number;
+}
+
+/** Runs the tiers the strategy allows, then Tier 3 selection when still needed. */
+function execute(
+  strategy: Strategy,
+  candidates: readonly Unit[],
+  ordered: readonly Unit[],
+  base: ProjectionBase,
+  target: number | null,
+  tokensBefore: number,
+  countTokens: CountTokens,
+): Execution {
+  const work: WorkingSet = { rewrites: new Map(), keptTokens: tokensBefore };
+  const useTiers = strategy === 'mask' || (strategy === 'auto' && target !== null);
+  let masks: MaskOption[] = [];
+  if (useTiers) {
+    const truncated = truncateOversized(candidates, base.policy, countTokens);
+    for (const rewrite of truncated.values()) {
+      work.rewrites.set(rewrite.seq, rewrite);
+      work.keptTokens -= rewrite.tokensBefore - rewrite.tokensAfter;
+    }
+    masks = maskOptions(candidates, truncated, base.policy, countTokens);
+    applyMasks(work, masks, target);
+  }
+  let selection: Selection | null = null;
+  const reached = target !== null && work.keptTokens <= target;
+  if (strategy !== 'mask' && !(useTiers && reached)) {
+    selection = selectUnits(ordered, unitInputTokens(countTokens), work, base, target);
+    if (target !== null && masks.length > 0) restoreUnneededMasks(work, masks, selection, base, target);
+  }
+  const values = [...work.rewrites.values()];
+  return {
+    work,
+    selection,
+    truncated: values.filter((r) => r.reason === 'truncated').length,
+    masked: values.filter((r) => r.reason === 'masked').length,
+  };
+}
+
+/**
+ * Plans one compaction of a snapshot (SPEC §5.2, §5.6a): which messages are rewritten by
+ * Tier 1/2, which are summarized in which chunks, and the projected result. Pure: the
+ * shell persists the plan and executes it. `countTokens` measures rendered text.
+ */
+export function planCompaction(
+  snapshot: PlanSnapshot,
+  policy: Policy,
+  request: PlanRequest,
+  countTokens: CountTokens,
+): PlanResult {
+  const messages = inSeqOrder(snapshot.messages);
+  const tokensBefore = messages.reduce((sum, m) => sum + m.tokens, 0);
+  const last = messages.at(-1);
+  if (!last) return noop('empty', 0);
+  const strategy = request.strategy ?? policy.strategy;
+  const target = resolveTarget(request, policy, strategy, snapshot.contextLimit);
+  if (request.trigger === 'tool' && tokensBefore < policy.toolMinTokens) return noop('below_tool_minimum', tokensBefore);
+  if (target !== null && tokensBefore <= target) return noop('below_target', tokensBefore);
+
+  const units = groupUnits(messages);
+  const split = splitUnits(units, messages, splitOptions(policy, strategy, request.keepRecent));
+  if (split.candidates.length === 0) return noop('nothing_to_compact', tokensBefore);
+
+  const clip = messages.find((m) => m.kind === 'clip_archive');
+  const base: ProjectionBase = {
+    policy,
+    clipTokens: clip?.tokens ?? 0,
+    previousBatches: snapshot.previousSummaries.length,
+    previousSummaryTokens: snapshot.previousSummaries.reduce((sum, b) => sum + b.summaryTokens, 0),
+    overhead: clipOverhead(countTokens),
+  };
+  const ordered = selectionOrder(split.candidates, messages.length - 1, policy);
+  const run = execute(strategy, split.candidates, ordered, base, target, tokensBefore, countTokens);
+  const chunks = run.selection?.builder.build() ?? [];
+  if (chunks.length === 0 && run.work.rewrites.size === 0) return noop('nothing_to_compact', tokensBefore);
+
+  const compressed = new Set(chunks.flatMap((chunk) => chunk.seqs));
+  const summaries = chunks.reduce((sum, chunk) => sum + summaryEstimate(policy, chunk.sourceTokens), 0);
+  const tokensAfter = projectTokens(base, run.work.keptTokens, chunks.length, summaries);
+  const progress = tokensBefore > 0 ? (tokensBefore - tokensAfter) / tokensBefore : 0;
+  const stillOverTrigger = request.trigger === 'auto' && tokensAfter >= policy.triggerRatio * snapshot.contextLimit;
+  if (progress < policy.minProgressRatio || stillOverTrigger) {
+    return noop('insufficient_progress', tokensBefore, tokensAfter);
+  }
+  const plan: CompactionPlan = {
+    kind: 'plan',
+    version: 1,
+    trigger: request.trigger,
+    strategy,
+    watermarkSeq: last.seq,
+    contextLimit: snapshot.contextLimit,
+    targetTokens: target,
+    tokensBefore,
+    tokensAfter,
+    rewrites: [...run.work.rewrites.values()].sort((a, b) => a.seq - b.seq),
+    chunks,
+    compressedSeqs: [...compressed].sort((a, b) => a - b),
+    supersededClipArchiveSeq: chunks.length > 0 && clip ? clip.seq : null,
+    previousBatchIds: snapshot.previousSummaries.map((batch) => batch.id),
+    focus: request.focus ?? null,
+    stats: {
+      candidateUnits: split.candidates.length,
+      summarizedUnits: run.selection?.selected.length ?? 0,
+      truncated: run.truncated,
+      masked: run.masked,
+    },
+  };
+  return plan;
+}

@@ -1,0 +1,88 @@
+import type { Block, HistoryMessage, ToolResultBlock } from './types.js';
+
+/**
+ * Plain-text rendering of content blocks. The summarizer has no tools, so tool calls and
+ * results reach it as text; the local summarizer and the identifier check read the same
+ * rendering back, so the marker lines below are a format, not decoration.
+ *
+ *   [tool call NAME id=ID]            followed by the JSON input on the next line
+ *   [tool result NAME id=ID]          followed by the output
+ *   [tool result NAME id=ID error]    for an `is_error` result
+ */
+
+export const TOOL_CALL_MARKER = /^\[tool call (\S+) id=(\S+)\]$/;
+export const TOOL_RESULT_MARKER = /^\[tool result (\S+) id=(\S+)( error)?\]$/;
+
+/** Tool names and ids are rendered inside a marker line, so whitespace and brackets are replaced. */
+function markerToken(value: string): string {
+  const cleaned = value.replace(/[\s\[\]]+/g, '_');
+  return cleaned.length > 0 ? cleaned : '_';
+}
+
+/** Maps every tool_use id opened by these messages to its tool name. */
+export function toolNamesOf(messages: readonly HistoryMessage[]): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const message of messages) {
+    for (const block of message.content) {
+      if (block.type === 'tool_use') names.set(block.id, block.name);
+    }
+  }
+  return names;
+}
+
+export function toolResultText(block: ToolResultBlock): string {
+  if (typeof block.content === 'string') return block.content;
+  return block.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n');
+}
+
+function renderInput(input: unknown): string {
+  if (input === undefined) return '{}';
+  try {
+    return JSON.stringify(input) ?? '{}';
+  } catch {
+    // inputs come from jsonb and cannot be cyclic; a failure here means a foreign object
+    return String(input);
+  }
+}
+
+export function renderBlock(block: Block, toolNames: ReadonlyMap<string, string>): string {
+  switch (block.type) {
+    case 'text':
+      return block.text;
+    case 'tool_use':
+      return `[tool call ${markerToken(block.name)} id=${markerToken(block.id)}]\n${renderInput(block.input)}`;
+    case 'tool_result': {
+      const name = markerToken(toolNames.get(block.tool_use_id) ?? 'unknown');
+      const flag = block.is_error === true ? ' error' : '';
+      return `[tool result ${name} id=${markerToken(block.tool_use_id)}${flag}]\n${toolResultText(block)}`;
+    }
+    case 'image':
+      return '[image]';
+  }
+}
+
+/** A message's content as one text, blocks separated by blank lines. */
+export function renderMessageText(message: HistoryMessage, toolNames: ReadonlyMap<string, string>): string {
+  return message.content.map((block) => renderBlock(block, toolNames)).join('\n\n');
+}
+
+/** The message's own words: text blocks only, without tool calls or outputs. */
+export function plainText(message: HistoryMessage): string {
+  return message.content
+    .filter((block): block is Extract<Block, { type: 'text' }> => block.type === 'text')
+    .map((block) => block.text)
+    .join('\n');
+}
+
+/** A user message that carries text typed by (or for) the user, not only tool results. */
+export function isUserTextMessage(message: HistoryMessage): boolean {
+  return (
+    message.kind === 'message' &&
+    message.role === 'user' &&
+    message.content.some((block) => block.type === 'text' && block.text.trim().length > 0)
+  );
+}
+
+export function isToolResultOnly(message: HistoryMessage): boolean {
+  return message.content.length > 0 && message.content.every((block) => block.type === 'tool_result');
+}

@@ -1,0 +1,167 @@
+import { z } from 'zod';
+import { AppError } from '../lib/errors.js';
+
+/**
+ * Compaction policy and importance-scoring weights (SPEC §5.1–5.3, §5.6, §5.6a).
+ * Every knob has its default here; tenants, conversations and single requests override
+ * any subset (`PolicyOverrideSchema`), merged in that order by the pure `mergePolicy`.
+ */
+
+const ratio = z.number().gt(0).lt(1);
+const count = z.number().int().min(0);
+const positive = z.number().int().min(1);
+const weight = z.number().min(0).max(1000);
+
+export const DEFAULT_KEYWORDS: readonly string[] = [
+  'error',
+  'fail',
+  'must',
+  'never',
+  'always',
+  'decided',
+  'requirement',
+  'todo',
+  'fixme',
+  'important',
+];
+
+export const ScoringSchema = z.strictObject({
+  roleWeights: z
+    .strictObject({
+      system: weight.default(10),
+      user: weight.default(5),
+      assistant: weight.default(3),
+      tool: weight.default(2),
+    })
+    .prefault({}),
+  /** newer units score higher: `weight · 0.5^(age / halfLifeMessages)`, age counted in messages */
+  recency: z
+    .strictObject({
+      weight: weight.default(4),
+      halfLifeMessages: z.number().gt(0).max(1_000_000).default(24),
+    })
+    .prefault({}),
+  questionBonus: weight.default(2),
+  toolCallBonus: weight.default(4),
+  keywordBonus: weight.default(1.5),
+  /** matched case-insensitively at a word start ("fail" matches "failed"); each counts once per unit */
+  keywords: z.array(z.string().min(1).max(64)).max(200).default([...DEFAULT_KEYWORDS]),
+  lengthBonusPer100Chars: weight.default(1),
+  lengthBonusCap: weight.default(3),
+});
+export type Scoring = z.infer<typeof ScoringSchema>;
+
+const PolicyObjectSchema = z.strictObject({
+  /** auto-compaction on threshold; manual and tool compactions work either way */
+  auto: z.boolean().default(true),
+  triggerRatio: ratio.default(0.8),
+  warnRatio: ratio.default(0.7),
+  targetRatio: ratio.default(0.5),
+  minMessages: count.default(30),
+  cooldownMessages: count.default(20),
+  keepRecent: count.default(12),
+  /** when set, the protected tail is sized in tokens instead of `keepRecent` messages */
+  keepRecentTokens: positive.optional(),
+  /** additionally keep user messages verbatim, newest first, up to this many tokens */
+  keepUserTokens: count.default(0),
+  chunkTokens: z.number().int().min(500).default(12_000),
+  maxLiveBatches: z.number().int().min(2).default(6),
+  minProgressRatio: z.number().min(0).lt(1).default(0.1),
+  strategy: z.enum(['auto', 'summarize', 'mask', 'reset']).default('auto'),
+  onLLMFailure: z.enum(['fallback', 'fail']).default('fallback'),
+  clipArchiveRole: z.enum(['system', 'user']).default('system'),
+  schedule: z.enum(['eager', 'idle']).default('eager'),
+  idleSeconds: positive.default(120),
+  idleRatio: ratio.default(0.5),
+  summaryMaxTokens: z.number().int().min(64).default(2000),
+  /** expected summary size relative to its chunk, used only to project tokens after compaction */
+  summaryEstimateRatio: z.number().gt(0).max(1).default(0.25),
+  /** Tier 1: tool outputs above `maxTokens` keep `headTokens` + `tailTokens` around a marker */
+  tier1: z
+    .strictObject({
+      maxTokens: positive.default(3000),
+      headTokens: positive.default(1000),
+      tailTokens: positive.default(500),
+    })
+    .prefault({}),
+  /** Tier 2: tool outputs of at least `minTokens` are masked (smaller ones cost less than the placeholder) */
+  tier2: z.strictObject({ minTokens: positive.default(100) }).prefault({}),
+  /** the agent's `compact` tool is not eligible below this many active tokens */
+  toolMinTokens: count.default(10_000),
+  /** SPEC §5.6a identifier check; `maxIdentifiers` caps the list checked per chunk */
+  identifierCheck: z.boolean().default(true),
+  maxIdentifiers: positive.max(500).default(60),
+  systemPrompt: z.string().min(1).max(20_000).optional(),
+  model: z.string().min(1).max(200).optional(),
+  scoring: ScoringSchema.prefault({}),
+});
+
+export const PolicySchema = PolicyObjectSchema.superRefine((policy, ctx) => {
+  const issue = (path: string[], message: string) => ctx.addIssue({ code: 'custom', path, message });
+  if (policy.warnRatio > policy.triggerRatio) issue(['warnRatio'], 'must not exceed triggerRatio');
+  if (policy.targetRatio >= policy.triggerRatio) issue(['targetRatio'], 'must be below triggerRatio');
+  if (policy.tier1.headTokens + policy.tier1.tailTokens >= policy.tier1.maxTokens) {
+    issue(['tier1', 'maxTokens'], 'must exceed headTokens + tailTokens');
+  }
+  if (policy.summaryMaxTokens >= policy.chunkTokens) issue(['summaryMaxTokens'], 'must be below chunkTokens');
+});
+export type Policy = z.infer<typeof PolicySchema>;
+
+type Leaf = string | number | boolean | readonly unknown[] | undefined;
+/** Every field optional at every depth; arrays are replaced whole, never merged. */
+export type DeepPartial<T> = { [K in keyof T]?: T[K] extends Leaf ? T[K] : DeepPartial<T[K]> };
+export type PolicyOverride = DeepPartial<Policy>;
+
+/** The same fields without defaults, every one optional, unknown keys rejected (the API answers 400). */
+function toOverrideSchema(schema: z.ZodType): z.ZodType {
+  if (schema instanceof z.ZodDefault || schema instanceof z.ZodPrefault || schema instanceof z.ZodOptional) {
+    return toOverrideSchema(schema.def.innerType as z.ZodType);
+  }
+  if (schema instanceof z.ZodObject) {
+    const shape: Record<string, z.ZodType> = {};
+    for (const [key, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+      shape[key] = toOverrideSchema(field).optional();
+    }
+    return z.strictObject(shape);
+  }
+  return schema;
+}
+
+export const PolicyOverrideSchema = toOverrideSchema(PolicyObjectSchema) as z.ZodType<PolicyOverride>;
+
+export const DEFAULT_POLICY: Policy = PolicySchema.parse({});
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function deepMerge(base: Record<string, unknown>, override: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(override)) {
+    if (value === undefined) continue;
+    const current = out[key];
+    out[key] = isPlainObject(value) && isPlainObject(current) ? deepMerge(current, value) : value;
+  }
+  return out;
+}
+
+/**
+ * Merges overrides in order (tenant → conversation → request; later wins) over the defaults.
+ * Throws `AppError('INVALID_POLICY', 400)` when a field or a cross-field rule (e.g. target
+ * below trigger) is violated by the combination.
+ */
+export function mergePolicy(...overrides: ReadonlyArray<PolicyOverride | null | undefined>): Policy {
+  let merged: Record<string, unknown> = {};
+  for (const override of overrides) {
+    if (override) merged = deepMerge(merged, override as Record<string, unknown>);
+  }
+  const parsed = PolicySchema.safeParse(merged);
+  if (parsed.success) return parsed.data;
+  const details = parsed.error.issues.map((issue) => ({ field: issue.path.join('.'), message: issue.message }));
+  const summary = details.map((d) => `${d.field}: ${d.message}`).join('; ');
+  return invalidPolicy(summary, details);
+}
+
+function invalidPolicy(summary: string, details: Array<{ field: string; message: string }>): never {
+  throw new AppError('INVALID_POLICY', `invalid compaction policy: ${summary}`, { status: 400, details });
+}

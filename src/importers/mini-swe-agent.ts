@@ -1,0 +1,42 @@
+import { buildConversation } from './build.js';
+import { TranscriptImportError } from './errors.js';
+import { isRecord } from './json.js';
+import { stringId } from './openai-chat.js';
+import type { ImportedConversation, ImportOptions } from './types.js';
+
+/**
+ * A mini-swe-agent trajectory (`{info, messages, trajectory_format: "mini-swe-agent-1",
+ * instance_id}`). Its agent has no structured tools: each assistant message holds one
+ * fenced bash action and the next user message is the observation. The pairing is only
+ * positional, so messages stay plain text with their roles (`extra`, the raw completion,
+ * is left out).
+ */
+export function importMiniSweAgent(value: unknown, options: ImportOptions, fallbackId: string): ImportedConversation {
+  if (!isRecord(value) || !Array.isArray(value.messages)) {
+    throw new TranscriptImportError('TRANSCRIPT_INVALID', 'a mini-swe-agent trajectory is {"messages": [...], "info": {...}, "instance_id": ...}');
+  }
+  const info = isRecord(value.info) ? value.info : {};
+  const raw = value.messages.map((message: unknown) =>
+    isRecord(message) ? { role: message.role, content: cleanContent(message.content) } : message,
+  );
+  const metadata: Record<string, unknown> = {};
+  if (value.instance_id !== undefined) metadata.instanceId = value.instance_id;
+  if (info.exit_status !== undefined) metadata.exitStatus = info.exit_status;
+  if (info.mini_version !== undefined) metadata.miniVersion = info.mini_version;
+  if (value.trajectory_format !== undefined) metadata.trajectoryFormat = value.trajectory_format;
+  return buildConversation({
+    id: options.conversationId ?? stringId(value.instance_id) ?? `mini-swe-agent-${fallbackId}`,
+    raw,
+    names: raw.map((_, i) => `messages.${i}`),
+    format: 'openai',
+    droppedLines: 0,
+    metadata,
+  });
+}
+
+/** Newer versions store content as text parts, with extra keys (cache_control) we drop. */
+function cleanContent(content: unknown): unknown {
+  if (content === undefined || content === null) return '';
+  if (!Array.isArray(content)) return content;
+  return content.map((part: unknown) => (isRecord(part) && part.type === 'text' ? { type: 'text', text: part.text } : part));
+}

@@ -1,0 +1,48 @@
+/** STYLE.md §2: the pure core imports nothing with I/O; shells never import each other; no cycles. */
+const IO_MODULES = '^(node:|fs$|net$|http$|https$|child_process$|drizzle-orm|postgres$|bullmq|ioredis|pino|@anthropic-ai|openai$|fastify|@fastify|@bull-board|prom-client|gpt-tokenizer|smol-toml)';
+
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
+    {
+      name: 'core-is-pure',
+      comment: 'src/compaction may import only itself, src/lib (no I/O), src/config/policy.ts and zod',
+      severity: 'error',
+      from: { path: '^src/compaction/' },
+      to: { pathNot: ['^src/compaction/', '^src/lib/(errors|result|assert-never)\\.ts$', '^src/config/policy\\.ts$', 'node_modules/zod/'] },
+    },
+    {
+      name: 'core-no-io-builtins',
+      severity: 'error',
+      from: { path: '^src/(compaction|config|lib)/' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'pure-config-and-lib',
+      severity: 'error',
+      from: { path: '^src/(config|lib)/', pathNot: '^src/lib/count-tokens\\.ts$' },
+      to: { path: IO_MODULES, dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'adapters-not-shells',
+      severity: 'error',
+      from: { path: '^src/(db|queue|llm|importers)/' },
+      to: { path: '^src/(api|worker|app)/' },
+    },
+    { name: 'api-not-worker', severity: 'error', from: { path: '^src/api/' }, to: { path: '^src/(worker|app)/' } },
+    { name: 'worker-not-api', severity: 'error', from: { path: '^src/worker/' }, to: { path: '^src/(api|app)/' } },
+    {
+      name: 'composition-root-only',
+      comment: 'only app/** and main.ts wire processes together',
+      severity: 'error',
+      from: { pathNot: '^src/(app/|main\\.ts)' },
+      to: { path: '^src/app/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js', '.mjs', '.json'] },
+  },
+};

@@ -1,0 +1,48 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { createAuthHook } from './auth.js';
+import type { ApiDeps } from './deps.js';
+import { handleError, sendProblem } from './problem.js';
+import { conversationRoutes } from './routes/conversations.js';
+import { healthRoutes } from './routes/health.js';
+import { messageRoutes } from './routes/messages.js';
+
+export type { ApiDeps };
+
+/** Builds the HTTP app without listening (tests use `app.inject`). */
+export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: deps.config.limits.maxBodyBytes,
+    requestIdHeader: 'x-request-id',
+  }).withTypeProvider<ZodTypeProvider>();
+  // JSON only: other bodies (text/plain is parsed by default) get a 415, not a confusing 400.
+  app.removeContentTypeParser('text/plain');
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, request, { status: 404, code: 'ROUTE_NOT_FOUND', detail: `no route ${request.method} ${request.url.split('?')[0]}` }),
+  );
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'compactd', description: 'Durable conversation compaction for LLM agent platforms', version: '1' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  await app.register(healthRoutes(deps));
+  await app.register(async (v1) => {
+    v1.addHook('onRequest', createAuthHook(deps.db));
+    await v1.register(conversationRoutes(deps));
+    await v1.register(messageRoutes(deps));
+  });
+  // The zod type provider only refines route typing; callers need the plain instance.
+  return app as unknown as FastifyInstance;
+}

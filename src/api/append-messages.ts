@@ -1,0 +1,110 @@
+import { normalizeMessages, toolIdsOf, type MessageFormat } from '../compaction/normalize.js';
+import { countMessageTokens } from '../compaction/tokens.js';
+import type { CountTokens, NormalizedMessage } from '../compaction/types.js';
+import type { Tx } from '../db/client.js';
+import { withConversationLock } from '../db/locks.js';
+import { recordAppend, type ConversationRow } from '../db/repos/conversations.js';
+import { findAnsweredToolUseIds, findOpenedToolUseIds, insertMessages, readNextSeq, type NewMessage } from '../db/repos/messages.js';
+import { AppError } from '../lib/errors.js';
+
+export interface AppendInput {
+  format: MessageFormat;
+  messages: unknown[];
+  usage?: { inputTokens: number } | undefined;
+}
+
+export interface PreparedAppend {
+  rows: NewMessage[];
+  reportedInputTokens: number | undefined;
+}
+
+/**
+ * CPU work of an append, done before any lock is taken: size limits, normalization
+ * and token counts. Throws a 4xx AppError naming the field.
+ */
+export function prepareAppend(input: AppendInput, deps: { countTokens: CountTokens; maxMessageBytes: number }): PreparedAppend {
+  input.messages.forEach((message, index) => {
+    const bytes = Buffer.byteLength(JSON.stringify(message) ?? '', 'utf8');
+    if (bytes > deps.maxMessageBytes) {
+      throw new AppError('MESSAGE_TOO_LARGE', `message is ${bytes} bytes; the limit is ${deps.maxMessageBytes}`, {
+        status: 413,
+        field: `messages.${index}`,
+      });
+    }
+  });
+  const normalized = normalizeMessages(input.messages, input.format);
+  if (!normalized.ok) {
+    const first = normalized.issues[0];
+    throw new AppError('INVALID_MESSAGE', first ? `${first.field}: ${first.message}` : 'invalid message', {
+      status: 400,
+      details: normalized.issues,
+    });
+  }
+  const lastReported = [...normalized.messages].reverse().find((m) => m.usage?.inputTokens !== undefined)?.usage?.inputTokens;
+  return {
+    rows: normalized.messages.map((message) => toRow(message, deps.countTokens)),
+    reportedInputTokens: input.usage?.inputTokens ?? lastReported,
+  };
+}
+
+function toRow(message: NormalizedMessage, countTokens: CountTokens): NewMessage {
+  const ids = toolIdsOf(message.content);
+  return {
+    role: message.role,
+    content: message.content,
+    name: message.name,
+    tokens: countMessageTokens(message, countTokens),
+    toolUseIds: ids.opens,
+    toolResultIds: ids.answers,
+    usage: message.usage,
+    metadata: message.metadata,
+  };
+}
+
+/**
+ * Stores a prepared append under the conversation lock: checks tool pairing against the
+ * whole conversation, assigns consecutive seqs and updates the counters. Runs inside the
+ * caller's transaction, so a rejected append stores nothing.
+ */
+export async function storeAppend(tx: Tx, conversation: ConversationRow, prepared: PreparedAppend) {
+  await withConversationLock(tx, conversation.id);
+  await checkToolPairing(tx, conversation.id, prepared.rows);
+  const firstSeq = await readNextSeq(tx, conversation.id);
+  const inserted = await insertMessages(tx, conversation.id, firstSeq, prepared.rows);
+  const updated = await recordAppend(tx, {
+    id: conversation.id,
+    nextSeq: firstSeq + prepared.rows.length,
+    addedMessages: prepared.rows.length,
+    addedTokens: prepared.rows.reduce((sum, row) => sum + row.tokens, 0),
+    reportedInputTokens: prepared.reportedInputTokens,
+  });
+  return { inserted, conversation: updated };
+}
+
+async function checkToolPairing(tx: Tx, conversationId: string, rows: readonly NewMessage[]): Promise<void> {
+  const opens = rows.flatMap((r) => r.toolUseIds);
+  const answers = rows.flatMap((r) => r.toolResultIds);
+  const [openedBefore, answeredBefore] = await Promise.all([
+    findOpenedToolUseIds(tx, conversationId, [...opens, ...answers]),
+    findAnsweredToolUseIds(tx, conversationId, answers),
+  ]);
+  const opened = new Set(openedBefore);
+  const answered = new Set(answeredBefore);
+  rows.forEach((row, index) => {
+    const blockIndex = (id: string, type: 'tool_use' | 'tool_result') =>
+      row.content.findIndex((b) => (type === 'tool_use' ? b.type === 'tool_use' && b.id === id : b.type === 'tool_result' && b.tool_use_id === id));
+    for (const id of row.toolResultIds) {
+      const field = `messages.${index}.content.${blockIndex(id, 'tool_result')}.tool_use_id`;
+      if (!opened.has(id)) throw pairingError('ORPHAN_TOOL_RESULT', `tool_result answers ${id}, which no tool_use of this conversation opened`, field);
+      if (answered.has(id)) throw pairingError('DUPLICATE_TOOL_RESULT', `tool_use ${id} already has a result`, field);
+      answered.add(id);
+    }
+    for (const id of row.toolUseIds) {
+      const field = `messages.${index}.content.${blockIndex(id, 'tool_use')}.id`;
+      if (opened.has(id)) throw pairingError('DUPLICATE_TOOL_USE_ID', `tool_use id ${id} is already used in this conversation`, field);
+      opened.add(id);
+    }
+  });
+}
+
+const pairingError = (code: string, message: string, field: string) => new AppError(code, message, { status: 400, field, details: [{ field, message }] });

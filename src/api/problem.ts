@@ -1,0 +1,95 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { AppError } from '../lib/errors.js';
+
+/** RFC 9457 problem details; the one shape every error response takes. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  code: string;
+  detail?: string;
+  instance?: string;
+  errors?: Array<{ field: string; message: string }>;
+}
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+export function sendProblem(reply: FastifyReply, request: FastifyRequest, problem: Omit<Problem, 'type' | 'title' | 'instance'> & { title?: string }) {
+  const body: Problem = {
+    type: `https://compactd.dev/problems/${problem.code.toLowerCase().replaceAll('_', '-')}`,
+    title: problem.title ?? TITLES[problem.status] ?? 'Error',
+    instance: request.url,
+    ...problem,
+  };
+  return reply.status(problem.status).type('application/problem+json').send(body);
+}
+
+/** Maps fastify's own error codes (body parsing, limits, content types) to stable codes. */
+const FASTIFY_CODES: Record<string, { status: number; code: string; field?: string }> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'BODY_TOO_LARGE', field: 'body' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', field: 'content-type' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'INVALID_CONTENT_LENGTH', field: 'content-length' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'EMPTY_JSON_BODY', field: 'body' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'MALFORMED_JSON', field: 'body' },
+};
+
+/** The single error handler: AppError → its status; validation → 400 naming fields; else 500 without details. */
+export function handleError(error: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply) {
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    const where = (error as FastifyError).validationContext ?? 'body';
+    const errors = error.validation.map((v) => ({
+      field: [where, ...String(v.instancePath).split('/').filter(Boolean)].join('.'),
+      message: v.message ?? 'invalid',
+    }));
+    return sendProblem(reply, request, { status: 400, code: 'VALIDATION_FAILED', detail: describe(errors), errors });
+  }
+  if (error instanceof AppError) {
+    if (error.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (error.retryAfterMs !== undefined) void reply.header('retry-after', Math.ceil(error.retryAfterMs / 1000));
+    const errors = error.details ?? (error.field ? [{ field: error.field, message: error.message }] : undefined);
+    return sendProblem(reply, request, {
+      status: error.status,
+      code: error.code,
+      detail: error.status >= 500 ? 'The server could not complete the request.' : error.message,
+      ...(errors && error.status < 500 ? { errors } : {}),
+    });
+  }
+  const fastifyError = error as FastifyError;
+  const known = fastifyError.code ? FASTIFY_CODES[fastifyError.code] : undefined;
+  if (known) {
+    return sendProblem(reply, request, {
+      status: known.status,
+      code: known.code,
+      detail: error.message,
+      ...(known.field ? { errors: [{ field: known.field, message: error.message }] } : {}),
+    });
+  }
+  if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+    return sendProblem(reply, request, {
+      status: fastifyError.statusCode,
+      code: fastifyError.code ?? 'BAD_REQUEST',
+      detail: error.message,
+    });
+  }
+  request.log.error({ err: error }, 'unhandled error');
+  return sendProblem(reply, request, { status: 500, code: 'INTERNAL', detail: 'The server could not complete the request.' });
+}
+
+function describe(errors: Array<{ field: string; message: string }>): string {
+  return errors.map((e) => `${e.field}: ${e.message}`).join('; ');
+}

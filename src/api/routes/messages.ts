@@ -1,0 +1,108 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { renderAnthropicContext, renderOpenAIContext } from '../../compaction/render-context.js';
+import type { HistoryMessage } from '../../compaction/types.js';
+import type { Db } from '../../db/client.js';
+import { getConversation, type ConversationRow } from '../../db/repos/conversations.js';
+import { listActiveMessages } from '../../db/repos/messages.js';
+import { notFound } from '../../lib/errors.js';
+import { prepareAppend, storeAppend } from '../append-messages.js';
+import type { ApiDeps } from '../deps.js';
+import { runIdempotent } from '../idempotency.js';
+import { ConversationParamsSchema, errorResponses, IdempotencyHeadersSchema, ProblemSchema } from '../schemas/common.js';
+import {
+  AppendBodySchema,
+  AppendResponseSchema,
+  ContextQuerySchema,
+  ContextResponseSchema,
+  ListMessagesQuerySchema,
+  ListMessagesResponseSchema,
+  type AppendResponse,
+} from '../schemas/messages.js';
+import { toMessageView } from '../views.js';
+
+async function requireConversation(db: Db, tenantId: string, id: string): Promise<ConversationRow> {
+  const row = await getConversation(db, tenantId, id);
+  if (!row) throw notFound('conversation', id);
+  return row;
+}
+
+export function messageRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.post(
+      '/v1/conversations/:id/messages',
+      {
+        schema: {
+          tags: ['messages'],
+          summary: 'Append 1..1000 messages (Anthropic or OpenAI format)',
+          params: ConversationParamsSchema,
+          headers: IdempotencyHeadersSchema,
+          body: AppendBodySchema,
+          response: { 201: AppendResponseSchema, 413: ProblemSchema, 422: ProblemSchema, ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const conversation = await requireConversation(deps.db, request.tenantId, request.params.id);
+        const prepared = prepareAppend(request.body, { countTokens: deps.countTokens, maxMessageBytes: deps.config.limits.maxMessageBytes });
+        const outcome = await runIdempotent<AppendResponse>(
+          deps.db,
+          {
+            tenantId: request.tenantId,
+            key: request.headers['idempotency-key'],
+            route: `POST /v1/conversations/${conversation.externalId}/messages`,
+            request: request.body,
+          },
+          async (tx) => {
+            const stored = await storeAppend(tx, conversation, prepared);
+            const compaction = await deps.afterAppend(tx, stored.conversation);
+            return {
+              status: 201,
+              body: { messages: stored.inserted, activeTokens: stored.conversation.activeTokens, compaction },
+            };
+          },
+        );
+        if (!outcome.replayed) deps.onAppendCommitted?.(conversation.id);
+        return reply.status(outcome.status as 201).send(outcome.body);
+      },
+    );
+
+    app.get(
+      '/v1/conversations/:id/messages',
+      {
+        schema: {
+          tags: ['messages'],
+          summary: 'The active history, paginated by seq',
+          params: ConversationParamsSchema,
+          querystring: ListMessagesQuerySchema,
+          response: { 200: ListMessagesResponseSchema, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const conversation = await requireConversation(deps.db, request.tenantId, request.params.id);
+        const { after, limit } = request.query;
+        const rows = await listActiveMessages(deps.db, conversation.id, { ...(after === undefined ? {} : { after }), limit });
+        const last = rows[rows.length - 1];
+        return { messages: rows.map(toMessageView), nextAfter: rows.length === limit && last ? last.seq : null };
+      },
+    );
+
+    app.get(
+      '/v1/conversations/:id/context',
+      {
+        schema: {
+          tags: ['messages'],
+          summary: 'Ready-to-send context: Anthropic (system merged) or OpenAI (system messages)',
+          params: ConversationParamsSchema,
+          querystring: ContextQuerySchema,
+          response: { 200: ContextResponseSchema, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const conversation = await requireConversation(deps.db, request.tenantId, request.params.id);
+        const rows = await listActiveMessages(deps.db, conversation.id);
+        const history: Array<Pick<HistoryMessage, 'role' | 'content'>> = rows.map((r) => ({ role: r.role, content: r.content }));
+        const context = request.query.format === 'openai' ? renderOpenAIContext(history) : renderAnthropicContext(history);
+        return context as { system?: string; messages: Array<Record<string, unknown>> };
+      },
+    );
+  };
+}

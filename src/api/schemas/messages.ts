@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { BlockSchema, JobRefSchema } from './common.js';
+
+export const MAX_MESSAGES_PER_APPEND = 1000;
+
+export const AppendBodySchema = z.strictObject({
+  format: z.enum(['anthropic', 'openai']).default('anthropic'),
+  messages: z
+    .array(z.unknown().meta({ description: 'a message in the chosen format' }))
+    .min(1, 'must hold at least one message')
+    .max(MAX_MESSAGES_PER_APPEND, `at most ${MAX_MESSAGES_PER_APPEND} messages per append`),
+  usage: z
+    .strictObject({ inputTokens: z.number().int().nonnegative().max(1e9) })
+    .optional()
+    .meta({ description: 'provider-reported input tokens of the last model call; wins over the own count' }),
+});
+export type AppendBody = z.infer<typeof AppendBodySchema>;
+
+export const AppendResponseSchema = z
+  .object({
+    messages: z.array(z.object({ id: z.uuid(), seq: z.number().int(), tokens: z.number().int() })),
+    activeTokens: z.number().int(),
+    compaction: JobRefSchema.nullable(),
+  })
+  .meta({ id: 'AppendResult' });
+export type AppendResponse = z.infer<typeof AppendResponseSchema>;
+
+export const StoredMessageSchema = z
+  .object({
+    id: z.uuid(),
+    seq: z.number().int(),
+    role: z.enum(['system', 'user', 'assistant', 'tool']),
+    kind: z.enum(['message', 'clip_archive']),
+    content: z.array(BlockSchema),
+    name: z.string().optional(),
+    tokens: z.number().int(),
+    createdAt: z.string(),
+  })
+  .meta({ id: 'Message' });
+
+export const ListMessagesQuerySchema = z.object({
+  after: z.coerce.number().int().min(0).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(200),
+});
+
+export const ListMessagesResponseSchema = z.object({
+  messages: z.array(StoredMessageSchema),
+  nextAfter: z.number().int().nullable(),
+});
+
+export const ContextQuerySchema = z.object({ format: z.enum(['anthropic', 'openai']).default('anthropic') });
+
+export const ContextResponseSchema = z
+  .object({
+    system: z.string().optional(),
+    messages: z.array(z.record(z.string(), z.unknown())),
+  })
+  .meta({ id: 'Context', description: 'ready-to-send request body fragment' });

@@ -1,0 +1,39 @@
+import { drizzle, type PostgresJsDatabase, type PostgresJsQueryResultHKT } from 'drizzle-orm/postgres-js';
+import type { ExtractTablesWithRelations } from 'drizzle-orm';
+import type { PgTransaction } from 'drizzle-orm/pg-core';
+import postgres from 'postgres';
+import * as schema from './schema.js';
+
+export type Schema = typeof schema;
+export type Db = PostgresJsDatabase<Schema>;
+/** Drizzle's transaction type is not exported under a short name (drizzle-orm #2851). */
+export type Tx = PgTransaction<PostgresJsQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+export type DbOrTx = Db | Tx;
+
+export interface DbHandle {
+  db: Db;
+  sql: postgres.Sql;
+  close(): Promise<void>;
+}
+
+export interface CreateDbOptions {
+  max?: number;
+  /** application_name, visible in pg_stat_activity */
+  name?: string;
+}
+
+/** Opens a pool; `close()` is idempotent and waits up to 5 s for queries in flight. */
+export function createDb(url: string, options: CreateDbOptions = {}): DbHandle {
+  const sql = postgres(url, {
+    max: options.max ?? 10,
+    onnotice: () => {},
+    connection: { application_name: options.name ?? 'compactd' },
+  });
+  const db = drizzle(sql, { schema });
+  let closing: Promise<void> | undefined;
+  return {
+    db,
+    sql,
+    close: () => (closing ??= sql.end({ timeout: 5 })),
+  };
+}

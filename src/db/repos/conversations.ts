@@ -1,0 +1,78 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../client.js';
+import { compactionJobs, conversations } from '../schema.js';
+
+export type ConversationRow = typeof conversations.$inferSelect;
+
+export interface NewConversation {
+  tenantId: string;
+  externalId: string;
+  model: string | null;
+  contextLimit: number;
+  policy: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+}
+
+/** Inserts the conversation; null when the tenant already has one with that id. */
+export async function insertConversation(db: DbOrTx, params: NewConversation): Promise<ConversationRow | null> {
+  const [row] = await db
+    .insert(conversations)
+    .values(params)
+    .onConflictDoNothing({ target: [conversations.tenantId, conversations.externalId] })
+    .returning();
+  return row ?? null;
+}
+
+export async function getConversation(db: DbOrTx, tenantId: string, externalId: string): Promise<ConversationRow | null> {
+  const [row] = await db
+    .select()
+    .from(conversations)
+    .where(and(eq(conversations.tenantId, tenantId), eq(conversations.externalId, externalId)));
+  return row ?? null;
+}
+
+export async function getConversationById(db: DbOrTx, id: string): Promise<ConversationRow | null> {
+  const [row] = await db.select().from(conversations).where(eq(conversations.id, id));
+  return row ?? null;
+}
+
+export async function getLastJob(db: DbOrTx, conversationId: string) {
+  const [row] = await db
+    .select({ id: compactionJobs.id, status: compactionJobs.status })
+    .from(compactionJobs)
+    .where(eq(compactionJobs.conversationId, conversationId))
+    .orderBy(sql`${compactionJobs.createdAt} desc`)
+    .limit(1);
+  return row ?? null;
+}
+
+/** Applies counter deltas after an append (called under the conversation lock). */
+export async function recordAppend(
+  db: DbOrTx,
+  params: {
+    id: string;
+    nextSeq: number;
+    addedMessages: number;
+    addedTokens: number;
+    reportedInputTokens: number | undefined;
+  },
+): Promise<ConversationRow> {
+  const [row] = await db
+    .update(conversations)
+    .set({
+      nextSeq: params.nextSeq,
+      messageCount: sql`${conversations.messageCount} + ${params.addedMessages}`,
+      activeTokens: sql`${conversations.activeTokens} + ${params.addedTokens}`,
+      ...(params.reportedInputTokens === undefined ? {} : { reportedInputTokens: params.reportedInputTokens }),
+      version: sql`${conversations.version} + 1`,
+      updatedAt: sql`now()`,
+    })
+    .where(eq(conversations.id, params.id))
+    .returning();
+  if (!row) throw new Error(`conversation ${params.id} vanished during append`);
+  return row;
+}
+
+export async function setWarning(db: DbOrTx, id: string, warning: boolean): Promise<void> {
+  await db.update(conversations).set({ warning }).where(eq(conversations.id, id));
+}

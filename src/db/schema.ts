@@ -1,0 +1,252 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+import type { Block, MessageKind, Role } from '../compaction/types.js';
+
+/** SPEC §3. Postgres is the source of truth; Redis only carries the work. */
+
+const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
+const seqColumn = (name: string) => bigint(name, { mode: 'number' });
+
+export const tenants = pgTable('tenants', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  name: text('name').notNull().unique(),
+  policy: jsonb('policy').$type<Record<string, unknown>>().notNull().default({}),
+  createdAt: createdAt(),
+});
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    /** first characters of the key, shown for identification */
+    prefix: text('prefix').notNull(),
+    /** sha256 of the whole key; the key itself is never stored */
+    hash: text('hash').notNull().unique(),
+    name: text('name'),
+    createdAt: createdAt(),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+  },
+  (t) => [index('api_keys_tenant_idx').on(t.tenantId)],
+);
+
+export const conversations = pgTable(
+  'conversations',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    /** the id clients use (client-chosen or a generated UUID), unique per tenant */
+    externalId: text('external_id').notNull(),
+    model: text('model'),
+    contextLimit: integer('context_limit').notNull(),
+    policy: jsonb('policy').$type<Record<string, unknown>>().notNull().default({}),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    activeTokens: integer('active_tokens').notNull().default(0),
+    messageCount: integer('message_count').notNull().default(0),
+    nextSeq: seqColumn('next_seq').notNull().default(1),
+    compactionCount: integer('compaction_count').notNull().default(0),
+    /** latest provider-reported input tokens (wins over our own count for triggers) */
+    reportedInputTokens: integer('reported_input_tokens'),
+    warning: boolean('warning').notNull().default(false),
+    /** highest seq covered by the last completed compaction (cooldown) */
+    lastCompactedSeq: seqColumn('last_compacted_seq'),
+    /** after a failed/insufficient auto attempt: no new auto attempt until seq passes this */
+    autoPausedUntilSeq: seqColumn('auto_paused_until_seq'),
+    lastJobId: uuid('last_job_id'),
+    version: integer('version').notNull().default(0),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('conversations_tenant_external_uq').on(t.tenantId, t.externalId)],
+);
+
+const messageColumns = () => ({
+  conversationId: uuid('conversation_id')
+    .notNull()
+    .references(() => conversations.id, { onDelete: 'cascade' }),
+  seq: seqColumn('seq').notNull(),
+  role: text('role').$type<Role>().notNull(),
+  kind: text('kind').$type<MessageKind>().notNull().default('message'),
+  content: jsonb('content').$type<Block[]>().notNull(),
+  name: text('name'),
+  tokens: integer('tokens').notNull(),
+  toolUseIds: text('tool_use_ids').array().notNull().default(sql`'{}'::text[]`),
+  toolResultIds: text('tool_result_ids').array().notNull().default(sql`'{}'::text[]`),
+  usage: jsonb('usage').$type<{ inputTokens?: number; outputTokens?: number }>(),
+  metadata: jsonb('metadata').$type<Record<string, unknown>>(),
+  createdAt: createdAt(),
+});
+
+/** The active history. */
+export const messages = pgTable(
+  'messages',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    ...messageColumns(),
+  },
+  (t) => [
+    uniqueIndex('messages_conversation_seq_uq').on(t.conversationId, t.seq),
+    index('messages_tool_use_ids_gin').using('gin', t.toolUseIds),
+    index('messages_tool_result_ids_gin').using('gin', t.toolResultIds),
+  ],
+);
+
+export type ArchiveReason = 'summarized' | 'masked' | 'truncated' | 'superseded_clip';
+
+/** Originals as they were in `messages`, with the batch and job that archived them. */
+export const archivedMessages = pgTable(
+  'archived_messages',
+  {
+    /** the id the message had in `messages` (kept so revert restores it unchanged) */
+    id: uuid('id').primaryKey(),
+    ...messageColumns(),
+    batchId: uuid('batch_id'),
+    jobId: uuid('job_id').notNull(),
+    reason: text('reason').$type<ArchiveReason>().notNull(),
+    archivedAt: timestamp('archived_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    index('archived_conversation_seq_idx').on(t.conversationId, t.seq),
+    index('archived_batch_idx').on(t.batchId, t.seq),
+    index('archived_job_idx').on(t.jobId),
+    index('archived_tool_use_ids_gin').using('gin', t.toolUseIds),
+    index('archived_tool_result_ids_gin').using('gin', t.toolResultIds),
+  ],
+);
+
+export const batches = pgTable(
+  'batches',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    conversationId: uuid('conversation_id')
+      .notNull()
+      .references(() => conversations.id, { onDelete: 'cascade' }),
+    jobId: uuid('job_id').notNull(),
+    level: integer('level').notNull(),
+    summary: text('summary').notNull(),
+    seqs: bigint('seqs', { mode: 'number' }).array().notNull(),
+    sourceMessages: integer('source_messages').notNull(),
+    sourceTokens: integer('source_tokens').notNull(),
+    summaryTokens: integer('summary_tokens').notNull(),
+    model: text('model').notNull(),
+    inputTokens: integer('input_tokens').notNull().default(0),
+    outputTokens: integer('output_tokens').notNull().default(0),
+    cacheReadTokens: integer('cache_read_tokens').notNull().default(0),
+    cacheWriteTokens: integer('cache_write_tokens').notNull().default(0),
+    costUsd: doublePrecision('cost_usd').notNull().default(0),
+    supersededBy: uuid('superseded_by'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('batches_conversation_idx').on(t.conversationId, t.level, t.createdAt), index('batches_job_idx').on(t.jobId)],
+);
+
+export type JobStatus =
+  | 'queued'
+  | 'planning'
+  | 'summarizing'
+  | 'resummarizing'
+  | 'committing'
+  | 'completed'
+  | 'noop'
+  | 'failed'
+  | 'cancelled';
+export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = ['queued', 'planning', 'summarizing', 'resummarizing', 'committing'];
+export type JobTrigger = 'api' | 'auto' | 'tool' | 'idle';
+
+export const compactionJobs = pgTable(
+  'compaction_jobs',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    conversationId: uuid('conversation_id')
+      .notNull()
+      .references(() => conversations.id, { onDelete: 'cascade' }),
+    status: text('status').$type<JobStatus>().notNull().default('queued'),
+    trigger: text('trigger').$type<JobTrigger>().notNull(),
+    options: jsonb('options').$type<Record<string, unknown>>().notNull().default({}),
+    watermark: seqColumn('watermark'),
+    plan: jsonb('plan').$type<unknown>(),
+    progress: jsonb('progress').$type<{ chunksDone: number; chunksTotal: number }>().notNull().default({ chunksDone: 0, chunksTotal: 0 }),
+    result: jsonb('result').$type<Record<string, unknown>>(),
+    error: jsonb('error').$type<{ code: string; message: string }>(),
+    attempts: integer('attempts').notNull().default(0),
+    idempotencyKey: text('idempotency_key'),
+    cancelRequested: boolean('cancel_requested').notNull().default(false),
+    createdAt: createdAt(),
+    startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }),
+    finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    // At most one active job per conversation: the guard against duplicate compactions.
+    uniqueIndex('compaction_jobs_one_active_uq')
+      .on(t.conversationId)
+      .where(sql`status in ('queued','planning','summarizing','resummarizing','committing')`),
+    index('compaction_jobs_conversation_idx').on(t.conversationId, t.createdAt),
+    index('compaction_jobs_status_idx').on(t.status),
+  ],
+);
+
+/** Memoized summarize steps: (job, chunk key) → summary + usage, written before the step reports success. */
+export const chunkResults = pgTable(
+  'chunk_results',
+  {
+    jobId: uuid('job_id')
+      .notNull()
+      .references(() => compactionJobs.id, { onDelete: 'cascade' }),
+    /** `chunk-<n>` for level-0 chunks, `resummary-<n>` for re-summaries */
+    chunkKey: text('chunk_key').notNull(),
+    summary: text('summary').notNull(),
+    model: text('model').notNull(),
+    provider: text('provider').notNull(),
+    usage: jsonb('usage')
+      .$type<{ inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number }>()
+      .notNull(),
+    calls: integer('calls').notNull().default(1),
+    costUsd: doublePrecision('cost_usd').notNull().default(0),
+    latencyMs: integer('latency_ms').notNull().default(0),
+    identifiersFound: integer('identifiers_found').notNull().default(0),
+    identifiersTotal: integer('identifiers_total').notNull().default(0),
+    fallback: text('fallback'),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.chunkKey] })],
+);
+
+/** First responses of POSTs made with an Idempotency-Key, replayed on repeats. */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    key: text('key').notNull(),
+    route: text('route').notNull(),
+    requestHash: text('request_hash').notNull(),
+    statusCode: integer('status_code'),
+    response: jsonb('response').$type<unknown>(),
+    headers: jsonb('headers').$type<Record<string, string>>(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.key] })],
+);

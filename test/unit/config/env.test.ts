@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../../src/config/env.js';
+
+describe('loadConfig', () => {
+  it('works with nothing set, on the local services', () => {
+    const config = loadConfig({});
+    expect(config.databaseUrl).toBe('postgres://postgres@127.0.0.1:5432/compactd');
+    expect(config.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(config).toMatchObject({ host: '127.0.0.1', port: 8080, summarizer: { provider: 'local', model: undefined } });
+  });
+
+  it('parses provider:model summarizers, keeping colons inside the model name', () => {
+    expect(loadConfig({ COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5' }).summarizer).toEqual({ provider: 'anthropic', model: 'claude-haiku-4-5' });
+    expect(loadConfig({ COMPACTD_SUMMARIZER: 'openai:llama3:8b' }).summarizer).toEqual({ provider: 'openai', model: 'llama3:8b' });
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(loadConfig({ PORT: '', LOG_PRETTY: '' }).port).toBe(8080);
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['REDIS_URL', 'not a url'],
+    ['COMPACTD_SUMMARIZER', 'gemini'],
+    ['LOG_PRETTY', 'maybe'],
+    ['COMPACTD_BOOTSTRAP_KEY', 'short'],
+  ])('names the bad variable %s=%s', (name, value) => {
+    try {
+      loadConfig({ [name]: value });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).issues[0]).toMatch(new RegExp(`^${name}: `));
+    }
+  });
+
+  it('reads booleans strictly: "false" is false', () => {
+    expect(loadConfig({ LOG_PRETTY: 'false' }).logPretty).toBe(false);
+    expect(loadConfig({ LOG_PRETTY: 'true' }).logPretty).toBe(true);
+  });
+});

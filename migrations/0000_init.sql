@@ -11,7 +11,8 @@ CREATE TABLE "api_keys" (
 );
 --> statement-breakpoint
 CREATE TABLE "archived_messages" (
-	"id" uuid PRIMARY KEY NOT NULL,
+	"archive_id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
+	"id" uuid NOT NULL,
 	"conversation_id" uuid NOT NULL,
 	"seq" bigint NOT NULL,
 	"role" text NOT NULL,

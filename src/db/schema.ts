@@ -115,8 +115,13 @@ export type ArchiveReason = 'summarized' | 'masked' | 'truncated' | 'superseded_
 export const archivedMessages = pgTable(
   'archived_messages',
   {
-    /** the id the message had in `messages` (kept so revert restores it unchanged) */
-    id: uuid('id').primaryKey(),
+    archiveId: uuid('archive_id').primaryKey().defaultRandom(),
+    /**
+     * the id the message had in `messages` (kept so revert restores it unchanged). Not unique:
+     * a masked/truncated message archives its original, and may later archive its rewritten
+     * version when it is summarized.
+     */
+    id: uuid('id').notNull(),
     ...messageColumns(),
     batchId: uuid('batch_id'),
     jobId: uuid('job_id').notNull(),

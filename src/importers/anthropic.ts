@@ -19,7 +19,7 @@ export function importAnthropicMessages(value: unknown, options: ImportOptions, 
     if (typeof system !== 'string' && !Array.isArray(system)) {
       throw new TranscriptImportError('TRANSCRIPT_INVALID', 'system: must be a string or a list of text blocks');
     }
-    const { blocks } = cleanAnthropicContent(system);
+    const blocks = cleanAnthropicContent(system);
     if (blocks.length > 0) {
       raw.push({ role: 'system', content: blocks });
       names.push('system');
@@ -45,7 +45,7 @@ function cleanAnthropicMessage(message: unknown): unknown {
   const { content } = message;
   // Anything but a string or a list goes through as is, so validation names the bad field.
   const valid = typeof content === 'string' || Array.isArray(content);
-  const out: Record<string, unknown> = { role: message.role, content: valid ? cleanAnthropicContent(content).blocks : content };
+  const out: Record<string, unknown> = { role: message.role, content: valid ? cleanAnthropicContent(content) : content };
   if (typeof message.name === 'string') out.name = message.name;
   return out;
 }

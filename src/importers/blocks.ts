@@ -7,16 +7,9 @@ import { isRecord } from './json.js';
  * compaction has no use for it. A block type we do not know is kept as text so nothing
  * the model saw is silently lost.
  */
-export function cleanAnthropicContent(content: string | readonly unknown[]): { blocks: unknown[]; dropped: number } {
-  if (typeof content === 'string') return { blocks: content.trim() === '' ? [] : [{ type: 'text', text: content }], dropped: 0 };
-  const blocks: unknown[] = [];
-  let dropped = 0;
-  for (const block of content) {
-    const clean = cleanBlock(block);
-    if (clean === undefined) dropped++;
-    else blocks.push(clean);
-  }
-  return { blocks, dropped };
+export function cleanAnthropicContent(content: string | readonly unknown[]): unknown[] {
+  if (typeof content === 'string') return content.trim() === '' ? [] : [{ type: 'text', text: content }];
+  return content.map(cleanBlock).filter((block) => block !== undefined);
 }
 
 function cleanBlock(block: unknown): unknown {

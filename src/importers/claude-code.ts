@@ -66,7 +66,7 @@ export function importClaudeCode(lines: JsonLine[], options: ImportOptions, fall
       dropped++;
       continue;
     }
-    const { blocks } = cleanAnthropicContent(c.entry.message.content);
+    const blocks = cleanAnthropicContent(c.entry.message.content);
     if (blocks.length === 0) {
       dropped++;
       continue;

@@ -1,0 +1,153 @@
+import { renderMessageText, toolNamesOf, toolResultText } from './render.js';
+import type { HistoryMessage } from './types.js';
+
+/**
+ * Identifier check (SPEC §5.6a): the exact strings an agent needs to continue (paths,
+ * URLs, error messages, ticket ids, tool names, quoted strings, numbers with units) are
+ * extracted from a chunk's source and looked up in its summary. Missing ones are named in
+ * a retry directive; what is still missing is appended verbatim.
+ */
+
+export type IdentifierKind = 'error' | 'path' | 'url' | 'ticket' | 'tool' | 'quoted' | 'number';
+
+const URL = /\bhttps?:\/\/[^\s<>"'`)\]}]+/g;
+const ABSOLUTE_PATH = /(?<![\w/.~-])(?:~|\.{1,2})?\/(?:[\w.@+-]+\/)*[\w.@+-]+/g;
+const RELATIVE_PATH = /(?<![\w/.-])(?:[\w.@-]+\/)+[\w@-][\w.@-]*\.[A-Za-z0-9]{1,8}\b/g;
+const TICKET = /(?<![\w-])(?:[A-Z][A-Z0-9]{1,9}-\d{1,6}|#\d{2,7})\b/g;
+const BACKTICKED = /`([^`\n]{2,80})`/g;
+const QUOTED = /"([^"\n]{3,80})"/g;
+const NUMBER_WITH_UNIT =
+  /(?<![\w.])\d+(?:\.\d+)?(?:\s?(?:ms|sec|seconds|minutes|hours|days|KB|MB|GB|TB|KiB|MiB|GiB|bytes|tokens)\b|(?:s|m|h|k|%|px)(?![\w%]))/g;
+const ERROR_LINE = [
+  /^(?:\*\*\s*\()?[A-Z][\w.]*(?:Error|Exception|Failure)\b\)?(?::|\s|$)/,
+  /^(?:error|fatal|panic|failed|failure)(?:\[[\w-]+\])?(?::|\s)/i,
+  /^E {2,}\S/,
+  /^Traceback \(most recent call last\)/,
+  /^\S+:\d+(?::\d+)?:?\s*(?:error|fatal)\b/i,
+  /\b\w*(?:Error|Exception): \S/,
+];
+const MAX_ERROR_CHARS = 160;
+
+function trimPunctuation(value: string): string {
+  return value.replace(/[.,;:!?'"]+$/, '');
+}
+
+function matches(text: string, pattern: RegExp, group = 0): string[] {
+  return [...text.matchAll(pattern)].map((m) => trimPunctuation(m[group] ?? '')).filter((v) => v.length > 1);
+}
+
+/** A path-looking string worth checking: absolute with two segments or an extension, or relative with both. */
+function isPathLike(value: string): boolean {
+  const segments = value.split('/').filter((s) => s.length > 0 && s !== '.' && s !== '..' && s !== '~');
+  return segments.length >= 2 || /\.[A-Za-z0-9]{1,8}$/.test(value);
+}
+
+export function errorLines(text: string): string[] {
+  const out: string[] = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line.length < 6 || !ERROR_LINE.some((pattern) => pattern.test(line))) continue;
+    out.push(line.length <= MAX_ERROR_CHARS ? line : line.slice(0, line.lastIndexOf(' ', MAX_ERROR_CHARS) > 80 ? line.lastIndexOf(' ', MAX_ERROR_CHARS) : MAX_ERROR_CHARS));
+  }
+  return out;
+}
+
+export function extractPaths(text: string): string[] {
+  const withoutUrls = text.replace(URL, ' ');
+  return [...matches(withoutUrls, ABSOLUTE_PATH), ...matches(withoutUrls, RELATIVE_PATH)].filter(isPathLike);
+}
+
+function byKind(text: string): Record<IdentifierKind, string[]> {
+  return {
+    error: errorLines(text),
+    path: extractPaths(text),
+    url: matches(text, URL),
+    ticket: matches(text, TICKET),
+    tool: [],
+    quoted: [...matches(text, BACKTICKED, 1), ...matches(text, QUOTED, 1)].map((v) => v.trim()).filter((v) => v.length > 1),
+    number: matches(text, NUMBER_WITH_UNIT),
+  };
+}
+
+const PRIORITY: readonly IdentifierKind[] = ['error', 'path', 'url', 'ticket', 'tool', 'quoted', 'number'];
+
+function dedupe(values: Iterable<string>): string[] {
+  return [...new Set(values)];
+}
+
+/** Every identifier in a text, deduplicated, in priority order (errors, paths, URLs, …) then first appearance. */
+export function extractIdentifiers(text: string): string[] {
+  const found = byKind(text);
+  return dedupe(PRIORITY.flatMap((kind) => found[kind]));
+}
+
+/** A chunk's messages as plain text with role labels, for extraction and display. */
+export function renderChunkText(messages: readonly HistoryMessage[]): string {
+  const names = toolNamesOf(messages);
+  return messages.map((m) => `${m.role}:\n${renderMessageText(m, names)}`).join('\n\n');
+}
+
+/**
+ * Identifiers of a chunk, at most `max`. Tool outputs are mostly file contents and
+ * listings, so only their errors count fully; their paths come last and quoted strings
+ * and numbers are taken from the conversation and tool inputs only.
+ */
+export function extractChunkIdentifiers(messages: readonly HistoryMessage[], max: number): string[] {
+  const primary: Record<IdentifierKind, string[]> = { error: [], path: [], url: [], ticket: [], tool: [], quoted: [], number: [] };
+  const outputPaths: string[] = [];
+  for (const message of messages) {
+    for (const block of message.content) {
+      if (block.type === 'text' || block.type === 'tool_use') {
+        const text = block.type === 'text' ? block.text : JSON.stringify(block.input ?? {});
+        const found = byKind(text);
+        for (const kind of PRIORITY) primary[kind].push(...found[kind]);
+        if (block.type === 'tool_use') primary.tool.push(block.name);
+      } else if (block.type === 'tool_result') {
+        const text = toolResultText(block);
+        const errors = errorLines(text);
+        const firstLine = text.split('\n').find((line) => line.trim().length > 0)?.trim();
+        if (block.is_error === true && firstLine && errors.length === 0) errors.push(firstLine.slice(0, MAX_ERROR_CHARS));
+        primary.error.push(...errors);
+        primary.url.push(...matches(text, URL));
+        outputPaths.push(...extractPaths(text));
+      }
+    }
+  }
+  const ordered = dedupe([...PRIORITY.flatMap((kind) => primary[kind]), ...outputPaths]);
+  return capByKind(ordered, primary, max);
+}
+
+/** Keeps at most `max`, giving each kind a fair share first so one noisy kind cannot crowd out the rest. */
+function capByKind(ordered: string[], primary: Record<IdentifierKind, string[]>, max: number): string[] {
+  if (ordered.length <= max) return ordered;
+  const quota = Math.ceil(max / 4);
+  const chosen = new Set<string>();
+  for (const kind of PRIORITY) {
+    for (const value of dedupe(primary[kind]).slice(0, quota)) if (chosen.size < max) chosen.add(value);
+  }
+  for (const value of ordered) if (chosen.size < max) chosen.add(value);
+  return ordered.filter((value) => chosen.has(value));
+}
+
+function normalizeSpace(text: string): string {
+  return text.replace(/\s+/g, ' ');
+}
+
+/** The identifiers a summary does not contain verbatim (whitespace differences ignored). */
+export function findMissingIdentifiers(identifiers: readonly string[], summary: string): string[] {
+  const haystack = normalizeSpace(summary);
+  return identifiers.filter((id) => !haystack.includes(normalizeSpace(id).trim()));
+}
+
+export function identifierRetention(identifiers: readonly string[], summary: string): { found: number; total: number } {
+  return { found: identifiers.length - findMissingIdentifiers(identifiers, summary).length, total: identifiers.length };
+}
+
+export const IDENTIFIERS_HEADING = 'Identifiers (verbatim from the archived messages):';
+
+/** Appends the still-missing identifiers as a short verbatim list; unchanged when none are missing. */
+export function appendIdentifierList(summary: string, missing: readonly string[]): string {
+  if (missing.length === 0) return summary;
+  const items = missing.map((id) => `- ${normalizeSpace(id).trim()}`);
+  return `${summary.trimEnd()}\n\n${IDENTIFIERS_HEADING}\n${items.join('\n')}`;
+}

@@ -8,6 +8,8 @@ import { handleError, sendProblem } from './problem.js';
 import { conversationRoutes } from './routes/conversations.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
+import { compactionRoutes } from './routes/compactions.js';
+import { jobRoutes } from './routes/jobs.js';
 
 export type { ApiDeps };
 
@@ -42,6 +44,8 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     v1.addHook('onRequest', createAuthHook(deps.db));
     await v1.register(conversationRoutes(deps));
     await v1.register(messageRoutes(deps));
+    await v1.register(compactionRoutes(deps));
+    await v1.register(jobRoutes(deps));
   });
   // The zod type provider only refines route typing; callers need the plain instance.
   return app as unknown as FastifyInstance;

@@ -18,4 +18,9 @@ export interface ApiDeps {
   afterAppend(tx: Tx, conversation: ConversationRow): Promise<{ id: string; status: string } | null>;
   /** Called after an append committed (not for idempotent replays). */
   onAppendCommitted?(conversationId: string): void;
+  /** Hands committed compaction jobs to the queue and relays cancellations to workers. */
+  compactions: {
+    enqueue(jobId: string): Promise<void>;
+    cancel(jobId: string): Promise<void>;
+  };
 }

@@ -1,6 +1,8 @@
 import type { Conversation } from './schemas/conversations.js';
 import type { ConversationRow } from '../db/repos/conversations.js';
 import type { MessageRow } from '../db/repos/messages.js';
+import type { JobRow } from '../db/repos/jobs.js';
+import type { JobView } from './schemas/jobs.js';
 
 /** Tokens the next model call will carry: provider-reported usage wins over our own count. */
 export function effectiveTokens(row: Pick<ConversationRow, 'activeTokens' | 'reportedInputTokens'>): number {
@@ -34,5 +36,22 @@ export function toMessageView(row: MessageRow) {
     ...(row.name ? { name: row.name } : {}),
     tokens: row.tokens,
     createdAt: row.createdAt.toISOString(),
+  };
+}
+
+export function toJobView(row: JobRow, conversationExternalId: string, deduplicated?: boolean): JobView {
+  return {
+    id: row.id,
+    conversationId: conversationExternalId,
+    status: row.status,
+    trigger: row.trigger,
+    options: row.options,
+    progress: row.progress,
+    result: row.result ?? null,
+    error: row.error ?? null,
+    createdAt: row.createdAt.toISOString(),
+    startedAt: row.startedAt?.toISOString() ?? null,
+    finishedAt: row.finishedAt?.toISOString() ?? null,
+    ...(deduplicated === undefined ? {} : { deduplicated }),
   };
 }

@@ -1,9 +1,11 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Config } from '../config/env.js';
 import { createDb, type DbHandle } from '../db/client.js';
 import { countTokens } from '../lib/count-tokens.js';
 import { createLogger, type Logger } from '../obs/logger.js';
 import type { CountTokens } from '../compaction/types.js';
+import { createProducerConnection } from '../queue/connection.js';
+import { closeQueues, createQueues, type Queues } from '../queue/producer.js';
 import type { ShutdownStep } from './shutdown.js';
 
 export interface Deps {
@@ -13,18 +15,21 @@ export interface Deps {
   sql: DbHandle['sql'];
   /** fail-fast connection for producers and health checks */
   redis: Redis;
+  queues: Queues;
   countTokens: CountTokens;
 }
 
-/** The one place that constructs adapters (composition root). */
+/** The one place that constructs the shared adapters (composition root). */
 export function createDeps(config: Config, options: { logger?: Logger; name?: string } = {}): { deps: Deps; closeSteps: ShutdownStep[] } {
   const logger = options.logger ?? createLogger(config);
   const handle = createDb(config.databaseUrl, { name: options.name ?? 'compactd' });
-  const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+  const redis = createProducerConnection(config.redisUrl, `${options.name ?? 'compactd'}-producer`);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+  const queues = createQueues(redis, config.queue.prefix);
   return {
-    deps: { config, logger, db: handle.db, sql: handle.sql, redis, countTokens },
+    deps: { config, logger, db: handle.db, sql: handle.sql, redis, queues, countTokens },
     closeSteps: [
+      { name: 'queues', run: () => closeQueues(queues) },
       { name: 'redis', run: () => redis.quit().catch(() => redis.disconnect()) },
       { name: 'postgres', run: () => handle.close() },
     ],

@@ -4,12 +4,15 @@ import { ensureBootstrapKey } from './bootstrap.js';
 import { createDeps } from './deps.js';
 import { onShutdownSignal } from './shutdown.js';
 import { listenApi } from './start-api.js';
+import { runWorkers } from './start-worker.js';
 
-/** `compactd start`: migrate, then serve the API (and the workers, in one process). */
+/** `compactd start`: migrate, then the API and the workers in one process. */
 export async function startAll(config: Config): Promise<void> {
   await runMigrations(config.databaseUrl);
   const { deps, closeSteps } = createDeps(config, { name: 'compactd' });
   await ensureBootstrapKey(deps.db, config.bootstrapKey);
-  const api = await listenApi(deps, { afterAppend: async () => null });
-  onShutdownSignal(() => [...api.steps, ...closeSteps], config.shutdownTimeoutMs, deps.logger);
+  const workers = runWorkers(deps);
+  const api = await listenApi(deps);
+  // HTTP first (stop intake), then workers (finish active steps), then shared connections.
+  onShutdownSignal(() => [...api.steps, ...workers.steps, ...closeSteps], config.shutdownTimeoutMs, deps.logger);
 }

@@ -1,20 +1,27 @@
 import { buildApp } from '../api/app.js';
+import { autoTriggerAfterAppend } from '../api/auto-trigger.js';
 import type { ApiDeps } from '../api/deps.js';
 import type { Config } from '../config/env.js';
 import { runMigrations } from '../db/migrate.js';
+import { enqueueCompaction, publishCancel } from '../queue/producer.js';
 import { ensureBootstrapKey } from './bootstrap.js';
 import { createDeps, type Deps } from './deps.js';
 import { onShutdownSignal, type ShutdownStep } from './shutdown.js';
 
-export interface RunningApi {
-  url: string;
-  closeSteps: ShutdownStep[];
-  deps: Deps;
+export function apiDepsFrom(deps: Deps): ApiDeps {
+  return {
+    ...deps,
+    afterAppend: autoTriggerAfterAppend,
+    compactions: {
+      enqueue: (jobId) => enqueueCompaction(deps.queues, jobId),
+      cancel: (jobId) => publishCancel(deps.queues, jobId),
+    },
+  };
 }
 
-/** Wires the API over shared deps; returns the steps that stop it (server first). */
-export async function listenApi(deps: Deps, extra: Pick<ApiDeps, 'afterAppend'> & Partial<ApiDeps>): Promise<{ url: string; steps: ShutdownStep[] }> {
-  const app = await buildApp({ ...deps, ...extra });
+/** Serves the API over shared deps; returns the step that stops it (first in shutdown order). */
+export async function listenApi(deps: Deps): Promise<{ url: string; steps: ShutdownStep[] }> {
+  const app = await buildApp(apiDepsFrom(deps));
   const url = await app.listen({ host: deps.config.host, port: deps.config.port });
   deps.logger.info({ url, docs: `${url}/docs` }, 'compactd api listening');
   return { url, steps: [{ name: 'http', run: () => app.close() }] };
@@ -25,6 +32,6 @@ export async function startApi(config: Config): Promise<void> {
   await runMigrations(config.databaseUrl);
   const { deps, closeSteps } = createDeps(config, { name: 'compactd-api' });
   await ensureBootstrapKey(deps.db, config.bootstrapKey);
-  const api = await listenApi(deps, { afterAppend: async () => null });
+  const api = await listenApi(deps);
   onShutdownSignal(() => [...api.steps, ...closeSteps], config.shutdownTimeoutMs, deps.logger);
 }

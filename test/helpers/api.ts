@@ -34,6 +34,7 @@ export async function createTestApi(overrides: Partial<ApiDeps> = {}, env: Recor
     logger: pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }),
     countTokens,
     afterAppend: async () => null,
+    compactions: { enqueue: async () => {}, cancel: async () => {} },
     ...overrides,
   });
   const { key } = await createApiKey(db.db, { tenantName: 't1' });

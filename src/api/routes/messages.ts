@@ -61,6 +61,10 @@ export function messageRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
           },
         );
         if (!outcome.replayed) deps.onAppendCommitted?.(conversation.id);
+        const triggered = outcome.body.compaction;
+        if (triggered?.status === 'queued') {
+          await deps.compactions.enqueue(triggered.id).catch((error: unknown) => request.log.warn({ err: error, jobId: triggered.id }, 'enqueue failed; the reconciler will retry'));
+        }
         return reply.status(outcome.status as 201).send(outcome.body);
       },
     );

@@ -1,0 +1,57 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { getConversation } from '../../db/repos/conversations.js';
+import { findActiveJob, insertJob } from '../../db/repos/jobs.js';
+import { notFound } from '../../lib/errors.js';
+import { CompactionOptionsSchema } from '../../queue/job-options.js';
+import type { ApiDeps } from '../deps.js';
+import { runIdempotent } from '../idempotency.js';
+import { ConversationParamsSchema, errorResponses, IdempotencyHeadersSchema, ProblemSchema } from '../schemas/common.js';
+import { JobSchema, type JobView } from '../schemas/jobs.js';
+import { toJobView } from '../views.js';
+
+export const CompactionBodySchema = CompactionOptionsSchema.extend({
+  trigger: z.enum(['api', 'tool']).default('api').meta({ description: '"tool" when the agent called its compact tool' }),
+});
+
+export function compactionRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.post(
+      '/v1/conversations/:id/compactions',
+      {
+        schema: {
+          tags: ['compactions'],
+          summary: 'Enqueue a compaction (202); an already active job is returned instead (200, deduplicated)',
+          params: ConversationParamsSchema,
+          headers: IdempotencyHeadersSchema,
+          body: CompactionBodySchema.prefault({}),
+          response: { 200: JobSchema, 202: JobSchema, 422: ProblemSchema, ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const conversation = await getConversation(deps.db, request.tenantId, request.params.id);
+        if (!conversation) throw notFound('conversation', request.params.id);
+        const { trigger, ...options } = request.body;
+        const key = request.headers['idempotency-key'];
+        const outcome = await runIdempotent<JobView>(
+          deps.db,
+          { tenantId: request.tenantId, key, route: `POST /v1/conversations/${conversation.externalId}/compactions`, request: request.body },
+          async (tx) => {
+            const job = await insertJob(tx, { tenantId: request.tenantId, conversationId: conversation.id, trigger, options, idempotencyKey: key });
+            if (job) return { status: 202, body: toJobView(job, conversation.externalId), headers: { location: `/v1/jobs/${job.id}` } };
+            const active = await findActiveJob(tx, conversation.id);
+            // The active job finished between our insert and this read: the caller may simply retry.
+            if (!active) throw new Error('active job vanished during deduplication');
+            return { status: 200, body: toJobView(active, conversation.externalId, true), headers: { location: `/v1/jobs/${active.id}` } };
+          },
+        );
+        if (outcome.status === 202) {
+          // Enqueued after commit so a worker never sees a job row that is not there yet.
+          // If Redis is unreachable the row stays `queued` and the reconciler enqueues it.
+          await deps.compactions.enqueue(outcome.body.id).catch((error: unknown) => request.log.warn({ err: error, jobId: outcome.body.id }, 'enqueue failed; the reconciler will retry'));
+        }
+        return reply.status(outcome.status as 202).headers(outcome.headers ?? {}).send(outcome.body);
+      },
+    );
+  };
+}

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+
+export const JobSchema = z
+  .object({
+    id: z.uuid(),
+    conversationId: z.string(),
+    status: z.enum(['queued', 'planning', 'summarizing', 'resummarizing', 'committing', 'completed', 'noop', 'failed', 'cancelled']),
+    trigger: z.enum(['api', 'auto', 'tool', 'idle']),
+    options: z.record(z.string(), z.unknown()),
+    progress: z.object({ chunksDone: z.number().int(), chunksTotal: z.number().int() }),
+    result: z.record(z.string(), z.unknown()).nullable(),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    createdAt: z.string(),
+    startedAt: z.string().nullable(),
+    finishedAt: z.string().nullable(),
+    deduplicated: z.boolean().optional(),
+  })
+  .meta({ id: 'Job' });
+export type JobView = z.infer<typeof JobSchema>;
+
+export const JobWaitQuerySchema = z.object({
+  wait: z.coerce.number().min(0).max(60).optional().meta({ description: 'long-poll up to this many seconds for a terminal status' }),
+});
+
+export const ListJobsQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  before: z.iso.datetime().optional().meta({ description: 'createdAt of the last job of the previous page' }),
+});
+
+export const ListJobsResponseSchema = z.object({ jobs: z.array(JobSchema), nextBefore: z.string().nullable() });

@@ -1,0 +1,63 @@
+import type { Config } from '../config/env.js';
+import { runMigrations } from '../db/migrate.js';
+import { createSummarizers } from '../llm/create-summarizer.js';
+import { createWorkerConnection } from '../queue/connection.js';
+import { cancelChannel } from '../queue/names.js';
+import { createCancelRegistry } from '../worker/cancel-registry.js';
+import { createWorkers } from '../worker/create-workers.js';
+import type { WorkerDeps } from '../worker/deps.js';
+import { createDeps, type Deps } from './deps.js';
+import { onShutdownSignal, type ShutdownStep } from './shutdown.js';
+
+export const RECONCILE_EVERY_MS = 15_000;
+
+/**
+ * Starts the queue workers over shared deps. Shutdown order: stop taking jobs and let
+ * active steps finish (`worker.close()` waits), then drop the cancel subscription and
+ * the blocking connection.
+ */
+export function runWorkers(deps: Deps, overrides: Partial<WorkerDeps> = {}): { steps: ShutdownStep[]; workerDeps: WorkerDeps } {
+  const { config, logger } = deps;
+  const connection = createWorkerConnection(config.redisUrl);
+  const subscriber = createWorkerConnection(config.redisUrl, 'compactd-cancel');
+  connection.on('error', (error) => logger.warn({ err: error }, 'worker redis error'));
+  subscriber.on('error', (error) => logger.warn({ err: error }, 'cancel subscriber redis error'));
+  const cancels = createCancelRegistry();
+  const channel = cancelChannel(config.queue.prefix);
+  void subscriber.subscribe(channel).catch((error: unknown) => logger.error({ err: error }, 'could not subscribe to cancellations'));
+  subscriber.on('message', (from, jobId) => {
+    if (from === channel && cancels.cancel(jobId) > 0) logger.info({ jobId }, 'aborted in-flight calls of a cancelled job');
+  });
+  const workerDeps: WorkerDeps = {
+    config,
+    db: deps.db,
+    logger,
+    queues: deps.queues,
+    countTokens: deps.countTokens,
+    summarizers: createSummarizers(config, { redis: deps.redis, keyPrefix: config.queue.prefix, countTokens: deps.countTokens }),
+    cancels,
+    ...overrides,
+  };
+  const workers = createWorkers(connection, workerDeps, {
+    compactionConcurrency: config.queue.compactionConcurrency,
+    summarizeConcurrency: config.queue.summarizeConcurrency,
+    reconcileEveryMs: RECONCILE_EVERY_MS,
+  });
+  logger.info({ queues: workers.map((w) => w.name), summarizer: config.summarizer }, 'compactd workers started');
+  return {
+    workerDeps,
+    steps: [
+      { name: 'workers', run: () => Promise.all(workers.map((w) => w.close())) },
+      { name: 'cancel-subscriber', run: () => subscriber.quit().catch(() => subscriber.disconnect()) },
+      { name: 'worker-redis', run: () => connection.quit().catch(() => connection.disconnect()) },
+    ],
+  };
+}
+
+/** `compactd worker`: the queue workers only. */
+export async function startWorker(config: Config): Promise<void> {
+  await runMigrations(config.databaseUrl);
+  const { deps, closeSteps } = createDeps(config, { name: 'compactd-worker' });
+  const workers = runWorkers(deps);
+  onShutdownSignal(() => [...workers.steps, ...closeSteps], config.shutdownTimeoutMs, deps.logger);
+}

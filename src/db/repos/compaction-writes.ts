@@ -1,0 +1,120 @@
+import { eq, inArray, sql } from 'drizzle-orm';
+import type { Block, Role } from '../../compaction/types.js';
+import type { DbOrTx } from '../client.js';
+import { batches, conversations, messages, type ArchiveReason } from '../schema.js';
+
+/**
+ * The set-based writes of finalize's single transaction (SPEC §5.5). Arrays go to Postgres
+ * as one parameter each (`= any($1)`, `unnest($1, $2)`), never expanded into lists.
+ */
+
+const bigints = (values: readonly number[]) => sql`${sql.param(values.map(String))}::bigint[]`;
+const uuids = (values: ReadonlyArray<string | null>) => sql`${sql.param(values)}::uuid[]`;
+
+/** Seqs among `seqs` that are active in the conversation right now. */
+export async function activeSeqs(db: DbOrTx, conversationId: string, seqs: readonly number[]): Promise<Set<number>> {
+  if (seqs.length === 0) return new Set();
+  const rows = await db.execute<{ seq: string }>(sql`
+    select seq from ${messages} where conversation_id = ${conversationId} and seq = any(${bigints(seqs)})`);
+  return new Set(rows.map((r) => Number(r.seq)));
+}
+
+export type NewBatch = typeof batches.$inferInsert;
+
+export async function insertBatches(db: DbOrTx, rows: readonly NewBatch[]): Promise<Array<{ id: string }>> {
+  if (rows.length === 0) return [];
+  return db.insert(batches).values([...rows]).returning({ id: batches.id });
+}
+
+export async function supersedeBatches(db: DbOrTx, ids: readonly string[], supersededBy: string): Promise<void> {
+  if (ids.length === 0) return;
+  await db.update(batches).set({ supersededBy }).where(inArray(batches.id, [...ids]));
+}
+
+/**
+ * Copies active rows into the archive (with their batch, job and reason). With
+ * `remove`, they leave the active history; without, the caller rewrites them in place.
+ */
+export async function archiveMessages(
+  db: DbOrTx,
+  params: {
+    conversationId: string;
+    jobId: string;
+    reason: ArchiveReason;
+    seqs: readonly number[];
+    /** batch per seq (same order), or null */
+    batchIds?: ReadonlyArray<string | null>;
+    remove: boolean;
+  },
+): Promise<number> {
+  if (params.seqs.length === 0) return 0;
+  const batchIds = params.batchIds ?? params.seqs.map(() => null);
+  const inserted = await db.execute(sql`
+    insert into archived_messages
+      (id, conversation_id, seq, role, kind, content, name, tokens, tool_use_ids, tool_result_ids, usage, metadata, created_at, batch_id, job_id, reason)
+    select m.id, m.conversation_id, m.seq, m.role, m.kind, m.content, m.name, m.tokens, m.tool_use_ids, m.tool_result_ids,
+           m.usage, m.metadata, m.created_at, b.batch_id, ${params.jobId}, ${params.reason}
+      from ${messages} m
+      join unnest(${bigints(params.seqs)}, ${uuids(batchIds)}) as b(seq, batch_id) on b.seq = m.seq
+     where m.conversation_id = ${params.conversationId}`);
+  if (params.remove) {
+    await db.execute(sql`delete from ${messages} where conversation_id = ${params.conversationId} and seq = any(${bigints(params.seqs)})`);
+  }
+  return inserted.count;
+}
+
+/** Replaces the content of a kept message (Tier 1/2); its original was archived first. */
+export async function rewriteMessage(db: DbOrTx, conversationId: string, seq: number, content: Block[], tokens: number): Promise<void> {
+  await db.execute(sql`
+    update ${messages} set content = ${JSON.stringify(content)}::jsonb, tokens = ${tokens}
+     where conversation_id = ${conversationId} and seq = ${seq}`);
+}
+
+export async function insertClipArchiveMessage(
+  db: DbOrTx,
+  params: { conversationId: string; seq: number; role: Role; content: Block[]; tokens: number },
+): Promise<string> {
+  const [row] = await db
+    .insert(messages)
+    .values({ ...params, kind: 'clip_archive', toolUseIds: [], toolResultIds: [] })
+    .returning({ id: messages.id });
+  if (!row) throw new Error('clip-archive insert returned nothing');
+  return row.id;
+}
+
+/** Distinct seqs of the conversation that live in the archive as originals (not clip-archives). */
+export async function countArchivedOriginals(db: DbOrTx, conversationId: string): Promise<number> {
+  const [row] = await db.execute<{ n: number }>(sql`
+    select count(distinct seq)::int as n from archived_messages
+     where conversation_id = ${conversationId} and reason <> 'superseded_clip'`);
+  return row?.n ?? 0;
+}
+
+/** Active token and message totals, recomputed from the rows (exact after any rewrite). */
+export async function activeTotals(db: DbOrTx, conversationId: string): Promise<{ tokens: number; messages: number }> {
+  const [row] = await db.execute<{ tokens: number; messages: number }>(sql`
+    select coalesce(sum(tokens), 0)::int as tokens, count(*)::int as messages from ${messages} where conversation_id = ${conversationId}`);
+  return { tokens: row?.tokens ?? 0, messages: row?.messages ?? 0 };
+}
+
+export async function recordCompaction(
+  db: DbOrTx,
+  params: { conversationId: string; jobId: string; tokens: number; messages: number; watermark: number; warning: boolean },
+): Promise<void> {
+  await db
+    .update(conversations)
+    .set({
+      activeTokens: params.tokens,
+      messageCount: params.messages,
+      compactionCount: sql`${conversations.compactionCount} + 1`,
+      // the provider's last reported usage described the history before this compaction
+      reportedInputTokens: null,
+      lastCompactedSeq: params.watermark,
+      autoPausedUntilSeq: null,
+      warning: params.warning,
+      lastJobId: params.jobId,
+      version: sql`${conversations.version} + 1`,
+      updatedAt: sql`now()`,
+    })
+    .where(eq(conversations.id, params.conversationId));
+}

@@ -1,0 +1,101 @@
+import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../client.js';
+import { ACTIVE_JOB_STATUSES, compactionJobs, conversations, type JobStatus, type JobTrigger } from '../schema.js';
+
+export type JobRow = typeof compactionJobs.$inferSelect;
+export type JobWithConversation = JobRow & { conversationExternalId: string };
+
+const withConversation = {
+  job: compactionJobs,
+  conversationExternalId: conversations.externalId,
+};
+
+/**
+ * Inserts a queued job; null when the conversation already has an active one (the partial
+ * unique index is the guard, so concurrent requests cannot both win).
+ */
+export async function insertJob(
+  db: DbOrTx,
+  params: { tenantId: string; conversationId: string; trigger: JobTrigger; options: Record<string, unknown>; idempotencyKey?: string | undefined },
+): Promise<JobRow | null> {
+  const [row] = await db
+    .insert(compactionJobs)
+    .values({ ...params, idempotencyKey: params.idempotencyKey ?? null })
+    .onConflictDoNothing()
+    .returning();
+  return row ?? null;
+}
+
+export async function findActiveJob(db: DbOrTx, conversationId: string): Promise<JobRow | null> {
+  const [row] = await db
+    .select()
+    .from(compactionJobs)
+    .where(and(eq(compactionJobs.conversationId, conversationId), inArray(compactionJobs.status, [...ACTIVE_JOB_STATUSES])));
+  return row ?? null;
+}
+
+export async function getJob(db: DbOrTx, id: string): Promise<JobRow | null> {
+  const [row] = await db.select().from(compactionJobs).where(eq(compactionJobs.id, id));
+  return row ?? null;
+}
+
+export async function getJobForTenant(db: DbOrTx, tenantId: string, id: string): Promise<JobWithConversation | null> {
+  const [row] = await db
+    .select(withConversation)
+    .from(compactionJobs)
+    .innerJoin(conversations, eq(conversations.id, compactionJobs.conversationId))
+    .where(and(eq(compactionJobs.id, id), eq(compactionJobs.tenantId, tenantId)));
+  return row ? { ...row.job, conversationExternalId: row.conversationExternalId } : null;
+}
+
+export async function listJobs(db: DbOrTx, conversationId: string, options: { limit: number; before?: Date | undefined }) {
+  const where = options.before
+    ? and(eq(compactionJobs.conversationId, conversationId), lt(compactionJobs.createdAt, options.before))
+    : eq(compactionJobs.conversationId, conversationId);
+  return db.select().from(compactionJobs).where(where).orderBy(desc(compactionJobs.createdAt)).limit(options.limit);
+}
+
+/**
+ * Moves a job to `status` only from one of `from` (compare-and-set), so a cancelled or
+ * finished job is never resurrected by a late step. Returns the row, or null if it moved.
+ */
+export async function transitionJob(
+  db: DbOrTx,
+  id: string,
+  from: readonly JobStatus[],
+  patch: Partial<Pick<JobRow, 'status' | 'plan' | 'progress' | 'result' | 'error' | 'watermark' | 'startedAt' | 'finishedAt' | 'attempts'>>,
+): Promise<JobRow | null> {
+  const [row] = await db
+    .update(compactionJobs)
+    .set({ ...patch, updatedAt: sql`now()` })
+    .where(and(eq(compactionJobs.id, id), inArray(compactionJobs.status, [...from])))
+    .returning();
+  return row ?? null;
+}
+
+/** Cancels a job that has not started committing; null when it is past that point. */
+export async function cancelJob(db: DbOrTx, id: string): Promise<JobRow | null> {
+  return transitionJob(db, id, ['queued', 'planning', 'summarizing', 'resummarizing'], {
+    status: 'cancelled',
+    finishedAt: new Date(),
+    error: { code: 'CANCELLED', message: 'cancelled on request' },
+  });
+}
+
+export async function setProgress(db: DbOrTx, id: string, progress: { chunksDone: number; chunksTotal: number }): Promise<void> {
+  await db.update(compactionJobs).set({ progress, updatedAt: sql`now()` }).where(eq(compactionJobs.id, id));
+}
+
+/** Non-terminal jobs not touched for `idleMs` (candidates for the reconciler). */
+export async function listStaleActiveJobs(db: DbOrTx, idleMs: number, limit = 100): Promise<JobRow[]> {
+  return db
+    .select()
+    .from(compactionJobs)
+    .where(and(inArray(compactionJobs.status, [...ACTIVE_JOB_STATUSES]), lt(compactionJobs.updatedAt, sql`now() - make_interval(secs => ${idleMs / 1000})`)))
+    .orderBy(compactionJobs.updatedAt)
+    .limit(limit);
+}
+
+export async function touchJob(db: DbOrTx, id: string): Promise<void> {
+  await db.update(compactionJobs).set({ updatedAt: sql`now()` }).where(eq(compactionJobs.id, id));
+}

@@ -1,0 +1,67 @@
+import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
+import type { LiveBatch } from '../../compaction/plan-types.js';
+import type { HistoryMessage } from '../../compaction/types.js';
+import type { DbOrTx } from '../client.js';
+import { batches, messages } from '../schema.js';
+
+type MessageRow = typeof messages.$inferSelect;
+
+export function toHistoryMessage(row: Pick<MessageRow, 'seq' | 'role' | 'kind' | 'content' | 'tokens' | 'toolUseIds' | 'toolResultIds'>): HistoryMessage {
+  return {
+    seq: row.seq,
+    role: row.role,
+    kind: row.kind,
+    content: row.content,
+    tokens: row.tokens,
+    toolUseIds: row.toolUseIds,
+    toolResultIds: row.toolResultIds,
+  };
+}
+
+/** The active history as the planner sees it. */
+export async function loadHistory(db: DbOrTx, conversationId: string): Promise<HistoryMessage[]> {
+  const rows = await db
+    .select({
+      seq: messages.seq,
+      role: messages.role,
+      kind: messages.kind,
+      content: messages.content,
+      tokens: messages.tokens,
+      toolUseIds: messages.toolUseIds,
+      toolResultIds: messages.toolResultIds,
+    })
+    .from(messages)
+    .where(eq(messages.conversationId, conversationId))
+    .orderBy(asc(messages.seq));
+  return rows.map(toHistoryMessage);
+}
+
+/** Active messages with exactly these seqs, in seq order. */
+export async function loadMessagesBySeqs(db: DbOrTx, conversationId: string, seqs: readonly number[]): Promise<MessageRow[]> {
+  if (seqs.length === 0) return [];
+  return db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.conversationId, conversationId), inArray(messages.seq, [...seqs])))
+    .orderBy(asc(messages.seq));
+}
+
+type BatchRow = typeof batches.$inferSelect;
+
+export function toLiveBatch(row: BatchRow): LiveBatch {
+  return { id: row.id, level: row.level, summary: row.summary, seqs: row.seqs, summaryTokens: row.summaryTokens };
+}
+
+/** Live (not superseded) batches of the conversation: what its clip-archive carries. */
+export async function loadLiveBatches(db: DbOrTx, conversationId: string): Promise<BatchRow[]> {
+  return db
+    .select()
+    .from(batches)
+    .where(and(eq(batches.conversationId, conversationId), isNull(batches.supersededBy)))
+    .orderBy(asc(batches.createdAt));
+}
+
+export async function loadBatchesByIds(db: DbOrTx, ids: readonly string[]): Promise<BatchRow[]> {
+  if (ids.length === 0) return [];
+  return db.select().from(batches).where(inArray(batches.id, [...ids]));
+}

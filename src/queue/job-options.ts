@@ -1,0 +1,21 @@
+import { z } from 'zod';
+
+/**
+ * Options of one compaction (SPEC §6.1), stored on the job row and read back by workers.
+ * Also the body schema of `POST /v1/conversations/:id/compactions`.
+ */
+export const CompactionOptionsSchema = z.strictObject({
+  strategy: z.enum(['auto', 'summarize', 'mask', 'reset']).optional(),
+  keepRecent: z.number().int().min(0).max(100_000).optional(),
+  target: z
+    .strictObject({
+      ratio: z.number().gt(0).lt(1).optional(),
+      tokens: z.number().int().min(0).optional(),
+    })
+    .refine((t) => t.ratio === undefined || t.tokens === undefined, 'give ratio or tokens, not both')
+    .optional(),
+  focus: z.string().min(1).max(4_000).optional(),
+  model: z.string().min(1).max(200).optional(),
+  onLLMFailure: z.enum(['fallback', 'fail']).optional(),
+});
+export type CompactionOptions = z.infer<typeof CompactionOptionsSchema>;

@@ -1,0 +1,88 @@
+import type { Policy } from '../config/policy.js';
+import { appendIdentifierList, findMissingIdentifiers } from '../compaction/identifiers.js';
+import type { SummarizeRequest } from '../compaction/types.js';
+import { costUsd, LOCAL_MODEL } from '../llm/models.js';
+import { addUsage, LlmError, ZERO_USAGE, type LlmUsage, type ProviderName, type Summarizer } from '../llm/port.js';
+import type { Summarizers } from '../llm/create-summarizer.js';
+
+/**
+ * One summary with the guards of SPEC §5.6a: invalid output is a failure (the adapters
+ * reject it), missing identifiers get one retry naming them and then a verbatim appendix,
+ * and a provider that fails for good falls back to the local summarizer when the policy
+ * says `fallback`. Every call's usage and cost is accumulated.
+ */
+
+export interface GuardedSummary {
+  summary: string;
+  provider: ProviderName;
+  model: string;
+  usage: LlmUsage;
+  calls: number;
+  costUsd: number;
+  latencyMs: number;
+  identifiers: { found: number; total: number };
+  /** why the local summarizer stood in, when it did */
+  fallback: string | null;
+}
+
+export interface GuardedSummaryInput {
+  /** builds the request; called again with the identifiers a first answer missed */
+  buildRequest(missingIdentifiers?: readonly string[]): SummarizeRequest;
+  identifiers: readonly string[];
+  selection: { provider: ProviderName; model: string };
+  summarizers: Summarizers;
+  policy: Pick<Policy, 'onLLMFailure' | 'identifierCheck'>;
+  signal: AbortSignal;
+}
+
+export async function summarizeGuarded(input: GuardedSummaryInput): Promise<GuardedSummary> {
+  const { selection, signal } = input;
+  const summarizer: Summarizer | undefined = input.summarizers[selection.provider];
+  const tally = { usage: ZERO_USAGE, calls: 0, cost: 0, latencyMs: 0 };
+  const call = async (target: Summarizer, model: string, request: SummarizeRequest) => {
+    tally.calls += 1;
+    const result = await target.summarize(request, { model, signal });
+    tally.usage = addUsage(tally.usage, result.usage);
+    tally.cost += target.provider === 'local' ? 0 : costUsd(model, result.usage);
+    tally.latencyMs += result.latencyMs;
+    return result;
+  };
+
+  let text: string;
+  let provider = selection.provider;
+  let model = selection.model;
+  let fallback: string | null = null;
+  try {
+    if (!summarizer) throw new LlmError('bad_request', `summarizer provider ${selection.provider} is not configured`);
+    text = (await call(summarizer, model, input.buildRequest())).text;
+    const missing = input.policy.identifierCheck ? findMissingIdentifiers(input.identifiers, text) : [];
+    if (missing.length > 0) {
+      try {
+        const retried = (await call(summarizer, model, input.buildRequest(missing))).text;
+        if (findMissingIdentifiers(input.identifiers, retried).length < missing.length) text = retried;
+      } catch (error) {
+        // the first answer is valid; a failed identifier retry must not discard it
+        if (signal.aborted) throw error;
+      }
+    }
+  } catch (error) {
+    if (signal.aborted || input.policy.onLLMFailure === 'fail' || selection.provider === 'local') throw error;
+    fallback = error instanceof LlmError ? error.code : 'LLM_FAILED';
+    provider = 'local';
+    model = LOCAL_MODEL;
+    text = (await call(input.summarizers.local, model, input.buildRequest())).text;
+  }
+
+  const stillMissing = input.policy.identifierCheck ? findMissingIdentifiers(input.identifiers, text) : [];
+  return {
+    summary: appendIdentifierList(text, stillMissing),
+    provider,
+    model,
+    usage: tally.usage,
+    calls: tally.calls,
+    costUsd: tally.cost,
+    latencyMs: tally.latencyMs,
+    identifiers: { found: input.identifiers.length - stillMissing.length, total: input.identifiers.length },
+    fallback,
+  };
+}

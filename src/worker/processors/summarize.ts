@@ -1,0 +1,78 @@
+import { extractChunkIdentifiers } from '../../compaction/identifiers.js';
+import type { CompactionPlan } from '../../compaction/plan-types.js';
+import { buildSummarizeRequest, previousSummaryText } from '../../compaction/prompt.js';
+import { chunkKey, countChunkResults, getChunkResult, saveChunkResult } from '../../db/repos/chunk-results.js';
+import { setProgress } from '../../db/repos/jobs.js';
+import { loadBatchesByIds, loadMessagesBySeqs, toHistoryMessage, toLiveBatch } from '../../db/repos/snapshot.js';
+import { availableProviders } from '../../llm/create-summarizer.js';
+import { selectSummarizerModel } from '../../llm/models.js';
+import type { SummarizeChunkPayload } from '../../queue/catalog.js';
+import type { WorkerDeps } from '../deps.js';
+import { summarizeGuarded } from '../guarded-summary.js';
+import { isActive, loadJobContext, type JobContext } from '../job-context.js';
+import { staleSnapshot } from '../stale.js';
+
+export type SummarizeDeps = Pick<WorkerDeps, 'db' | 'logger' | 'summarizers' | 'countTokens' | 'cancels' | 'config'>;
+
+/** The model for a job: request > policy > COMPACTD_SUMMARIZER > cheapest configured > local. */
+export function selectionFor(ctx: Pick<JobContext, 'options' | 'policy'>, deps: Pick<WorkerDeps, 'summarizers' | 'config'>) {
+  return selectSummarizerModel({
+    request: ctx.options.model,
+    policy: ctx.policy.model,
+    configured: deps.config.summarizer.provider === 'local' && deps.config.summarizer.model === undefined ? undefined : deps.config.summarizer,
+    availableProviders: availableProviders(deps.summarizers),
+  });
+}
+
+/**
+ * Summarize step of one chunk. A memoized result is returned without calling the LLM again
+ * (a finished step is never paid twice); the result is written before the step reports success.
+ */
+export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps: SummarizeDeps, signal?: AbortSignal): Promise<void> {
+  const key = chunkKey(payload.chunkIndex);
+  if (await getChunkResult(deps.db, payload.jobId, key)) return;
+  const ctx = await loadJobContext(deps.db, payload.jobId);
+  if (!ctx || !isActive(ctx.job)) return;
+  const plan = ctx.job.plan as CompactionPlan | null;
+  const chunk = plan?.chunks[payload.chunkIndex];
+  if (!plan || !chunk) throw new Error(`job ${payload.jobId} has no chunk ${payload.chunkIndex}`);
+
+  const rows = await loadMessagesBySeqs(deps.db, ctx.conversation.id, chunk.seqs);
+  if (rows.length !== chunk.seqs.length) throw staleSnapshot(payload.jobId, chunk.seqs.length - rows.length);
+  const messages = rows.map(toHistoryMessage);
+  const previous = previousSummaryText((await loadBatchesByIds(deps.db, plan.previousBatchIds)).map(toLiveBatch));
+  const tracked = deps.cancels.track(ctx.job.id, signal);
+  try {
+    const outcome = await summarizeGuarded({
+      buildRequest: (missing) =>
+        buildSummarizeRequest(messages, previous, ctx.policy, {
+          countTokens: deps.countTokens,
+          ...(plan.focus ? { focus: plan.focus } : {}),
+          ...(missing ? { missingIdentifiers: missing } : {}),
+        }),
+      identifiers: extractChunkIdentifiers(messages, ctx.policy.maxIdentifiers),
+      selection: selectionFor(ctx, deps),
+      summarizers: deps.summarizers,
+      policy: ctx.policy,
+      signal: tracked.signal,
+    });
+    await saveChunkResult(deps.db, {
+      jobId: ctx.job.id,
+      chunkKey: key,
+      summary: outcome.summary,
+      model: outcome.model,
+      provider: outcome.provider,
+      usage: outcome.usage,
+      calls: outcome.calls,
+      costUsd: outcome.costUsd,
+      latencyMs: outcome.latencyMs,
+      identifiersFound: outcome.identifiers.found,
+      identifiersTotal: outcome.identifiers.total,
+      fallback: outcome.fallback,
+    });
+    await setProgress(deps.db, ctx.job.id, { chunksDone: await countChunkResults(deps.db, ctx.job.id), chunksTotal: plan.chunks.length });
+    if (outcome.fallback) deps.logger.warn({ jobId: ctx.job.id, chunk: payload.chunkIndex, reason: outcome.fallback }, 'chunk summarized by the local fallback');
+  } finally {
+    tracked.release();
+  }
+}

@@ -42,12 +42,19 @@ function isPathLike(value: string): boolean {
   return segments.length >= 2 || /\.[A-Za-z0-9]{1,8}$/.test(value);
 }
 
+/** Long error lines are cut at a word boundary: the head names the error, and a summary can hold it. */
+export function clipErrorLine(line: string): string {
+  if (line.length <= MAX_ERROR_CHARS) return line;
+  const space = line.lastIndexOf(' ', MAX_ERROR_CHARS);
+  return line.slice(0, space > MAX_ERROR_CHARS / 2 ? space : MAX_ERROR_CHARS);
+}
+
+/** Lines that read as error messages (exceptions, compiler and test-runner failures), trimmed. */
 export function errorLines(text: string): string[] {
   const out: string[] = [];
   for (const raw of text.split('\n')) {
     const line = raw.trim();
-    if (line.length < 6 || !ERROR_LINE.some((pattern) => pattern.test(line))) continue;
-    out.push(line.length <= MAX_ERROR_CHARS ? line : line.slice(0, line.lastIndexOf(' ', MAX_ERROR_CHARS) > 80 ? line.lastIndexOf(' ', MAX_ERROR_CHARS) : MAX_ERROR_CHARS));
+    if (line.length >= 6 && ERROR_LINE.some((pattern) => pattern.test(line))) out.push(clipErrorLine(line));
   }
   return out;
 }
@@ -106,7 +113,7 @@ export function extractChunkIdentifiers(messages: readonly HistoryMessage[], max
         const text = toolResultText(block);
         const errors = errorLines(text);
         const firstLine = text.split('\n').find((line) => line.trim().length > 0)?.trim();
-        if (block.is_error === true && firstLine && errors.length === 0) errors.push(firstLine.slice(0, MAX_ERROR_CHARS));
+        if (block.is_error === true && firstLine && errors.length === 0) errors.push(clipErrorLine(firstLine));
         primary.error.push(...errors);
         primary.url.push(...matches(text, URL));
         outputPaths.push(...extractPaths(text));

@@ -1,4 +1,4 @@
-import { errorLines, extractPaths } from './identifiers.js';
+import { clipErrorLine, errorLines, extractPaths } from './identifiers.js';
 import { TOOL_CALL_MARKER, TOOL_RESULT_MARKER } from './render.js';
 import type { SummarizeMessage } from './types.js';
 
@@ -119,7 +119,7 @@ function noteResult(facts: ChunkFacts, calls: Map<string, ToolCallFact>, segment
   }
   const errors = errorLines(output);
   const first = output.split('\n').find((line) => line.trim().length > 0)?.trim();
-  if (segment.isError && errors.length === 0 && first) errors.push(first.slice(0, 160));
+  if (segment.isError && errors.length === 0 && first) errors.push(clipErrorLine(first));
   facts.errors.push(...errors);
 }
 

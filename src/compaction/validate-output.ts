@@ -17,7 +17,8 @@ const REFUSAL =
 const ERROR_TEXT = [
   /^\s*\{\s*"(?:error|type"\s*:\s*"error)/i,
   /^\s*<(?:!doctype html|html)\b/i,
-  /^(?:error|exception|internal server error|bad gateway|service unavailable|gateway timeout)\b[\s:]/i,
+  /^(?:error|exception)\s*[:\d]/i,
+  /^(?:internal server error|bad gateway|service unavailable|gateway timeout)\b/i,
   /^\s*(?:rate limit(?:ed)?|overloaded|too many requests|request timed out|upstream connect error)\b/i,
   /^\s*\d{3}\s+(?:bad request|unauthorized|forbidden|not found|too many requests|internal server error|service unavailable)\b/i,
 ];
@@ -30,9 +31,10 @@ export function validateSummaryOutput(text: string | null | undefined, stopReaso
   const trimmed = (text ?? '').trim();
   if (trimmed.length === 0) return { ok: false, reason: 'empty' };
   if (stopReason && TRUNCATION_STOPS.has(stopReason)) return { ok: false, reason: 'truncated' };
-  if (ERROR_TEXT.some((pattern) => pattern.test(trimmed))) return { ok: false, reason: 'error_text' };
-  // a refusal that goes on to produce sections is a summary with a polite preface, not a refusal
-  if (REFUSAL.test(trimmed) && !/\bTASK STATE\b/i.test(trimmed)) return { ok: false, reason: 'refusal' };
+  // an answer that goes on to produce the sections is a summary, whatever its first line says
+  const hasSections = /\bTASK STATE\b/i.test(trimmed);
+  if (!hasSections && ERROR_TEXT.some((pattern) => pattern.test(trimmed))) return { ok: false, reason: 'error_text' };
+  if (!hasSections && REFUSAL.test(trimmed)) return { ok: false, reason: 'refusal' };
   if (trimmed.length < MIN_CHARS) return { ok: false, reason: 'too_short' };
   return { ok: true };
 }

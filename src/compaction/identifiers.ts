@@ -20,7 +20,7 @@ const NUMBER_WITH_UNIT =
   /(?<![\w.])\d+(?:\.\d+)?(?:\s?(?:ms|sec|seconds|minutes|hours|days|KB|MB|GB|TB|KiB|MiB|GiB|bytes|tokens)\b|(?:s|m|h|k|%|px)(?![\w%]))/g;
 const ERROR_LINE = [
   /^(?:\*\*\s*\()?[A-Z][\w.]*(?:Error|Exception|Failure)\b\)?(?::|\s|$)/,
-  /^(?:error|fatal|panic|failed|failure)(?:\[[\w-]+\])?(?::|\s)/i,
+  /^(?:error|fatal|panic|fail|failed|failure)(?:\[[\w-]+\])?(?::|\s)/i,
   /^E {2,}\S/,
   /^Traceback \(most recent call last\)/,
   /^\S+:\d+(?::\d+)?:?\s*(?:error|fatal)\b/i,

@@ -108,7 +108,8 @@ export function allocate(sections: SectionItems, countTokens: CountTokens, maxTo
   const chosen = new Map<SectionKey, Item[]>(TURN_ORDER.map((name) => [name, []]));
   const pending = queues(sections);
   const picked: Array<[SectionKey, Item]> = [];
-  let budget = maxTokens - countTokens(render(chosen)) - countTokens(`${IDENTIFIERS_HEADING}\n`);
+  const identifierHeading = (sections.IDENTIFIERS ?? []).length > 0 ? countTokens(`\n\n${IDENTIFIERS_HEADING}`) : 0;
+  let budget = maxTokens - countTokens(render(chosen)) - identifierHeading;
   let progressed = true;
   while (progressed) {
     progressed = false;

@@ -30,7 +30,7 @@ function oneLine(text: string, max = MAX_ITEM_CHARS): string {
 
 /** Items given newest-first priority, rendered oldest first. */
 function newestFirst(texts: readonly string[], max = MAX_ITEM_CHARS): Item[] {
-  return texts.map((text, order) => ({ text: oneLine(text, max), order, priority: texts.length - order }));
+  return texts.map((text, order) => ({ text: oneLine(text, max), order, priority: order }));
 }
 
 function outcome(call: ToolCallFact): string {
@@ -52,6 +52,8 @@ function taskState(facts: ChunkFacts, userTexts: readonly string[]): Item[] {
   const items: Item[] = [];
   const latest = userTexts.at(-1);
   if (latest !== undefined) items.push({ text: `Latest request: ${oneLine(latest, 400)}`, order: 0, priority: 100 });
+  const status = facts.assistantTexts.at(-1);
+  if (status !== undefined) items.push({ text: `Latest assistant status: ${oneLine(status, 300)}`, order: 6, priority: 88 });
   facts.todos.forEach((todo, i) => {
     const weight = todo.status === 'in_progress' ? 90 : todo.status === 'pending' ? 80 : 10;
     items.push({ text: `[${todo.status}] ${oneLine(todo.content, 200)}`, order: 10 + i, priority: weight });

@@ -1,0 +1,145 @@
+import { validateFaults, type FaultKind, type SimFaults } from './faults.js';
+import { createPrng } from './prng.js';
+import { parseProfile, type LatencyProfile } from './profiles.js';
+import type { SimApi } from './types.js';
+
+/** Mutable state of one llm-sim instance: its configuration, PRNG, in-flight count and call log. */
+
+export interface SimSettings {
+  profile: LatencyProfile;
+  faults: SimFaults;
+  seed: number;
+  /** fraction of input identifiers the summary drops */
+  lossRate: number;
+  /** requests whose input exceeds this many tokens get the provider's context-length 400 */
+  summarizeWindow: number | undefined;
+  /** summary length as a fraction of the input tokens (bounded by max_tokens) */
+  outputRatio: number;
+  /** usage reported as served from the prompt cache, to exercise cache accounting */
+  promptCache: { readTokens: number; writeTokens: number };
+}
+
+/** Settings as JSON (POST /_sim/config, startLlmSim options): profile by name. */
+export interface SimSettingsPatch {
+  profile?: string | LatencyProfile;
+  faults?: SimFaults;
+  seed?: number;
+  lossRate?: number;
+  summarizeWindow?: number | null;
+  outputRatio?: number;
+  promptCache?: { readTokens?: number; writeTokens?: number };
+}
+
+export interface CallRecord {
+  id: number;
+  api: SimApi;
+  model: string;
+  stream: boolean;
+  /** epoch ms */
+  startMs: number;
+  firstTokenMs: number | null;
+  endMs: number | null;
+  inputTokens: number;
+  outputTokens: number;
+  maxTokens: number;
+  /** calls in flight when this one started, itself included */
+  concurrencyAtStart: number;
+  fault: FaultKind | null;
+  status: number;
+  outcome: 'pending' | 'ok' | 'error' | 'disconnected';
+  /** the parsed request body (kept for the most recent calls only) */
+  body?: unknown;
+}
+
+export interface SimState {
+  settings: SimSettings;
+  random: () => number;
+  inFlight: number;
+  calls: CallRecord[];
+  nextId: number;
+  keepBodies: number;
+  logLimit: number;
+  /** resolved (and cleared) whenever the last in-flight call ends */
+  idleWaiters: Array<() => void>;
+}
+
+export const DEFAULT_SETTINGS: SimSettings = {
+  profile: parseProfile('instant'),
+  faults: {},
+  seed: 1,
+  lossRate: 0,
+  summarizeWindow: undefined,
+  outputRatio: 0.08,
+  promptCache: { readTokens: 0, writeTokens: 0 },
+};
+
+export function createSimState(patch: SimSettingsPatch, limits: { keepBodies: number; logLimit: number }): SimState {
+  const settings = applySettings(DEFAULT_SETTINGS, patch);
+  return { settings, random: createPrng(settings.seed), inFlight: 0, calls: [], nextId: 1, idleWaiters: [], ...limits };
+}
+
+/** Validated merge; throws an Error whose message names the bad field. */
+export function applySettings(current: SimSettings, patch: SimSettingsPatch): SimSettings {
+  const next: SimSettings = { ...current, promptCache: { ...current.promptCache } };
+  if (patch.profile !== undefined) next.profile = typeof patch.profile === 'string' ? parseProfile(patch.profile) : patch.profile;
+  if (patch.faults !== undefined) next.faults = validateFaults(patch.faults);
+  if (patch.seed !== undefined) {
+    if (!Number.isInteger(patch.seed)) throw new Error('seed must be an integer');
+    next.seed = patch.seed;
+  }
+  if (patch.lossRate !== undefined) {
+    if (!(patch.lossRate >= 0 && patch.lossRate <= 1)) throw new Error('lossRate must be within [0, 1]');
+    next.lossRate = patch.lossRate;
+  }
+  if (patch.summarizeWindow !== undefined) {
+    if (patch.summarizeWindow !== null && !(Number.isInteger(patch.summarizeWindow) && patch.summarizeWindow > 0)) {
+      throw new Error('summarizeWindow must be a positive integer');
+    }
+    next.summarizeWindow = patch.summarizeWindow ?? undefined;
+  }
+  if (patch.outputRatio !== undefined) {
+    if (!(patch.outputRatio > 0 && patch.outputRatio <= 10)) throw new Error('outputRatio must be within (0, 10]');
+    next.outputRatio = patch.outputRatio;
+  }
+  if (patch.promptCache !== undefined) {
+    next.promptCache = { readTokens: patch.promptCache.readTokens ?? 0, writeTokens: patch.promptCache.writeTokens ?? 0 };
+  }
+  return next;
+}
+
+export function configure(state: SimState, patch: SimSettingsPatch): void {
+  const reseed = patch.seed !== undefined;
+  state.settings = applySettings(state.settings, patch);
+  if (reseed) state.random = createPrng(state.settings.seed);
+}
+
+/** Clears the log and any fault script, and restarts the PRNG from the seed. */
+export function resetState(state: SimState): void {
+  state.calls = [];
+  state.settings = { ...state.settings, faults: { ...state.settings.faults, script: [] } };
+  state.random = createPrng(state.settings.seed);
+}
+
+export function recordCall(state: SimState, record: CallRecord): void {
+  state.calls.push(record);
+  if (state.calls.length > state.logLimit) state.calls.splice(0, state.calls.length - state.logLimit);
+  // Request bodies of compaction calls are large; only the most recent ones are kept.
+  const stale = state.calls[state.calls.length - 1 - state.keepBodies];
+  if (stale !== undefined) delete stale.body;
+}
+
+/** JSON view of the settings (GET /_sim/config). */
+export function describeSettings(settings: SimSettings): Record<string, unknown> {
+  return { ...settings, profile: settings.profile.name, summarizeWindow: settings.summarizeWindow ?? null };
+}
+
+/** Resolves when no call is in flight. */
+export function whenIdle(state: SimState): Promise<void> {
+  if (state.inFlight === 0) return Promise.resolve();
+  return new Promise((resolve) => state.idleWaiters.push(resolve));
+}
+
+export function endCall(state: SimState): void {
+  state.inFlight -= 1;
+  if (state.inFlight === 0) for (const resolve of state.idleWaiters.splice(0)) resolve();
+}

@@ -1,0 +1,141 @@
+import { MISSING_IDENTIFIERS_INTRO, SECTIONS, type SectionName as Section } from '../compaction/prompt.js';
+import { createPrng, hashString } from './prng.js';
+import type { SimMessage } from './types.js';
+
+/**
+ * The simulated model's answer: a deterministic, extractive summary in the seven sections
+ * the directive asks for (SPEC §5.4), echoing the identifiers of its input — except a
+ * seeded fraction `lossRate` of them, so the identifier check (SPEC §5.6a) has something
+ * to catch. Same input and seed, same summary.
+ */
+
+
+export interface SimSummaryOptions {
+  countTokens: (text: string) => number;
+  extractIdentifiers: (text: string) => string[];
+  /** the error-message lines among the identifiers (they go under ERRORS) */
+  errorLines: (text: string) => string[];
+  /** the file paths among the identifiers (they go under FILES) */
+  extractPaths: (text: string) => string[];
+  /** fraction of identifiers the summary drops, in [0, 1] */
+  lossRate: number;
+  seed: number;
+  /** length the summary aims for, in tokens; never above `maxTokens` */
+  targetTokens: number;
+}
+
+export interface SimSummary {
+  text: string;
+  kept: string[];
+  dropped: string[];
+}
+
+// Sentences that belong to a section, by what they talk about.
+const CUES: ReadonlyArray<[Section, RegExp, SimMessage['role'] | undefined]> = [
+  ['ERRORS', /\b(error|fail(?:ed|ure|s)?|exception|traceback|denied|not found|cannot|crash)/i, undefined],
+  ['DECISIONS', /\b(decid|decision|chose|choose|going with|agreed|we will|let's|approach)/i, undefined],
+  ['USER GUIDANCE', /\b(must|never|always|don't|do not|please|should|prefer|make sure|require)/i, 'user'],
+  ['NEXT STEPS', /\b(next|todo|to do|remaining|then|follow[- ]up|will)\b/i, undefined],
+  ['TOOL HISTORY', /\b(ran|run|running|called|tool|command|output|exit code|result)\b/i, undefined],
+];
+
+export function buildSimSummary(messages: readonly SimMessage[], options: SimSummaryOptions): SimSummary {
+  const { content, directive } = splitRequest(messages);
+  const contentText = content.map((m) => m.content).join('\n');
+  // Identifiers a retry names explicitly are always written, as a model told so would.
+  const requested = requestedIdentifiers(directive);
+  const identifiers = unique([...options.extractIdentifiers(contentText), ...requested]);
+  const random = createPrng(options.seed ^ hashString(contentText));
+  const dropped = identifiers.filter((id) => random() < options.lossRate && !requested.includes(id));
+  const kept = identifiers.filter((id) => !dropped.includes(id));
+  const redact = redactor(dropped, kept);
+
+  const items = new Map<Section, string[]>(SECTIONS.map((section) => [section, []]));
+  const errors = new Set(options.errorLines(contentText));
+  const files = new Set(options.extractPaths(contentText));
+  for (const id of kept) {
+    if (errors.has(id)) items.get('ERRORS')?.push(`- ${id}`);
+    else if (files.has(id) || /^https?:\/\//.test(id)) items.get('FILES')?.push(`- ${id}`);
+  }
+  const others = kept.filter((id) => !errors.has(id) && !files.has(id) && !/^https?:\/\//.test(id));
+  if (others.length > 0) items.get('TASK STATE')?.push(`- Key identifiers: ${others.join('; ')}`);
+
+  let used = sectionsTokens(items, options.countTokens);
+  for (const [section, sentence] of rankSentences(content)) {
+    const line = `- ${redact(sentence)}`;
+    const cost = options.countTokens(line) + 1;
+    if (used + cost > options.targetTokens) continue;
+    items.get(section)?.push(line);
+    used += cost;
+  }
+  return { text: render(items), kept, dropped };
+}
+
+/**
+ * System messages are the prompt and the previous summary (context, not to be summarized
+ * again); the last user message is the directive; the rest is the excerpt.
+ */
+function splitRequest(messages: readonly SimMessage[]): { content: SimMessage[]; directive: string } {
+  const rest = messages.filter((m) => m.role !== 'system');
+  const last = rest[rest.length - 1];
+  if (last?.role === 'user' && rest.length > 1) return { content: rest.slice(0, -1), directive: last.content };
+  return { content: rest, directive: '' };
+}
+
+function requestedIdentifiers(directive: string): string[] {
+  const at = directive.indexOf(MISSING_IDENTIFIERS_INTRO);
+  if (at === -1) return [];
+  const lines = directive.slice(at + MISSING_IDENTIFIERS_INTRO.length).split('\n');
+  const ids: string[] = [];
+  for (const line of lines.slice(1)) {
+    if (!line.startsWith('- ')) break;
+    ids.push(line.slice(2).trim());
+  }
+  return ids;
+}
+
+/** Sentences by section: cue matches first (in input order), then the rest as task state. */
+function rankSentences(content: readonly SimMessage[]): Array<[Section, string]> {
+  const cued: Array<[Section, string]> = [];
+  const plain: Array<[Section, string]> = [];
+  const seen = new Set<string>();
+  for (const message of content) {
+    for (const sentence of sentences(message.content)) {
+      if (seen.has(sentence)) continue;
+      seen.add(sentence);
+      const cue = CUES.find(([, pattern, role]) => (role === undefined || role === message.role) && pattern.test(sentence));
+      if (cue !== undefined) cued.push([cue[0], sentence]);
+      else plain.push(['TASK STATE', sentence]);
+    }
+  }
+  return [...cued, ...plain];
+}
+
+function sentences(text: string): string[] {
+  return text
+    .split(/\n+|(?<=[.!?])\s+(?=[A-Z])/)
+    .map((s) => s.replace(/\s+/g, ' ').trim())
+    .filter((s) => s.length >= 12)
+    .map((s) => (s.length > 240 ? `${s.slice(0, 237)}...` : s));
+}
+
+function redactor(dropped: readonly string[], kept: readonly string[]): (text: string) => string {
+  // An identifier inside a kept one (app.ts in src/app.ts) cannot be cut without cutting the kept one.
+  const cuttable = dropped.filter((d) => !kept.some((k) => k.includes(d))).sort((a, b) => b.length - a.length);
+  return (text) => cuttable.reduce((acc, id) => acc.split(id).join('…'), text);
+}
+
+function sectionsTokens(items: ReadonlyMap<Section, string[]>, countTokens: (text: string) => number): number {
+  return countTokens(render(items));
+}
+
+function render(items: ReadonlyMap<Section, string[]>): string {
+  return SECTIONS.map((section) => {
+    const lines = items.get(section) ?? [];
+    return `## ${section}\n${lines.length > 0 ? lines.join('\n') : '- none'}`;
+  }).join('\n\n');
+}
+
+function unique(values: readonly string[]): string[] {
+  return [...new Set(values.filter((v) => v.trim() !== ''))];
+}

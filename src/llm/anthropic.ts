@@ -1,0 +1,148 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type { SummarizeMessage, SummarizeRequest } from '../compaction/types.js';
+import { DEFAULT_LLM_TIMEOUT_MS, type HttpAdapterOptions } from './http-options.js';
+import { assertUsableOutput } from './output-check.js';
+import { LlmError, type StopReason, type Summarizer, type SummarizeResult } from './port.js';
+import { llmErrorFromHttp, malformedResponse, unexpectedError } from './provider-errors.js';
+
+/**
+ * Anthropic Messages adapter on the official SDK. The SDK never retries (`maxRetries: 0`)
+ * and always has an explicit timeout: retries belong to `retry.ts` (STACK.md pitfall).
+ * Works unchanged against `compactd llm-sim` through `baseURL` / ANTHROPIC_BASE_URL.
+ */
+
+/** `baseURL` default https://api.anthropic.com; llm-sim: http://127.0.0.1:PORT (no /v1). */
+export type AnthropicSummarizerOptions = HttpAdapterOptions;
+
+/** Opening turn added when a chunk starts with an assistant message: the API wants `user` first. */
+export const LEADING_USER_TURN = '(The conversation excerpt to summarize begins with an assistant turn.)';
+
+type MessageParam = Anthropic.Messages.MessageParam;
+type CreateParams = Anthropic.Messages.MessageCreateParamsNonStreaming;
+
+/**
+ * Maps a SummarizeRequest to Messages API parameters (compaction-v2 AC2.2/AC2.4/AC2.5):
+ * system-role messages are appended, in order, to the configured system prompt, joined
+ * by blank lines; user/assistant roles are kept; consecutive same-role messages are merged
+ * because the API requires alternation; blank messages are dropped (the API rejects them).
+ */
+export function buildAnthropicParams(request: SummarizeRequest, model: string): CreateParams {
+  const systemParts = [request.system, ...request.messages.filter((m) => m.role === 'system').map((m) => m.content)];
+  const system = systemParts.filter((part) => part.trim() !== '').join('\n\n');
+  const turns = mergeTurns(request.messages.filter((m): m is SummarizeMessage & { role: 'user' | 'assistant' } => m.role !== 'system'));
+  if (turns.length === 0) {
+    throw new LlmError('bad_request', 'summarize request has no user or assistant content', { provider: 'anthropic' });
+  }
+  if (turns[0]?.role === 'assistant') turns.unshift({ role: 'user', content: LEADING_USER_TURN });
+  const last = turns[turns.length - 1];
+  // A final assistant turn is a prefill, and the API rejects prefills ending in whitespace.
+  if (last !== undefined && last.role === 'assistant') last.content = last.content.trimEnd();
+  return {
+    model,
+    max_tokens: request.maxOutputTokens,
+    ...(system === '' ? {} : { system }),
+    messages: turns.map((turn): MessageParam => ({ role: turn.role, content: turn.content })),
+  };
+}
+
+function mergeTurns(messages: Array<{ role: 'user' | 'assistant'; content: string }>): Array<{ role: 'user' | 'assistant'; content: string }> {
+  const turns: Array<{ role: 'user' | 'assistant'; content: string }> = [];
+  for (const message of messages) {
+    if (message.content.trim() === '') continue;
+    const previous = turns[turns.length - 1];
+    if (previous !== undefined && previous.role === message.role) previous.content = `${previous.content}\n\n${message.content}`;
+    else turns.push({ role: message.role, content: message.content });
+  }
+  return turns;
+}
+
+export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): Summarizer {
+  const defaultTimeoutMs = options.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS;
+  const client = new Anthropic({
+    apiKey: options.apiKey,
+    baseURL: options.baseURL ?? null,
+    maxRetries: 0,
+    timeout: defaultTimeoutMs,
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    ...(options.defaultHeaders === undefined ? {} : { defaultHeaders: options.defaultHeaders }),
+  });
+  return {
+    provider: 'anthropic',
+    async summarize(request, { model, signal, timeoutMs }) {
+      const params = buildAnthropicParams(request, model);
+      const startedAt = performance.now();
+      let message: Anthropic.Messages.Message;
+      try {
+        message = await client.messages.create(params, {
+          timeout: timeoutMs ?? defaultTimeoutMs,
+          maxRetries: 0,
+          ...(signal === undefined ? {} : { signal }),
+        });
+      } catch (error) {
+        throw toLlmError(error, signal);
+      }
+      return toResult(message, performance.now() - startedAt);
+    },
+  };
+}
+
+function toResult(message: Anthropic.Messages.Message, latencyMs: number): SummarizeResult {
+  if (!Array.isArray(message?.content) || typeof message.usage !== 'object' || message.usage === null) {
+    throw malformedResponse('anthropic', new Error('response has no content array or usage'));
+  }
+  const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+  const stopReason = mapStopReason(message.stop_reason);
+  assertUsableOutput({ provider: 'anthropic', text, stopReason, refused: message.stop_reason === 'refusal' });
+  const usage = message.usage;
+  return {
+    text,
+    stopReason,
+    model: message.model,
+    usage: {
+      inputTokens: usage.input_tokens ?? 0,
+      outputTokens: usage.output_tokens ?? 0,
+      cacheReadTokens: usage.cache_read_input_tokens ?? 0,
+      cacheWriteTokens: usage.cache_creation_input_tokens ?? 0,
+    },
+    latencyMs,
+  };
+}
+
+function mapStopReason(reason: Anthropic.Messages.StopReason | null): StopReason {
+  switch (reason) {
+    case 'end_turn':
+    case 'stop_sequence':
+      return 'end';
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    default:
+      return 'other';
+  }
+}
+
+function toLlmError(error: unknown, signal: AbortSignal | undefined): LlmError {
+  if (error instanceof LlmError) return error;
+  if (error instanceof Anthropic.APIUserAbortError || signal?.aborted === true) {
+    return new LlmError('cancelled', 'anthropic call was cancelled', { provider: 'anthropic', cause: error });
+  }
+  if (error instanceof Anthropic.APIConnectionTimeoutError) {
+    return new LlmError('timeout', 'anthropic call timed out', { provider: 'anthropic', cause: error });
+  }
+  if (error instanceof Anthropic.APIConnectionError) {
+    return new LlmError('server', `anthropic connection failed: ${error.message}`, { provider: 'anthropic', cause: error });
+  }
+  if (error instanceof Anthropic.APIError && typeof error.status === 'number') {
+    return llmErrorFromHttp({
+      provider: 'anthropic',
+      status: error.status,
+      headers: error.headers,
+      type: error.type,
+      code: error.errorCode,
+      message: error.apiMessage ?? error.message,
+      cause: error,
+    });
+  }
+  if (error instanceof SyntaxError) return malformedResponse('anthropic', error);
+  return unexpectedError('anthropic', error);
+}

@@ -1,0 +1,104 @@
+import { countTokens as gptCountTokens } from 'gpt-tokenizer';
+import type { Redis } from 'ioredis';
+import type { CountTokens } from '../compaction/types.js';
+import type { Config } from '../config/env.js';
+import { AppError } from '../lib/errors.js';
+import { createAnthropicSummarizer } from './anthropic.js';
+import type { FetchLike } from './http-options.js';
+import { createLocalSummarizer } from './local.js';
+import { createOpenAISummarizer } from './openai.js';
+import type { ProviderName, Summarizer } from './port.js';
+import { createProviderLimiter, type ProviderLimiter } from './rate-limit.js';
+import { withResilience } from './resilient.js';
+import type { RetryPolicy } from './retry.js';
+
+/**
+ * Wires the adapters, the retry layer and the shared limiter into one object per provider,
+ * so the worker asks `summarizers[selection.provider]` and never sees an SDK.
+ */
+
+export type SummarizerConfig = Pick<Config, 'anthropic' | 'openai' | 'llm'>;
+
+export interface SummarizerDeps {
+  /** network access for both SDKs; default the global fetch */
+  fetch?: FetchLike | undefined;
+  /** enables the provider-wide limiter shared by all processes */
+  redis?: Redis | undefined;
+  /** Redis key prefix of the limiter; default `compactd` */
+  keyPrefix?: string | undefined;
+  /** a ready limiter (takes precedence over `redis`) */
+  limiter?: ProviderLimiter | undefined;
+  /** tokenizer of the local summarizer; default gpt-tokenizer */
+  countTokens?: CountTokens | undefined;
+  retryPolicy?: RetryPolicy | undefined;
+  sleep?: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
+  random?: (() => number) | undefined;
+  onRetry?: ((info: { provider: string; attempt: number; delayMs: number; error: unknown }) => void) | undefined;
+}
+
+/** `local` always exists; a remote provider exists when it has an API key or a base URL. */
+export interface Summarizers {
+  local: Summarizer;
+  anthropic?: Summarizer;
+  openai?: Summarizer;
+}
+
+// OpenAI-compatible servers (Ollama, vLLM, llm-sim) need no key, but the SDKs insist on one.
+const PLACEHOLDER_KEY = 'not-needed';
+
+export function createSummarizers(config: SummarizerConfig, deps: SummarizerDeps = {}): Summarizers {
+  const limiter =
+    deps.limiter ??
+    (deps.redis === undefined
+      ? undefined
+      : createProviderLimiter(deps.redis, {
+          keyPrefix: deps.keyPrefix ?? 'compactd',
+          concurrency: config.llm.concurrency,
+          requestsPerMinute: config.llm.requestsPerMinute,
+        }));
+  const resilient = (inner: Summarizer): Summarizer =>
+    withResilience(inner, {
+      maxAttempts: config.llm.maxAttempts,
+      timeoutMs: config.llm.timeoutMs,
+      limiter,
+      policy: deps.retryPolicy,
+      sleep: deps.sleep,
+      random: deps.random,
+      onRetry: deps.onRetry,
+    });
+  const http = { fetch: deps.fetch ?? globalThis.fetch, timeoutMs: config.llm.timeoutMs };
+
+  const summarizers: Summarizers = {
+    local: createLocalSummarizer({ countTokens: deps.countTokens ?? gptCountTokens }),
+  };
+  if (config.anthropic.apiKey !== undefined || config.anthropic.baseUrl !== undefined) {
+    summarizers.anthropic = resilient(
+      createAnthropicSummarizer({ ...http, apiKey: config.anthropic.apiKey ?? PLACEHOLDER_KEY, baseURL: config.anthropic.baseUrl }),
+    );
+  }
+  if (config.openai.apiKey !== undefined || config.openai.baseUrl !== undefined) {
+    summarizers.openai = resilient(
+      createOpenAISummarizer({ ...http, apiKey: config.openai.apiKey ?? PLACEHOLDER_KEY, baseURL: config.openai.baseUrl }),
+    );
+  }
+  return summarizers;
+}
+
+/** Providers that can be selected (input to `selectSummarizerModel`). */
+export function availableProviders(summarizers: Summarizers): ProviderName[] {
+  const providers: ProviderName[] = [];
+  if (summarizers.anthropic !== undefined) providers.push('anthropic');
+  if (summarizers.openai !== undefined) providers.push('openai');
+  providers.push('local');
+  return providers;
+}
+
+/** The summarizer for a provider, or an error naming the missing configuration. */
+export function summarizerFor(summarizers: Summarizers, provider: ProviderName): Summarizer {
+  const summarizer = summarizers[provider];
+  if (summarizer === undefined) {
+    const variable = provider === 'anthropic' ? 'ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL' : 'OPENAI_API_KEY or OPENAI_BASE_URL';
+    throw new AppError('LLM_PROVIDER_UNAVAILABLE', `summarizer provider ${provider} is not configured: set ${variable}`, { status: 400 });
+  }
+  return summarizer;
+}

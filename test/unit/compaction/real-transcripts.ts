@@ -88,7 +88,7 @@ export function readClaudeCode(file: string): Array<Omit<RealTranscript, 'name' 
   const full: Draft[] = [];
   let after: Draft[] | null = null;
   let summary: string | null = null;
-  let lastAssistant: { id: string; draft: Draft | null } | null = null;
+  let lastAssistant = null as { id: string; draft: Draft | null } | null;
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     if (line.trim().length === 0) continue;
     const entry = JSON.parse(line) as Record<string, unknown>;

@@ -1,7 +1,8 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import {
   bigint,
   boolean,
+  customType,
   doublePrecision,
   index,
   integer,
@@ -111,6 +112,24 @@ export const messages = pgTable(
 
 export type ArchiveReason = 'summarized' | 'masked' | 'truncated' | 'superseded_clip';
 
+const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
+
+/**
+ * The searchable strings of a message's blocks as a jsonb array: text, tool names and
+ * inputs, tool-result text (not ids, block types or image data). Only immutable functions,
+ * so it can define a generated column; `silent` (last argument) so odd content never
+ * fails an insert. Queries use it too, to build snippets from the same text.
+ */
+export const searchDocument = (content: SQL): SQL => sql`(
+  jsonb_path_query_array(${content}, 'strict $[*] ? (@.type == "text").text', '{}', true)
+  || jsonb_path_query_array(${content}, 'strict $[*] ? (@.type == "tool_use").name', '{}', true)
+  || jsonb_path_query_array(${content}, 'strict $[*] ? (@.type == "tool_use").input', '{}', true)
+  || jsonb_path_query_array(${content}, 'strict $[*] ? (@.type == "tool_result").content ? (@.type() == "string")', '{}', true)
+  || jsonb_path_query_array(${content}, 'strict $[*] ? (@.type == "tool_result").content[*] ? (@.type == "text").text', '{}', true))`;
+
+/** Text-search configuration of the archive index; queries must use the same one. */
+export const SEARCH_CONFIG = 'english';
+
 /** Originals as they were in `messages`, with the batch and job that archived them. */
 export const archivedMessages = pgTable(
   'archived_messages',
@@ -127,9 +146,14 @@ export const archivedMessages = pgTable(
     jobId: uuid('job_id').notNull(),
     reason: text('reason').$type<ArchiveReason>().notNull(),
     archivedAt: timestamp('archived_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /** full-text index of the archived content (GET …/archive/search, the recall tool) */
+    searchText: tsvector('search_text').generatedAlwaysAs(
+      (): SQL => sql`to_tsvector(${sql.raw(`'${SEARCH_CONFIG}'`)}::regconfig, ${searchDocument(sql.raw('content'))})`,
+    ),
   },
   (t) => [
     index('archived_conversation_seq_idx').on(t.conversationId, t.seq),
+    index('archived_search_gin').using('gin', t.searchText),
     index('archived_batch_idx').on(t.batchId, t.seq),
     index('archived_job_idx').on(t.jobId),
     index('archived_tool_use_ids_gin').using('gin', t.toolUseIds),

@@ -94,21 +94,38 @@ export function renderChunkText(messages: readonly HistoryMessage[]): string {
   return messages.map((m) => `${m.role}:\n${renderMessageText(m, names)}`).join('\n\n');
 }
 
+/** Keys whose values are file contents or edit bodies: code, not identifiers the agent cited. */
+const CONTENT_KEYS = /^(content|old_string|new_string|new_source|patch|diff)$/;
+
+/** String values of a tool input (nested), skipping file contents. */
+export function inputStrings(input: unknown, depth = 0): string[] {
+  if (typeof input === 'string') return [input];
+  if (depth > 4 || typeof input !== 'object' || input === null) return [];
+  const entries = Array.isArray(input) ? input.map((v) => ['', v] as const) : Object.entries(input);
+  return entries.flatMap(([key, value]) => (CONTENT_KEYS.test(key) ? [] : inputStrings(value, depth + 1)));
+}
+
 /**
  * Identifiers of a chunk, at most `max`. Tool outputs are mostly file contents and
- * listings, so only their errors count fully; their paths come last and quoted strings
- * and numbers are taken from the conversation and tool inputs only.
+ * listings, so only their errors count fully and their paths come last; quoted strings
+ * and numbers come from the conversation text only (tool inputs are JSON and code).
  */
 export function extractChunkIdentifiers(messages: readonly HistoryMessage[], max: number): string[] {
   const primary: Record<IdentifierKind, string[]> = { error: [], path: [], url: [], ticket: [], tool: [], quoted: [], number: [] };
   const outputPaths: string[] = [];
   for (const message of messages) {
     for (const block of message.content) {
-      if (block.type === 'text' || block.type === 'tool_use') {
-        const text = block.type === 'text' ? block.text : JSON.stringify(block.input ?? {});
-        const found = byKind(text);
+      if (block.type === 'text') {
+        const found = byKind(block.text);
         for (const kind of PRIORITY) primary[kind].push(...found[kind]);
-        if (block.type === 'tool_use') primary.tool.push(block.name);
+      } else if (block.type === 'tool_use') {
+        primary.tool.push(block.name);
+        for (const value of inputStrings(block.input)) {
+          primary.error.push(...errorLines(value));
+          primary.path.push(...extractPaths(value));
+          primary.url.push(...matches(value, URL));
+          primary.ticket.push(...matches(value, TICKET));
+        }
       } else if (block.type === 'tool_result') {
         const text = toolResultText(block);
         const errors = errorLines(text);

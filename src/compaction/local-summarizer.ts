@@ -101,14 +101,18 @@ function chunkSections(facts: ChunkFacts): SectionItems {
   };
 }
 
-const HEADING = new RegExp(`^\\s*(?:#+\\s*|\\d+\\.\\s*)?(${SECTIONS.join('|')})\\b\\s*:?\\s*(.*)$`, 'i');
+const NAMES = SECTIONS.join('|');
+// "## TASK STATE", "1. TASK STATE:", "**TASK STATE**"; lower-case names only as markdown headings,
+// so a sentence such as "Files changed: …" is not taken for a section
+const HEADING = new RegExp(`^\\s*(?:\\d+[.)]\\s*)?(?:#+\\s*)?\\**\\s*(${NAMES})\\b\\s*\\**\\s*:?\\s*\\**\\s*(.*)$`);
+const MARKDOWN_HEADING = new RegExp(`^\\s*#+\\s*(?:\\d+[.)]\\s*)?(${NAMES})\\b\\s*:?\\s*(.*)$`, 'i');
 
 /** Parses a seven-section summary (ours or an LLM's) into section → lines. */
 export function parseSections(summary: string): Map<SectionKey, string[]> {
   const sections = new Map<SectionKey, string[]>();
   let current: SectionKey = 'TASK STATE';
   for (const raw of summary.split('\n')) {
-    const heading = HEADING.exec(raw);
+    const heading = HEADING.exec(raw) ?? MARKDOWN_HEADING.exec(raw);
     if (heading) current = (heading[1] ?? '').toUpperCase() as SectionName;
     else if (raw.trim() === IDENTIFIERS_HEADING) current = 'IDENTIFIERS';
     const text = (heading ? (heading[2] ?? '') : raw).trim().replace(/^[-*•]\s+/, '');

@@ -90,6 +90,38 @@ export function fitToBudget(messages: SummarizeMessage[], budget: number, countT
     total += next - size;
     sizes[largest] = next;
   }
+  return total > budget ? dropMiddle(out, sizes, total, budget, countTokens) : out;
+}
+
+/**
+ * Last resort when many small messages exceed the budget (a huge parallel exchange):
+ * messages from the middle give way to one marker, keeping how the excerpt starts and ends.
+ */
+function dropMiddle(
+  messages: SummarizeMessage[],
+  sizes: number[],
+  total: number,
+  budget: number,
+  countTokens: CountTokens,
+): SummarizeMessage[] {
+  const markerFor = (count: number, tokens: number) =>
+    `[… ${count} messages (${tokens} tokens) omitted from this summarizer input; the originals are archived …]`;
+  const markerTokens = countTokens(markerFor(total, total));
+  const out = [...messages];
+  const outSizes = [...sizes];
+  let dropped = 0;
+  let droppedTokens = 0;
+  let remaining = total;
+  while (remaining + markerTokens > budget && out.length > 2) {
+    const middle = Math.floor(out.length / 2);
+    remaining -= outSizes[middle] ?? 0;
+    droppedTokens += outSizes[middle] ?? 0;
+    out.splice(middle, 1);
+    outSizes.splice(middle, 1);
+    dropped += 1;
+  }
+  if (dropped === 0) return out;
+  out.splice(Math.floor(out.length / 2), 0, { role: 'user', content: markerFor(dropped, droppedTokens) });
   return out;
 }
 

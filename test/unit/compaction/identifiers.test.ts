@@ -88,6 +88,14 @@ describe('extractChunkIdentifiers', () => {
     expect(ids).not.toContain('quoted in output');
   });
 
+  it('reads tool inputs as values, never their JSON keys or file contents', () => {
+    const edit = conversation()
+      .exchange('e', 'Edit', { file_path: '/src/a.ts', old_string: 'import "./b.ts"', new_string: 'see "/etc/x.conf"' }, 'ok')
+      .build();
+    const ids = extractChunkIdentifiers(edit, 60);
+    expect(ids).toEqual(['/src/a.ts', 'Edit']);
+  });
+
   it('caps the list while keeping a share of every kind', () => {
     const builder = conversation().user('Error: the build failed in src/x.ts');
     for (let i = 0; i < 100; i += 1) builder.user(`look at "thing number ${i}"`);

@@ -181,3 +181,23 @@ describe('summarizeLocally on a real Claude Code session', () => {
     expect(errorsSeen).toBeGreaterThan(5);
   });
 });
+
+describe('parseSections', () => {
+  it.each([
+    ['markdown headings', '## TASK STATE\n- a\n## FILES\n- /x.ts'],
+    ['numbered headings with colons', '1. TASK STATE:\n- a\n2. FILES:\n- /x.ts'],
+    ['bold headings', '**TASK STATE**\n- a\n**FILES**\n- /x.ts'],
+    ['lower-case markdown headings', '### Task State\n- a\n### Files\n- /x.ts'],
+    ['inline content', 'TASK STATE: a\nFILES: /x.ts'],
+  ])('reads %s', (_name, summary) => {
+    const sections = parseSections(summary);
+    expect(sections.get('TASK STATE')).toEqual(['a']);
+    expect(sections.get('FILES')).toEqual(['/x.ts']);
+  });
+
+  it('does not take a sentence for a heading', () => {
+    const sections = parseSections('## TASK STATE\n- Files changed: /a.ts\nErrors were fixed.');
+    expect(sections.get('TASK STATE')).toEqual(['Files changed: /a.ts', 'Errors were fixed.']);
+    expect(sections.get('FILES')).toBeUndefined();
+  });
+});

@@ -5,6 +5,7 @@ import {
   buildSummarizeRequest,
   DEFAULT_SYSTEM_PROMPT,
   EXCERPT_OPENER,
+  fitToBudget,
   previousSummaryText,
   SECTIONS,
 } from '../../../src/compaction/prompt.js';
@@ -122,5 +123,21 @@ describe('previousSummaryText', () => {
       { id: 'a', level: 0, summary: 'first', seqs: [1] },
     ]);
     expect(text).toBe('Summary of messages 1:\nfirst\n\nSummary of messages 9:\nsecond');
+  });
+});
+
+describe('fitToBudget', () => {
+  it('drops middle messages when many small ones exceed the budget', () => {
+    const messages = Array.from({ length: 200 }, (_, i) => ({ role: 'user' as const, content: `result ${i} ${'x'.repeat(150)}` }));
+    const fitted = fitToBudget(messages, 1000, countTokens);
+    expect(fitted.reduce((sum, m) => sum + countTokens(m.content), 0)).toBeLessThanOrEqual(1000);
+    expect(fitted[0]?.content.startsWith('result 0 ')).toBe(true);
+    expect(fitted.at(-1)?.content.startsWith('result 199 ')).toBe(true);
+    expect(fitted.some((m) => /messages \(\d+ tokens\) omitted/.test(m.content))).toBe(true);
+  });
+
+  it('returns the messages unchanged when they fit', () => {
+    const messages = [{ role: 'user' as const, content: 'short' }];
+    expect(fitToBudget(messages, 100, countTokens)).toEqual(messages);
   });
 });

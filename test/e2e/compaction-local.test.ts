@@ -15,7 +15,7 @@ afterAll(async () => {
 describe('compaction of a real Claude Code session with the local summarizer', () => {
   it('archives the older history, keeps every message exactly once and the context valid', async () => {
     const session = loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl').conversations[0]!;
-    await seedConversation(stack, 'cc-local', session.messages);
+    await seedConversation(stack, 'cc-local', session.messages, { policy: { auto: false } });
     const before = (await stack.app.inject({ method: 'GET', url: '/v1/conversations/cc-local', headers: stack.auth() })).json();
     const newestUser = [...(await activeMessages(stack, 'cc-local'))].reverse().find((m) => m.role === 'user' && m.content.some((b) => b['type'] === 'text'));
 

@@ -19,7 +19,8 @@ export async function listChunkResults(db: DbOrTx, jobId: string): Promise<Chunk
 
 /** Memoizes a step; a concurrent duplicate keeps the first result (the one finalize will read). */
 export async function saveChunkResult(db: DbOrTx, row: NewChunkResult): Promise<ChunkResultRow> {
-  await db.insert(chunkResults).values(row).onConflictDoNothing();
+  // latency arrives as a fractional ms reading; the column holds whole milliseconds
+  await db.insert(chunkResults).values({ ...row, latencyMs: Math.round(row.latencyMs ?? 0) }).onConflictDoNothing();
   const saved = await getChunkResult(db, row.jobId, row.chunkKey);
   if (!saved) throw new Error(`chunk result ${row.jobId}/${row.chunkKey} vanished after insert`);
   return saved;

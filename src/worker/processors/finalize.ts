@@ -1,6 +1,7 @@
 import type { ClipBatch } from '../../compaction/clip-archive.js';
 import { extractIdentifiers } from '../../compaction/identifiers.js';
 import type { CompactionPlan } from '../../compaction/plan-types.js';
+import { chooseBatchesToCollapse } from '../../compaction/resummarize.js';
 import { buildResummarizeRequest, buildSummarizeRequest, previousSummaryText } from '../../compaction/prompt.js';
 import { chunkKey, getChunkResult, listChunkResults, resummaryKey, saveChunkResult, type ChunkResultRow } from '../../db/repos/chunk-results.js';
 import { transitionJob } from '../../db/repos/jobs.js';
@@ -110,12 +111,12 @@ async function resummarizeIfNeeded(
   signal?: AbortSignal,
 ): Promise<ResummaryToCommit | null | 'failed'> {
   const candidates = [
-    ...previous.map((b) => ({ ref: b.id, level: b.level, seqs: b.seqs, summary: b.summary })),
-    ...plan.chunks.map((c) => ({ ref: `chunk-${c.index}`, level: 0, seqs: c.seqs, summary: results.get(c.index)?.summary ?? '' })),
+    ...previous.map((b) => ({ id: b.id, level: b.level, seqs: b.seqs, summary: b.summary })),
+    ...plan.chunks.map((c) => ({ id: `chunk-${c.index}`, level: 0, seqs: c.seqs, summary: results.get(c.index)?.summary ?? '' })),
   ];
-  const excess = candidates.length - ctx.policy.maxLiveBatches;
-  if (excess <= 0) return null;
-  const absorbed = [...candidates].sort((a, b) => Math.min(...a.seqs) - Math.min(...b.seqs)).slice(0, excess + 1);
+  const choice = chooseBatchesToCollapse(candidates, ctx.policy.maxLiveBatches);
+  if (!choice) return null;
+  const absorbed = choice.batches;
   const key = resummaryKey(0);
   let result = await getChunkResult(deps.db, ctx.job.id, key);
   if (!result) {
@@ -137,7 +138,7 @@ async function resummarizeIfNeeded(
       tracked.release();
     }
   }
-  return { absorbed: absorbed.map(({ ref, level, seqs }) => ({ ref, level, seqs })), result };
+  return { absorbed: absorbed.map(({ id, level, seqs }) => ({ ref: id, level, seqs })), result };
 }
 
 function toChunkRow(jobId: string, key: string, s: GuardedSummary) {

@@ -85,14 +85,14 @@ describe('provider limiter across processes', () => {
     const holder = await spawnChild([keyPrefix, 'hold', '1', String(leaseTtlMs)], 'acquired');
     const limiter = createProviderLimiter(redis, { keyPrefix, concurrency: 1, requestsPerMinute: 1_000_000, leaseTtlMs, maxPollMs: 10 });
     const leasesKey = `${keyPrefix}:{llm:anthropic}:leases`;
-    const [, firstExpiry] = await redis.zrange(leasesKey, 0, 0, 'WITHSCORES');
+    const [, firstExpiry] = await redis.zrange(leasesKey, '0', '0', 'WITHSCORES');
 
     let acquiredAt: number | undefined;
     const waiting = limiter.run('anthropic', async () => {
       acquiredAt = performance.now();
     });
     // The live holder renews its lease past the first expiry, and the waiter stays blocked.
-    await waitFor(async () => Number((await redis.zrange(leasesKey, 0, 0, 'WITHSCORES'))[1]) > Number(firstExpiry) + leaseTtlMs / 2, 5_000, 'a renewal');
+    await waitFor(async () => Number((await redis.zrange(leasesKey, '0', '0', 'WITHSCORES'))[1]) > Number(firstExpiry) + leaseTtlMs / 2, 5_000, 'a renewal');
     expect(acquiredAt).toBeUndefined();
 
     const killedAt = performance.now();

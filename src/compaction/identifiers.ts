@@ -163,6 +163,7 @@ export function findMissingIdentifiers(identifiers: readonly string[], summary: 
   return identifiers.filter((id) => !haystack.includes(normalizeSpace(id).trim()));
 }
 
+/** Retention reported in the job result (SPEC §5.6a): how many identifiers the summary kept. */
 export function identifierRetention(identifiers: readonly string[], summary: string): { found: number; total: number } {
   return { found: identifiers.length - findMissingIdentifiers(identifiers, summary).length, total: identifiers.length };
 }

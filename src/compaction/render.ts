@@ -66,14 +66,6 @@ export function renderMessageText(message: HistoryMessage, toolNames: ReadonlyMa
   return message.content.map((block) => renderBlock(block, toolNames)).join('\n\n');
 }
 
-/** The message's own words: text blocks only, without tool calls or outputs. */
-export function plainText(message: HistoryMessage): string {
-  return message.content
-    .filter((block): block is Extract<Block, { type: 'text' }> => block.type === 'text')
-    .map((block) => block.text)
-    .join('\n');
-}
-
 /** A user message that carries text typed by (or for) the user, not only tool results. */
 export function isUserTextMessage(message: HistoryMessage): boolean {
   return (
@@ -81,8 +73,4 @@ export function isUserTextMessage(message: HistoryMessage): boolean {
     message.role === 'user' &&
     message.content.some((block) => block.type === 'text' && block.text.trim().length > 0)
   );
-}
-
-export function isToolResultOnly(message: HistoryMessage): boolean {
-  return message.content.length > 0 && message.content.every((block) => block.type === 'tool_result');
 }

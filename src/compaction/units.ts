@@ -90,8 +90,3 @@ export function groupUnits(messages: readonly HistoryMessage[]): Unit[] {
   if (last && last.unansweredIds.length > 0) last.pending = true;
   return units;
 }
-
-/** A unit whose first message is a tool result with no call before it. */
-export function isOrphanUnit(unit: Unit): boolean {
-  return unit.kind === 'orphan_result';
-}

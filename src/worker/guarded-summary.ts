@@ -40,7 +40,8 @@ export async function summarizeGuarded(input: GuardedSummaryInput): Promise<Guar
   const summarizer: Summarizer | undefined = input.summarizers[selection.provider];
   const tally = { usage: ZERO_USAGE, calls: 0, cost: 0, latencyMs: 0 };
   const call = async (target: Summarizer, model: string, request: SummarizeRequest) => {
-    tally.calls += 1;
+    // `calls` counts provider calls (what is billed); the local summarizer is free
+    if (target.provider !== 'local') tally.calls += 1;
     const result = await target.summarize(request, { model, signal });
     tally.usage = addUsage(tally.usage, result.usage);
     tally.cost += target.provider === 'local' ? 0 : costUsd(model, result.usage);

@@ -2,7 +2,6 @@ import type { Policy } from '../config/policy.js';
 import { clipOverhead } from './clip-archive.js';
 import type {
   CompactionNoop,
-  CompactionPlan,
   NoopReason,
   PlanRequest,
   PlanResult,
@@ -68,6 +67,21 @@ function unitInputTokens(countTokens: CountTokens): (unit: Unit) => number {
   return (unit) => {
     const names = toolNamesOf(unit.messages);
     return unit.messages.reduce((sum, m) => sum + countTokens(renderMessageText(m, names)), 0);
+  };
+}
+
+function projectionBase(
+  snapshot: PlanSnapshot,
+  clip: HistoryMessage | undefined,
+  policy: Policy,
+  countTokens: CountTokens,
+): ProjectionBase {
+  return {
+    policy,
+    clipTokens: clip?.tokens ?? 0,
+    previousBatches: snapshot.previousSummaries.length,
+    previousSummaryTokens: snapshot.previousSummaries.reduce((sum, b) => sum + b.summaryTokens, 0),
+    overhead: clipOverhead(countTokens),
   };
 }
 
@@ -140,27 +154,21 @@ export function planCompaction(
   if (split.candidates.length === 0) return noop('nothing_to_compact', tokensBefore);
 
   const clip = messages.find((m) => m.kind === 'clip_archive');
-  const base: ProjectionBase = {
-    policy,
-    clipTokens: clip?.tokens ?? 0,
-    previousBatches: snapshot.previousSummaries.length,
-    previousSummaryTokens: snapshot.previousSummaries.reduce((sum, b) => sum + b.summaryTokens, 0),
-    overhead: clipOverhead(countTokens),
-  };
+  const base = projectionBase(snapshot, clip, policy, countTokens);
   const ordered = selectionOrder(split.candidates, messages.length - 1, policy);
   const run = execute(strategy, split.candidates, ordered, base, target, tokensBefore, countTokens);
   const chunks = run.selection?.builder.build() ?? [];
   if (chunks.length === 0 && run.work.rewrites.size === 0) return noop('nothing_to_compact', tokensBefore);
 
-  const compressed = new Set(chunks.flatMap((chunk) => chunk.seqs));
   const summaries = chunks.reduce((sum, chunk) => sum + summaryEstimate(policy, chunk.sourceTokens), 0);
   const tokensAfter = projectTokens(base, run.work.keptTokens, chunks.length, summaries);
   const progress = tokensBefore > 0 ? (tokensBefore - tokensAfter) / tokensBefore : 0;
+  // SPEC §5.6a: an auto compaction that cannot get below the trigger would only loop
   const stillOverTrigger = request.trigger === 'auto' && tokensAfter >= policy.triggerRatio * snapshot.contextLimit;
   if (progress < policy.minProgressRatio || stillOverTrigger) {
     return noop('insufficient_progress', tokensBefore, tokensAfter);
   }
-  const plan: CompactionPlan = {
+  return {
     kind: 'plan',
     version: 1,
     trigger: request.trigger,
@@ -172,7 +180,7 @@ export function planCompaction(
     tokensAfter,
     rewrites: [...run.work.rewrites.values()].sort((a, b) => a.seq - b.seq),
     chunks,
-    compressedSeqs: [...compressed].sort((a, b) => a - b),
+    compressedSeqs: chunks.flatMap((chunk) => chunk.seqs).sort((a, b) => a - b),
     supersededClipArchiveSeq: chunks.length > 0 && clip ? clip.seq : null,
     previousBatchIds: snapshot.previousSummaries.map((batch) => batch.id),
     focus: request.focus ?? null,
@@ -183,5 +191,4 @@ export function planCompaction(
       masked: run.masked,
     },
   };
-  return plan;
 }

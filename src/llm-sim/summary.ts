@@ -26,6 +26,7 @@ export interface SimSummaryOptions {
 
 export interface SimSummary {
   text: string;
+  /** identifiers not dropped by the loss rate (those over the budget are left out too) */
   kept: string[];
   dropped: string[];
 }
@@ -53,16 +54,16 @@ export function buildSimSummary(messages: readonly SimMessage[], options: SimSum
   const items = new Map<Section, string[]>(SECTIONS.map((section) => [section, []]));
   const errors = new Set(options.errorLines(contentText));
   const files = new Set(options.extractPaths(contentText));
-  for (const id of kept) {
-    if (errors.has(id)) items.get('ERRORS')?.push(`- ${id}`);
-    else if (files.has(id) || /^https?:\/\//.test(id)) items.get('FILES')?.push(`- ${id}`);
-  }
-  const others = kept.filter((id) => !errors.has(id) && !files.has(id) && !/^https?:\/\//.test(id));
-  if (others.length > 0) items.get('TASK STATE')?.push(`- Key identifiers: ${others.join('; ')}`);
-
-  let used = sectionsTokens(items, options.countTokens);
-  for (const [section, sentence] of rankSentences(content)) {
-    const line = `- ${redact(sentence)}`;
+  const sectionOf = (id: string): Section =>
+    errors.has(id) ? 'ERRORS' : files.has(id) || /^https?:\/\//.test(id) ? 'FILES' : 'TASK STATE';
+  // Identifiers first (what the directive insists on), then sentences, while the budget lasts.
+  const candidates: Array<[Section, string]> = [
+    ...kept.map((id): [Section, string] => [sectionOf(id), id]),
+    ...rankSentences(content).map(([section, sentence]): [Section, string] => [section, redact(sentence)]),
+  ];
+  let used = options.countTokens(render(items));
+  for (const [section, text] of candidates) {
+    const line = `- ${text}`;
     const cost = options.countTokens(line) + 1;
     if (used + cost > options.targetTokens) continue;
     items.get(section)?.push(line);
@@ -123,10 +124,6 @@ function redactor(dropped: readonly string[], kept: readonly string[]): (text: s
   // An identifier inside a kept one (app.ts in src/app.ts) cannot be cut without cutting the kept one.
   const cuttable = dropped.filter((d) => !kept.some((k) => k.includes(d))).sort((a, b) => b.length - a.length);
   return (text) => cuttable.reduce((acc, id) => acc.split(id).join('…'), text);
-}
-
-function sectionsTokens(items: ReadonlyMap<Section, string[]>, countTokens: (text: string) => number): number {
-  return countTokens(render(items));
 }
 
 function render(items: ReadonlyMap<Section, string[]>): string {

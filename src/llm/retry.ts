@@ -74,7 +74,9 @@ export async function withRetry<T>(fn: (attempt: number) => Promise<T>, options:
     try {
       return await fn(attempt);
     } catch (error) {
-      if (attempt >= maxAttempts || !isRetryable(error, policy) || options.signal?.aborted === true) throw error;
+      // A caller who cancelled hears "cancelled", whatever the attempt died of meanwhile.
+      if (options.signal?.aborted === true && !(isLlmError(error) && error.kind === 'cancelled')) throwIfAborted(options.signal);
+      if (attempt >= maxAttempts || !isRetryable(error, policy)) throw error;
       const delayMs = retryDelayMs(attempt, error, random, policy);
       options.onRetry?.({ attempt, delayMs, error });
       await sleep(delayMs, options.signal);

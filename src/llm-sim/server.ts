@@ -7,7 +7,7 @@ import { handleControl } from './control.js';
 import type { SimFaults } from './faults.js';
 import type { LatencyProfile } from './profiles.js';
 import { sendJson } from './respond.js';
-import { configure, createSimState, resetState, whenIdle, type CallRecord, type SimSettingsPatch } from './state.js';
+import { configure, createSimState, resetState, whenIdle, type CallRecord, type SimSettingsPatch, type SimState } from './state.js';
 import { SimRequestError } from './types.js';
 import { anthropicWire } from './wire-anthropic.js';
 import { openaiWire } from './wire-openai.js';
@@ -57,28 +57,13 @@ export async function startLlmSim(options: LlmSimOptions = {}): Promise<LlmSim> 
   const closing = new AbortController();
   const deps: CompletionDeps = { countTokens: (text) => countTokens(text), extractIdentifiers, errorLines, extractPaths };
 
+  const route = createRouter(state, closing.signal, deps);
   const server = createServer((req, res) => {
     route(req, res).catch((error: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: { message: error instanceof Error ? error.message : String(error) } });
       else res.destroy();
     });
   });
-
-  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = new URL(req.url ?? '/', 'http://sim').pathname.replace(/\/+$/, '');
-    if (path.startsWith('/_sim/')) return handleControl(state, req, res, path, await readJson(req));
-    if (req.method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList());
-    if (req.method === 'POST' && (path === '/v1/messages' || path === '/v1/chat/completions')) {
-      const wire = path === '/v1/messages' ? anthropicWire : openaiWire;
-      const body = await readJson(req);
-      if (body === INVALID_JSON) return sendJson(res, 400, wire.error('invalid_request', 'request body is not valid JSON').body);
-      return handleCompletion(state, wire, body, res, callSignal(res, closing.signal), deps);
-    }
-    if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
-      return countTokensRoute(await readJson(req), res);
-    }
-    sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: `${req.method} ${path} is not simulated` } });
-  }
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -108,6 +93,22 @@ export async function startLlmSim(options: LlmSimOptions = {}): Promise<LlmSim> 
       })();
       return closed;
     },
+  };
+}
+
+function createRouter(state: SimState, closing: AbortSignal, deps: CompletionDeps) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = new URL(req.url ?? '/', 'http://sim').pathname.replace(/\/+$/, '');
+    if (path.startsWith('/_sim/')) return handleControl(state, req, res, path, await readJson(req));
+    if (req.method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList());
+    if (req.method === 'POST' && (path === '/v1/messages' || path === '/v1/chat/completions')) {
+      const wire = path === '/v1/messages' ? anthropicWire : openaiWire;
+      const body = await readJson(req);
+      if (body === INVALID_JSON) return sendJson(res, 400, wire.error('invalid_request', 'request body is not valid JSON').body);
+      return handleCompletion(state, wire, body, res, callSignal(res, closing), deps);
+    }
+    if (req.method === 'POST' && path === '/v1/messages/count_tokens') return countTokensRoute(await readJson(req), res);
+    sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: `${req.method} ${path} is not simulated` } });
   };
 }
 

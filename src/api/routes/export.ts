@@ -1,0 +1,62 @@
+import { Readable } from 'node:stream';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { streamHistory, type OriginalRow } from '../../db/repos/archive.js';
+import { getConversation } from '../../db/repos/conversations.js';
+import { notFound } from '../../lib/errors.js';
+import type { ApiDeps } from '../deps.js';
+import { ExportLineSchema, ExportQuerySchema, type ExportLine } from '../schemas/batches.js';
+import { ConversationParamsSchema, errorResponses } from '../schemas/common.js';
+
+/** Rows per database round trip, and so per chunk written to the client. */
+const EXPORT_PAGE_SIZE = 500;
+
+function toExportLine(row: OriginalRow): string {
+  return JSON.stringify({
+    seq: row.seq,
+    role: row.role,
+    kind: row.kind,
+    content: row.content,
+    ...(row.name ? { name: row.name } : {}),
+    archived: row.archived,
+    reason: row.reason,
+    batchId: row.batchId,
+  });
+}
+
+/** Pages become chunks; `Readable.from` pulls the next page only when the client has drained the last. */
+async function* exportChunks(pages: AsyncIterable<OriginalRow[]>): AsyncGenerator<string> {
+  for await (const page of pages) yield `${page.map(toExportLine).join('\n')}\n`;
+}
+
+export function exportRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.get(
+      '/v1/conversations/:id/export',
+      {
+        schema: {
+          tags: ['archive'],
+          summary: 'The full history as JSONL, streamed: every appended message once, as appended, in seq order',
+          description:
+            'Active and archived originals merged by seq. With `clipArchive=true` (the default) the active clip-archive ' +
+            'message follows the original that shares its seq, with `kind: "clip_archive"`; superseded clip-archives are never exported.',
+          params: ConversationParamsSchema,
+          querystring: ExportQuerySchema,
+          response: {
+            200: { description: 'one JSON object per line', content: { 'application/x-ndjson': { schema: ExportLineSchema } } },
+            ...errorResponses,
+          },
+        },
+      },
+      async (request, reply) => {
+        const conversation = await getConversation(deps.db, request.tenantId, request.params.id);
+        if (!conversation) throw notFound('conversation', request.params.id);
+        const pages = streamHistory(deps.db, conversation.id, { pageSize: EXPORT_PAGE_SIZE, includeClipArchive: request.query.clipArchive });
+        const body = Readable.from(exportChunks(pages), { objectMode: false });
+        // Headers are gone once the first chunk is out: a later failure can only cut the stream.
+        body.on('error', (error) => request.log.error({ err: error, conversationId: conversation.id }, 'export stream failed'));
+        // The 200 schema documents one line for OpenAPI; fastify sends a stream as it is, unserialized.
+        return reply.type('application/x-ndjson; charset=utf-8').send(body as unknown as ExportLine);
+      },
+    );
+  };
+}

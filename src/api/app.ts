@@ -10,6 +10,10 @@ import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
 import { compactionRoutes } from './routes/compactions.js';
 import { jobRoutes } from './routes/jobs.js';
+import { batchRoutes } from './routes/batches.js';
+import { exportRoutes } from './routes/export.js';
+import { searchRoutes } from './routes/search.js';
+import { toolRoutes } from './routes/tools.js';
 
 export type { ApiDeps };
 
@@ -46,6 +50,10 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     await v1.register(messageRoutes(deps));
     await v1.register(compactionRoutes(deps));
     await v1.register(jobRoutes(deps));
+    await v1.register(batchRoutes(deps));
+    await v1.register(exportRoutes(deps));
+    await v1.register(searchRoutes(deps));
+    await v1.register(toolRoutes(deps));
   });
   // The zod type provider only refines route typing; callers need the plain instance.
   return app as unknown as FastifyInstance;

@@ -8,11 +8,16 @@ export interface CancelRegistry {
   cancel(jobId: string): number;
 }
 
+/** Cancelled job ids remembered, so a step that starts just after the broadcast aborts at once. */
+const REMEMBERED_CANCELS = 10_000;
+
 export function createCancelRegistry(): CancelRegistry {
   const running = new Map<string, Set<AbortController>>();
+  const cancelled = new Set<string>();
   return {
     track(jobId, parent) {
       const controller = new AbortController();
+      if (cancelled.has(jobId)) controller.abort(new Error(`compaction job ${jobId} cancelled`));
       const onParentAbort = () => controller.abort(parent?.reason);
       if (parent?.aborted) controller.abort(parent.reason);
       parent?.addEventListener('abort', onParentAbort, { once: true });
@@ -29,6 +34,8 @@ export function createCancelRegistry(): CancelRegistry {
       };
     },
     cancel(jobId) {
+      cancelled.add(jobId);
+      if (cancelled.size > REMEMBERED_CANCELS) cancelled.delete(cancelled.values().next().value as string);
       const set = running.get(jobId);
       if (!set) return 0;
       for (const controller of set) controller.abort(new Error(`compaction job ${jobId} cancelled`));

@@ -25,6 +25,20 @@ export interface GuardedSummary {
   fallback: string | null;
 }
 
+/** A provider's first answer, memoized before the identifier retry so a crash never pays for it twice. */
+export interface DraftAnswer {
+  text: string;
+  usage: LlmUsage;
+  calls: number;
+  costUsd: number;
+  latencyMs: number;
+}
+
+export interface DraftStore {
+  load(): Promise<DraftAnswer | null>;
+  save(draft: DraftAnswer): Promise<void>;
+}
+
 export interface GuardedSummaryInput {
   /** builds the request; called again with the identifiers a first answer missed */
   buildRequest(missingIdentifiers?: readonly string[]): SummarizeRequest;
@@ -33,12 +47,13 @@ export interface GuardedSummaryInput {
   summarizers: Summarizers;
   policy: Pick<Policy, 'onLLMFailure' | 'identifierCheck'>;
   signal: AbortSignal;
+  drafts?: DraftStore;
 }
 
 export async function summarizeGuarded(input: GuardedSummaryInput): Promise<GuardedSummary> {
   const { selection, signal } = input;
   const summarizer: Summarizer | undefined = input.summarizers[selection.provider];
-  const tally = { usage: ZERO_USAGE, calls: 0, cost: 0, latencyMs: 0 };
+  const tally: Tally = { usage: ZERO_USAGE, calls: 0, cost: 0, latencyMs: 0 };
   const call = async (target: Summarizer, model: string, request: SummarizeRequest) => {
     // `calls` counts provider calls (what is billed); the local summarizer is free
     if (target.provider !== 'local') tally.calls += 1;
@@ -55,7 +70,7 @@ export async function summarizeGuarded(input: GuardedSummaryInput): Promise<Guar
   let fallback: string | null = null;
   try {
     if (!summarizer) throw new LlmError('bad_request', `summarizer provider ${selection.provider} is not configured`);
-    text = (await call(summarizer, model, input.buildRequest())).text;
+    text = await firstAnswer(input, tally, () => call(summarizer, model, input.buildRequest()));
     const missing = input.policy.identifierCheck ? findMissingIdentifiers(input.identifiers, text) : [];
     if (missing.length > 0) {
       try {
@@ -86,4 +101,26 @@ export async function summarizeGuarded(input: GuardedSummaryInput): Promise<Guar
     identifiers: { found: input.identifiers.length - stillMissing.length, total: input.identifiers.length },
     fallback,
   };
+}
+
+interface Tally {
+  usage: LlmUsage;
+  calls: number;
+  cost: number;
+  latencyMs: number;
+}
+
+/** The first answer: from the draft store when a previous attempt got that far, else a call (then saved). */
+async function firstAnswer(input: GuardedSummaryInput, tally: Tally, call: () => Promise<{ text: string }>): Promise<string> {
+  const draft = await input.drafts?.load();
+  if (draft) {
+    tally.usage = addUsage(tally.usage, draft.usage);
+    tally.calls += draft.calls;
+    tally.cost += draft.costUsd;
+    tally.latencyMs += draft.latencyMs;
+    return draft.text;
+  }
+  const { text } = await call();
+  await input.drafts?.save({ text, usage: tally.usage, calls: tally.calls, costUsd: tally.cost, latencyMs: tally.latencyMs });
+  return text;
 }

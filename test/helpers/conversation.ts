@@ -38,8 +38,8 @@ export async function activeMessages(stack: Stack, id: string) {
   const out: Array<{ seq: number; role: string; kind: string; content: Array<Record<string, unknown>> }> = [];
   let after: number | null = 0;
   while (after !== null) {
-    const res = await stack.app.inject({ method: 'GET', url: `/v1/conversations/${id}/messages?after=${after}&limit=1000`, headers: stack.auth() });
-    const page = res.json();
+    const res: { json(): unknown } = await stack.app.inject({ method: 'GET', url: `/v1/conversations/${id}/messages?after=${after}&limit=1000`, headers: stack.auth() });
+    const page = res.json() as { messages: typeof out; nextAfter: number | null };
     out.push(...page.messages);
     after = page.nextAfter;
   }

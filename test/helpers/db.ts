@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { createDb, type DbHandle } from '../../src/db/client.js';
-import { databaseUrl, TEMPLATE_DB, TEST_DB_PREFIX } from './services.js';
+import { inject } from 'vitest';
+import { databaseUrl, TEST_DB_PREFIX } from './services.js';
 
 export interface TestDatabase extends DbHandle {
   url: string;
@@ -19,7 +20,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     // (55006); parallel test files may collide for a moment, so try a few times.
     for (let attempt = 1; ; attempt++) {
       try {
-        await admin.unsafe(`create database "${name}" template "${TEMPLATE_DB}"`);
+        await admin.unsafe(`create database "${name}" template "${inject('templateDb')}"`);
         break;
       } catch (error) {
         if ((error as { code?: string }).code !== '55006' || attempt >= 20) throw error;

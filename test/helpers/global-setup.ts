@@ -1,14 +1,24 @@
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { runMigrations } from '../../src/db/migrate.js';
-import { databaseUrl, TEMPLATE_DB, TEST_DB_PREFIX, TEST_REDIS_URL } from './services.js';
+import { randomUUID } from 'node:crypto';
+import type { TestProject } from 'vitest/node';
+import { databaseUrl, TEST_DB_PREFIX, TEST_REDIS_URL } from './services.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    templateDb: string;
+  }
+}
 
 /**
  * Once per run: check both services answer (failing loudly with the URL tried, never
- * skipping), drop databases left by earlier failed runs, and migrate a template database
- * that every test file clones (CREATE DATABASE … TEMPLATE is much faster than migrating).
+ * skipping) and migrate a template database of this run that every test file clones
+ * (CREATE DATABASE … TEMPLATE is much faster than migrating). Runs on one machine never
+ * share a template, so two test runs at once do not disturb each other.
  */
-export default async function setup(): Promise<void> {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const template = `${TEST_DB_PREFIX}tpl_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
   const admin = postgres(databaseUrl('postgres'), { max: 1, onnotice: () => {}, connect_timeout: 5 });
   try {
     await admin`select 1`;
@@ -25,10 +35,17 @@ export default async function setup(): Promise<void> {
     redis.disconnect();
   }
   try {
-    const stale = await admin<{ datname: string }[]>`select datname from pg_database where datname like ${`${TEST_DB_PREFIX}%`} or datname = ${TEMPLATE_DB}`;
-    for (const { datname } of stale) await admin.unsafe(`drop database if exists "${datname}" with (force)`);
-    await runMigrations(databaseUrl(TEMPLATE_DB));
+    await runMigrations(databaseUrl(template));
   } finally {
     await admin.end({ timeout: 5 });
   }
+  project.provide('templateDb', template);
+  return async () => {
+    const cleaner = postgres(databaseUrl('postgres'), { max: 1, onnotice: () => {} });
+    try {
+      await cleaner.unsafe(`drop database if exists "${template}" with (force)`);
+    } finally {
+      await cleaner.end({ timeout: 5 });
+    }
+  };
 }

@@ -1,4 +1,4 @@
-import { and, eq, like, sql } from 'drizzle-orm';
+import { and, eq, like, notLike, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.js';
 import { chunkResults } from '../schema.js';
 
@@ -30,6 +30,6 @@ export async function countChunkResults(db: DbOrTx, jobId: string): Promise<numb
   const [row] = await db
     .select({ n: sql<number>`count(*)::int` })
     .from(chunkResults)
-    .where(and(eq(chunkResults.jobId, jobId), like(chunkResults.chunkKey, 'chunk-%')));
+    .where(and(eq(chunkResults.jobId, jobId), like(chunkResults.chunkKey, 'chunk-%'), notLike(chunkResults.chunkKey, '%.draft')));
   return row?.n ?? 0;
 }

@@ -13,7 +13,7 @@ import { finishJob, notifyFinished } from '../finish.js';
 import { summarizeGuarded, type GuardedSummary } from '../guarded-summary.js';
 import { isActive, loadJobContext, type JobContext } from '../job-context.js';
 import { llmTotals } from '../llm-totals.js';
-import { selectionFor } from './summarize.js';
+import { draftStore, selectionFor } from './summarize.js';
 
 export type FinalizeDeps = Pick<WorkerDeps, 'db' | 'logger' | 'summarizers' | 'countTokens' | 'cancels' | 'config' | 'onJobFinished'>;
 
@@ -132,6 +132,7 @@ async function resummarizeIfNeeded(
         summarizers: deps.summarizers,
         policy: ctx.policy,
         signal: tracked.signal,
+        drafts: draftStore(deps, ctx.job.id, key),
       });
       result = await saveChunkResult(deps.db, toChunkRow(ctx.job.id, key, summary));
     } finally {

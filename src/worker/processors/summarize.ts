@@ -2,7 +2,8 @@ import { extractChunkIdentifiers } from '../../compaction/identifiers.js';
 import type { CompactionPlan } from '../../compaction/plan-types.js';
 import { buildSummarizeRequest, previousSummaryText } from '../../compaction/prompt.js';
 import { chunkKey, countChunkResults, getChunkResult, saveChunkResult } from '../../db/repos/chunk-results.js';
-import { setProgress } from '../../db/repos/jobs.js';
+import type { DraftStore } from '../guarded-summary.js';
+import { getJob, setProgress } from '../../db/repos/jobs.js';
 import { loadBatchesByIds, loadMessagesBySeqs, toHistoryMessage, toLiveBatch } from '../../db/repos/snapshot.js';
 import { availableProviders } from '../../llm/create-summarizer.js';
 import { selectSummarizerModel } from '../../llm/models.js';
@@ -43,6 +44,8 @@ export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps
   const previous = previousSummaryText((await loadBatchesByIds(deps.db, plan.previousBatchIds)).map(toLiveBatch));
   const tracked = deps.cancels.track(ctx.job.id, signal);
   try {
+    // A cancel that landed between loading the job and tracking it was not seen by the registry.
+    if (!isActive((await getJob(deps.db, ctx.job.id)) ?? { status: 'cancelled' })) return;
     const outcome = await summarizeGuarded({
       buildRequest: (missing) =>
         buildSummarizeRequest(messages, previous, ctx.policy, {
@@ -55,6 +58,7 @@ export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps
       summarizers: deps.summarizers,
       policy: ctx.policy,
       signal: tracked.signal,
+      drafts: draftStore(deps, ctx.job.id, key),
     });
     await saveChunkResult(deps.db, {
       jobId: ctx.job.id,
@@ -75,4 +79,28 @@ export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps
   } finally {
     tracked.release();
   }
+}
+
+/** Drafts live in chunk_results under `<key>.draft` (same memo table, never read as a result). */
+export function draftStore(deps: Pick<WorkerDeps, 'db'>, jobId: string, key: string): DraftStore {
+  const draftKey = `${key}.draft`;
+  return {
+    load: async () => {
+      const row = await getChunkResult(deps.db, jobId, draftKey);
+      return row ? { text: row.summary, usage: row.usage, calls: row.calls, costUsd: row.costUsd, latencyMs: row.latencyMs } : null;
+    },
+    save: async (draft) => {
+      await saveChunkResult(deps.db, {
+        jobId,
+        chunkKey: draftKey,
+        summary: draft.text,
+        model: 'draft',
+        provider: 'draft',
+        usage: draft.usage,
+        calls: draft.calls,
+        costUsd: draft.costUsd,
+        latencyMs: draft.latencyMs,
+      });
+    },
+  };
 }

@@ -7,6 +7,7 @@ import { AppError, notFound } from '../../lib/errors.js';
 import type { ApiDeps } from '../deps.js';
 import { ConversationParamsSchema, errorResponses, ProblemSchema, UuidParamsSchema } from '../schemas/common.js';
 import { JobSchema, JobWaitQuerySchema, ListJobsQuerySchema, ListJobsResponseSchema } from '../schemas/jobs.js';
+import { revertCompaction } from '../revert-compaction.js';
 import { toJobView } from '../views.js';
 
 const POLL_INTERVAL_MS = 200;
@@ -66,6 +67,23 @@ export function jobRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         }
         await deps.compactions.cancel(job.id).catch((error: unknown) => request.log.warn({ err: error, jobId: job.id }, 'cancel broadcast failed'));
         return toJobView(cancelled, job.conversationExternalId);
+      },
+    );
+
+    app.post(
+      '/v1/jobs/:id/revert',
+      {
+        schema: {
+          tags: ['compactions'],
+          summary: "Undo a compaction: restores its originals and the previous clip-archive (409 unless it is the conversation's latest)",
+          params: UuidParamsSchema,
+          response: { 200: JobSchema, 409: ProblemSchema, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const job = await requireJob(deps.db, request.tenantId, request.params.id);
+        const reverted = await revertCompaction(deps.db, job);
+        return toJobView(reverted, job.conversationExternalId);
       },
     );
 

@@ -48,6 +48,12 @@ export interface GuardedSummaryInput {
   policy: Pick<Policy, 'onLLMFailure' | 'identifierCheck'>;
   signal: AbortSignal;
   drafts?: DraftStore;
+  /**
+   * Output budget for the local summarizer, which fills whatever budget it gets: sized to
+   * the planner's summary estimate so a local summary frees what the plan projected. (A
+   * provider keeps the request's budget: for it the budget is a hard stop, not a target.)
+   */
+  localMaxTokens?: number;
 }
 
 export async function summarizeGuarded(input: GuardedSummaryInput): Promise<GuardedSummary> {
@@ -57,7 +63,10 @@ export async function summarizeGuarded(input: GuardedSummaryInput): Promise<Guar
   const call = async (target: Summarizer, model: string, request: SummarizeRequest) => {
     // `calls` counts provider calls (what is billed); the local summarizer is free
     if (target.provider !== 'local') tally.calls += 1;
-    const result = await target.summarize(request, { model, signal });
+    const sized = target.provider === 'local' && input.localMaxTokens !== undefined
+      ? { ...request, maxOutputTokens: Math.min(request.maxOutputTokens, input.localMaxTokens) }
+      : request;
+    const result = await target.summarize(sized, { model, signal });
     tally.usage = addUsage(tally.usage, result.usage);
     tally.cost += target.provider === 'local' ? 0 : costUsd(model, result.usage);
     tally.latencyMs += result.latencyMs;
@@ -123,4 +132,11 @@ async function firstAnswer(input: GuardedSummaryInput, tally: Tally, call: () =>
   const { text } = await call();
   await input.drafts?.save({ text, usage: tally.usage, calls: tally.calls, costUsd: tally.cost, latencyMs: tally.latencyMs });
   return text;
+}
+
+/** Smallest local summary budget: below it the seven sections have no room. */
+const LOCAL_MIN_TOKENS = 256;
+
+export function localBudget(estimateTokens: number): number {
+  return Math.max(LOCAL_MIN_TOKENS, estimateTokens);
 }

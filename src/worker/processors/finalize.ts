@@ -10,7 +10,8 @@ import type { FinalizePayload } from '../../queue/catalog.js';
 import { commitCompaction, type ResummaryToCommit } from '../commit.js';
 import type { WorkerDeps } from '../deps.js';
 import { finishJob, notifyFinished } from '../finish.js';
-import { summarizeGuarded, type GuardedSummary } from '../guarded-summary.js';
+import { localBudget, summarizeGuarded, type GuardedSummary } from '../guarded-summary.js';
+import { summaryEstimate } from '../../compaction/select.js';
 import { isActive, loadJobContext, type JobContext } from '../job-context.js';
 import { llmTotals } from '../llm-totals.js';
 import { draftStore, selectionFor } from './summarize.js';
@@ -93,6 +94,7 @@ async function completeChunkResults(ctx: JobContext, plan: CompactionPlan, deps:
         summarizers: deps.summarizers,
         policy: ctx.policy,
         signal: signal ?? new AbortController().signal,
+        localMaxTokens: localBudget(summaryEstimate(ctx.policy, chunk.sourceTokens)),
       });
       result = await saveChunkResult(deps.db, toChunkRow(ctx.job.id, chunkKey(chunk.index), { ...local, fallback: 'CHUNK_STEP_FAILED' }));
     }
@@ -133,6 +135,7 @@ async function resummarizeIfNeeded(
         policy: ctx.policy,
         signal: tracked.signal,
         drafts: draftStore(deps, ctx.job.id, key),
+        localMaxTokens: localBudget(summaryEstimate(ctx.policy, absorbed.reduce((sum, b) => sum + deps.countTokens(b.summary), 0))),
       });
       result = await saveChunkResult(deps.db, toChunkRow(ctx.job.id, key, summary));
     } finally {

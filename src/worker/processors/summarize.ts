@@ -2,7 +2,8 @@ import { extractChunkIdentifiers } from '../../compaction/identifiers.js';
 import type { CompactionPlan } from '../../compaction/plan-types.js';
 import { buildSummarizeRequest, previousSummaryText } from '../../compaction/prompt.js';
 import { chunkKey, countChunkResults, getChunkResult, saveChunkResult } from '../../db/repos/chunk-results.js';
-import type { DraftStore } from '../guarded-summary.js';
+import { localBudget, type DraftStore } from '../guarded-summary.js';
+import { summaryEstimate } from '../../compaction/select.js';
 import { getJob, setProgress } from '../../db/repos/jobs.js';
 import { loadBatchesByIds, loadMessagesBySeqs, toHistoryMessage, toLiveBatch } from '../../db/repos/snapshot.js';
 import { availableProviders } from '../../llm/create-summarizer.js';
@@ -59,6 +60,7 @@ export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps
       policy: ctx.policy,
       signal: tracked.signal,
       drafts: draftStore(deps, ctx.job.id, key),
+      localMaxTokens: localBudget(summaryEstimate(ctx.policy, chunk.sourceTokens)),
     });
     await saveChunkResult(deps.db, {
       jobId: ctx.job.id,

@@ -32,6 +32,28 @@ module.exports = {
     { name: 'api-not-worker', severity: 'error', from: { path: '^src/api/' }, to: { path: '^src/(worker|app)/' } },
     { name: 'worker-not-api', severity: 'error', from: { path: '^src/worker/' }, to: { path: '^src/(api|app)/' } },
     {
+      name: 'client-standalone',
+      comment: 'src/client ships as compactd/client: besides itself it may use only the API schemas, the core data types and the compaction options schema, and those type-only',
+      severity: 'error',
+      from: { path: '^src/client/' },
+      to: { pathNot: ['^src/client/', '^src/api/schemas/', '^src/compaction/types\\.ts$', '^src/queue/job-options\\.ts$', 'node_modules/zod/'] },
+    },
+    {
+      name: 'client-types-only',
+      comment: 'at run time the client loads no server code, no zod and no node: builtins (only fetch), so it stays light and portable',
+      severity: 'error',
+      from: { path: '^src/client/' },
+      to: { path: ['^src/(api|compaction|queue)/', 'node_modules/zod/'], dependencyTypesNot: ['type-only'] },
+    },
+    { name: 'client-no-builtins', severity: 'error', from: { path: '^src/client/' }, to: { dependencyTypes: ['core'] } },
+    {
+      name: 'server-not-client',
+      comment: 'the service never goes through its own HTTP client; only the CLI (app/**) does',
+      severity: 'error',
+      from: { path: '^src/(api|worker|db|queue|llm|compaction|config|lib|importers|obs|llm-sim)/' },
+      to: { path: '^src/client/' },
+    },
+    {
       name: 'composition-root-only',
       comment: 'only app/** and main.ts wire processes together',
       severity: 'error',

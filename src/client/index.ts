@@ -1,0 +1,15 @@
+/**
+ * `compactd/client`: a typed HTTP client for the compactd API. It needs only `fetch`; its
+ * types come from the service's own zod schemas (type-only imports, so nothing of the
+ * server is loaded at run time).
+ *
+ *   const compactd = createClient({ baseUrl: 'http://127.0.0.1:8080', apiKey });
+ *   await compactd.appendMessages('conv-1', [{ role: 'user', content: 'hi' }]);
+ *   const { system, messages } = await compactd.getContext('conv-1');
+ */
+export { createClient, type ClientOptions, type CompactdClient, type PostOptions, type RequestOptions } from './create-client.js';
+export { CompactdError, isCompactdError, type ClientErrorCode, type FieldError } from './errors.js';
+export { parseRetryAfter, type FetchLike } from './http.js';
+export { DEFAULT_WAIT_TIMEOUT_MS, type WaitForJobOptions } from './wait.js';
+export { isTerminal, TERMINAL_JOB_STATUSES } from './types.js';
+export type * from './types.js';

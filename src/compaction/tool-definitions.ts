@@ -41,13 +41,16 @@ export type ToolName = 'compact' | 'recall';
 export const TOOL_NAMES: readonly ToolName[] = ['compact', 'recall'];
 export type ToolFormat = 'anthropic' | 'openai';
 
-/** The JSON Schema of a tool's input: always an object (both providers require it). */
-export interface ObjectJsonSchema {
+/**
+ * The JSON Schema of a tool's input: always an object (both providers require it). A type
+ * alias, not an interface, so it stays assignable to the SDKs' index-signature types.
+ */
+export type ObjectJsonSchema = {
   type: 'object';
   properties: Record<string, Record<string, unknown>>;
   required?: string[];
   additionalProperties?: boolean;
-}
+};
 
 /** Anthropic Messages API `tools[]` entry. */
 export interface AnthropicToolDefinition {
@@ -73,7 +76,7 @@ function describeCompact(minTokens: number): string {
     'messages and replaces them with one archive message near the start of the history that carries the summaries; recent',
     'messages, the newest user message and unfinished tool exchanges stay verbatim. Nothing is lost: the originals are',
     'archived, and the `recall` tool finds their exact text later.',
-    'Call it when the context is getting full (a warning appears at about 70% of the window), at a natural break between',
+    'Call it when the context is getting full (around 70% of the window or more), at a natural break between',
     'tasks or phases, or when long tool outputs you no longer need fill the history. Do not call it repeatedly: one',
     'compaction runs at a time (calling again returns the running one), and it is refused while the conversation holds',
     `fewer than ${minTokens.toLocaleString('en-US')} tokens.`,

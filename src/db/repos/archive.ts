@@ -149,7 +149,9 @@ async function historyPage(
 
 /**
  * The full history in seq order, page by page (keyset on seq, one short query per page), so
- * an export never holds more than one page and never pins a connection while a slow client reads.
+ * an export never holds more than one page and never pins a connection while a slow client
+ * reads. Pages are separate snapshots: a compaction committing mid-export moves rows between
+ * the tables but not across seqs, so every seq still appears exactly once.
  */
 export async function* streamHistory(
   db: DbOrTx,

@@ -1,6 +1,7 @@
 import type { Config } from '../config/env.js';
 import { runMigrations } from '../db/migrate.js';
 import { createSummarizers } from '../llm/create-summarizer.js';
+import { DEFAULT_RETRY_POLICY } from '../llm/retry.js';
 import { createWorkerConnection } from '../queue/connection.js';
 import { cancelChannel } from '../queue/names.js';
 import { createCancelRegistry } from '../worker/cancel-registry.js';
@@ -34,7 +35,8 @@ export function runWorkers(deps: Deps, overrides: Partial<WorkerDeps> = {}): { s
     logger,
     queues: deps.queues,
     countTokens: deps.countTokens,
-    summarizers: createSummarizers(config, { redis: deps.redis, keyPrefix: config.queue.prefix, countTokens: deps.countTokens }),
+    summarizers: createSummarizers(config, { redis: deps.redis, keyPrefix: config.queue.prefix, countTokens: deps.countTokens, retryPolicy: DEFAULT_RETRY_POLICY }),
+    retryPolicy: DEFAULT_RETRY_POLICY,
     cancels,
     ...overrides,
   };

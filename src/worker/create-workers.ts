@@ -5,11 +5,15 @@ import { JOBS } from '../queue/catalog.js';
 import { queuePrefix, QUEUES } from '../queue/names.js';
 import { compactionJobs } from '../db/schema.js';
 import { getJob } from '../db/repos/jobs.js';
+import { getJobLogContext, type JobLogContext } from '../db/repos/job-log-context.js';
+import type { Phase } from '../obs/metrics.js';
 import { coerceError } from '../lib/errors.js';
 import type { WorkerDeps } from './deps.js';
 import { finishJob, notifyFinished } from './finish.js';
-import { toBullmqError } from './outcome.js';
+import { classifyForQueue } from './outcome.js';
 import { processFinalize } from './processors/finalize.js';
+import { processIdleCheck } from './processors/idle.js';
+import { processWebhookDelivery, sweepWebhookDeliveries } from './processors/webhook.js';
 import { processPlan } from './processors/plan.js';
 import { processSummarizeChunk } from './processors/summarize.js';
 import { reconcileJobs } from './reconciler.js';
@@ -26,19 +30,57 @@ export interface WorkerOptions {
   summarizeConcurrency: number;
   /** how often the reconciler sweeps (ms); 0 disables it */
   reconcileEveryMs: number;
+  /** concurrent webhook deliveries (network-bound); default 8 */
+  webhookConcurrency?: number;
+}
+
+const PHASES: Record<string, Phase> = {
+  [JOBS.plan.name]: 'plan',
+  [JOBS.summarizeChunk.name]: 'summarize',
+  [JOBS.finalize.name]: 'finalize',
+  [JOBS.idleCheck.name]: 'idle_check',
+  [JOBS.reconcile.name]: 'reconcile',
+  [JOBS.deliverWebhook.name]: 'webhook',
+};
+
+/** Records the step's duration in `compactd_phase_duration_seconds` (when metrics are wired). */
+async function timed<T>(deps: Pick<WorkerDeps, 'metrics'>, job: Job, run: () => Promise<T>): Promise<T> {
+  const stop = deps.metrics?.phaseDuration.startTimer({ phase: PHASES[job.name] ?? job.name });
+  try {
+    const result = await run();
+    stop?.({ outcome: 'ok' });
+    return result;
+  } catch (error) {
+    stop?.({ outcome: 'error' });
+    throw error;
+  }
+}
+
+/** The job, conversation and tenant ids of a compaction step, for its log lines. */
+async function stepIds(deps: Pick<WorkerDeps, 'db'>, job: Job): Promise<Partial<JobLogContext>> {
+  const jobId = (job.data as { jobId?: unknown } | undefined)?.jobId;
+  if (typeof jobId !== 'string') return {};
+  return (await getJobLogContext(deps.db, jobId).catch(() => null)) ?? { jobId };
 }
 
 export function createWorkers(connection: Redis, deps: WorkerDeps, options: WorkerOptions): Worker[] {
   const prefix = queuePrefix(deps.config.queue.prefix);
+  const workers: Worker[] = [];
   const wrap = (run: (job: Job, signal?: AbortSignal) => Promise<void>) => async (job: Job, _token?: string, signal?: AbortSignal) => {
     try {
       await run(job, signal);
     } catch (error) {
+      const outcome = classifyForQueue(error);
+      const worker = workers.find((w) => w.name === job.queueName);
+      if (outcome.action === 'rate_limit' && worker) {
+        deps.logger.warn({ queueJob: job.name, queueJobId: job.id, delayMs: outcome.delayMs }, 'provider asked to back off; queue rate-limited');
+        await worker.rateLimit(outcome.delayMs);
+        throw Worker.RateLimitError();
+      }
       deps.logger.warn({ err: error, queueJob: job.name, queueJobId: job.id, attempt: job.attemptsMade + 1 }, 'step failed');
-      const mapped = toBullmqError(error);
-      const finalAttempt = mapped instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      const finalAttempt = outcome.action === 'unrecoverable' || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       await recordStepError(deps, job, error, finalAttempt && job.queueName === QUEUES.compaction);
-      throw mapped;
+      throw outcome.error;
     }
   };
 
@@ -47,23 +89,47 @@ export function createWorkers(connection: Redis, deps: WorkerDeps, options: Work
     wrap(async (job, signal) => {
       if (job.name === JOBS.plan.name) return processPlan(JOBS.plan.schema.parse(job.data), deps);
       if (job.name === JOBS.finalize.name) return processFinalize(JOBS.finalize.schema.parse(job.data), deps, signal);
+      if (job.name === JOBS.idleCheck.name) {
+        await processIdleCheck(JOBS.idleCheck.schema.parse(job.data), deps);
+        return;
+      }
       throw new Error(`unknown job ${job.name} on queue ${QUEUES.compaction}`);
     }),
     { connection, prefix, concurrency: options.compactionConcurrency, ...STALL_SETTINGS },
   );
   const summarize = new Worker(
     QUEUES.summarize,
-    wrap(async (job, signal) => processSummarizeChunk(JOBS.summarizeChunk.schema.parse(job.data), deps, signal)),
+    wrap(async (job, signal) => {
+      const payload = JOBS.summarizeChunk.schema.parse(job.data);
+      // The summarize step's own log lines name the job; bind the conversation and tenant too.
+      const ids = await getJobLogContext(deps.db, payload.jobId);
+      const logger = ids ? deps.logger.child({ conversationId: ids.conversationId, tenantId: ids.tenantId }) : deps.logger;
+      return processSummarizeChunk(payload, { ...deps, logger }, signal);
+    }),
     { connection, prefix, concurrency: options.summarizeConcurrency, ...STALL_SETTINGS },
   );
   const maintenance = new Worker(
     QUEUES.maintenance,
     wrap(async () => {
       await reconcileJobs(deps);
+      if (deps.webhooks) await sweepWebhookDeliveries({ ...deps, webhooks: deps.webhooks });
     }),
     { connection, prefix, concurrency: 1, ...STALL_SETTINGS },
   );
-  const workers = [compaction, summarize, maintenance];
+  workers.push(compaction, summarize, maintenance);
+  if (deps.webhooks) {
+    const webhookDeps = { ...deps, webhooks: deps.webhooks };
+    // Failed attempts are logged by the processor and retried by BullMQ (plain errors).
+    const webhooks = new Worker(
+      QUEUES.webhooks,
+      async (job: Job) =>
+        timed(deps, job, () =>
+          processWebhookDelivery(JOBS.deliverWebhook.schema.parse(job.data), webhookDeps, { final: job.attemptsMade + 1 >= (job.opts.attempts ?? 1) }),
+        ),
+      { connection, prefix, concurrency: options.webhookConcurrency ?? 8, ...STALL_SETTINGS },
+    );
+    workers.push(webhooks);
+  }
   for (const worker of workers) worker.on('error', (error) => deps.logger.error({ err: error, queue: worker.name }, 'worker error'));
   if (options.reconcileEveryMs > 0) {
     void deps.queues.maintenance

@@ -1,9 +1,13 @@
+import type { Queue } from 'bullmq';
 import type { Config } from '../config/env.js';
 import type { CountTokens } from '../compaction/types.js';
 import type { Db } from '../db/client.js';
 import type { Summarizers } from '../llm/create-summarizer.js';
 import type { Logger } from '../obs/logger.js';
+import type { RetryPolicy } from '../llm/retry.js';
 import type { Queues } from '../queue/producer.js';
+import type { WebhookRetry } from '../queue/webhooks.js';
+import type { Metrics } from '../obs/metrics.js';
 import type { CancelRegistry } from './cancel-registry.js';
 
 /** What the worker shell needs; the composition root supplies it. */
@@ -15,6 +19,31 @@ export interface WorkerDeps {
   summarizers: Summarizers;
   countTokens: CountTokens;
   cancels: CancelRegistry;
+  /** the LLM retry layer's policy (the worker defers what it will not wait for) */
+  retryPolicy: RetryPolicy;
   /** observers of job outcomes (metrics, webhooks); must not throw */
-  onJobFinished?(event: { jobId: string; conversationId: string; tenantId: string; status: string; trigger: string }): void;
+  onJobFinished?(event: JobFinishedEvent): void;
+  /** Prometheus instruments; absent where nothing scrapes them */
+  metrics?: Metrics;
+  /** webhook deliveries: the queue and the retry/timeout settings */
+  webhooks?: WebhookSettings;
+}
+
+export interface JobFinishedEvent {
+  jobId: string;
+  /** internal conversation id (compaction_jobs.conversation_id) */
+  conversationId: string;
+  tenantId: string;
+  status: string;
+  trigger: string;
+  result: Record<string, unknown> | null;
+  error: { code: string; message: string } | null;
+}
+
+export interface WebhookSettings extends WebhookRetry {
+  queue: Queue;
+  /** per-attempt HTTP timeout */
+  timeoutMs: number;
+  /** network access for deliveries; default the global fetch */
+  fetch?: typeof fetch;
 }

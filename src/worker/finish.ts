@@ -31,7 +31,15 @@ export async function finishJob(
 export function notifyFinished(deps: Pick<WorkerDeps, 'onJobFinished' | 'logger'>, job: JobRow | null, tenantId: string): void {
   if (!job) return;
   try {
-    deps.onJobFinished?.({ jobId: job.id, conversationId: job.conversationId, tenantId, status: job.status, trigger: job.trigger });
+    deps.onJobFinished?.({
+      jobId: job.id,
+      conversationId: job.conversationId,
+      tenantId,
+      status: job.status,
+      trigger: job.trigger,
+      result: job.result ?? null,
+      error: job.error ?? null,
+    });
   } catch (error) {
     deps.logger.warn({ err: error, jobId: job.id }, 'job observer failed');
   }

@@ -4,6 +4,7 @@ import type { SummarizeRequest } from '../compaction/types.js';
 import { costUsd, LOCAL_MODEL } from '../llm/models.js';
 import { addUsage, LlmError, ZERO_USAGE, type LlmUsage, type ProviderName, type Summarizer } from '../llm/port.js';
 import type { Summarizers } from '../llm/create-summarizer.js';
+import { DEFAULT_RETRY_POLICY, isRetryable, type RetryPolicy } from '../llm/retry.js';
 
 /**
  * One summary with the guards of SPEC §5.6a: invalid output is a failure (the adapters
@@ -54,6 +55,22 @@ export interface GuardedSummaryInput {
    * provider keeps the request's budget: for it the budget is a hard stop, not a target.)
    */
   localMaxTokens?: number;
+  /**
+   * When the provider asks to come back later than the retry layer waits (429/529 with a
+   * long retry-after), hand the step back to the queue instead of falling back: the queue
+   * rate-limits itself and retries the step. False once the job has waited long enough.
+   */
+  deferRateLimits?: boolean;
+  /** the retry layer's policy: a retry-after beyond its patience is handed to the queue */
+  retryPolicy?: RetryPolicy;
+}
+
+/** Thrown to hand a step back to the queue until the provider's retry-after has passed. */
+export class DeferStep extends Error {
+  constructor(readonly delayMs: number, override readonly cause: LlmError) {
+    super(`provider asked to retry after ${delayMs} ms`);
+    this.name = 'DeferStep';
+  }
 }
 
 export async function summarizeGuarded(input: GuardedSummaryInput): Promise<GuardedSummary> {
@@ -91,6 +108,7 @@ export async function summarizeGuarded(input: GuardedSummaryInput): Promise<Guar
       }
     }
   } catch (error) {
+    if (input.deferRateLimits && isDeferrable(error, input.retryPolicy)) throw new DeferStep(error.retryAfterMs ?? 0, error);
     if (signal.aborted || input.policy.onLLMFailure === 'fail' || selection.provider === 'local') throw error;
     fallback = error instanceof LlmError ? error.code : 'LLM_FAILED';
     provider = 'local';
@@ -139,4 +157,9 @@ const LOCAL_MIN_TOKENS = 256;
 
 export function localBudget(estimateTokens: number): number {
   return Math.max(LOCAL_MIN_TOKENS, estimateTokens);
+}
+
+/** A rate limit whose retry-after is longer than the in-process retry layer is willing to wait. */
+function isDeferrable(error: unknown, policy: RetryPolicy = DEFAULT_RETRY_POLICY): error is LlmError {
+  return error instanceof LlmError && (error.kind === 'rate_limit' || error.kind === 'overloaded') && error.retryAfterMs !== undefined && !isRetryable(error, policy);
 }

@@ -2,18 +2,33 @@ import { UnrecoverableError } from 'bullmq';
 import { z } from 'zod';
 import { AppError, coerceError } from '../lib/errors.js';
 import { isLlmError } from '../llm/port.js';
+import { DeferStep } from './guarded-summary.js';
+
+/** What the queue should do with a failed step. */
+export type QueueOutcome =
+  | { action: 'retry'; error: Error }
+  | { action: 'unrecoverable'; error: UnrecoverableError }
+  | { action: 'rate_limit'; delayMs: number; error: Error };
 
 /**
  * The one boundary where an error becomes BullMQ behaviour (STYLE §4):
- * - payload that fails its schema, or a non-retryable AppError → UnrecoverableError;
- * - an LLM error reaching this point already went through the LLM retry layer, so another
- *   BullMQ attempt would only multiply provider calls → UnrecoverableError;
- * - anything else (database or Redis hiccup, crash) → rethrow, BullMQ retries with backoff.
+ * - a provider that asks us to come back later than the in-process retry layer waits
+ *   (429/529 with a long retry-after) → rate-limit the queue for that long; the step is
+ *   retried without spending an attempt;
+ * - payload that fails its schema, a non-retryable AppError, or any other LLM error (it
+ *   already went through the LLM retry layer; another attempt would multiply calls) →
+ *   UnrecoverableError;
+ * - anything else (database or Redis hiccup, crash) → retry with backoff.
  */
-export function toBullmqError(error: unknown): Error {
-  if (error instanceof UnrecoverableError) return error;
-  if (error instanceof z.ZodError) return new UnrecoverableError(`invalid job payload: ${error.message}`);
-  if (isLlmError(error)) return new UnrecoverableError(`${error.code}: ${error.message}`);
-  if (error instanceof AppError && !error.retryable && error.status < 500) return new UnrecoverableError(`${error.code}: ${error.message}`);
-  return coerceError(error);
+export function classifyForQueue(error: unknown): QueueOutcome {
+  if (error instanceof UnrecoverableError) return { action: 'unrecoverable', error };
+  if (error instanceof z.ZodError) return { action: 'unrecoverable', error: new UnrecoverableError(`invalid job payload: ${error.message}`) };
+  if (error instanceof DeferStep) return { action: 'rate_limit', delayMs: error.delayMs, error };
+  if (isLlmError(error)) {
+    return { action: 'unrecoverable', error: new UnrecoverableError(`${error.code}: ${error.message}`) };
+  }
+  if (error instanceof AppError && !error.retryable && error.status < 500) {
+    return { action: 'unrecoverable', error: new UnrecoverableError(`${error.code}: ${error.message}`) };
+  }
+  return { action: 'retry', error: coerceError(error) };
 }

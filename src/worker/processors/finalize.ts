@@ -16,7 +16,7 @@ import { isActive, loadJobContext, type JobContext } from '../job-context.js';
 import { llmTotals } from '../llm-totals.js';
 import { draftStore, selectionFor } from './summarize.js';
 
-export type FinalizeDeps = Pick<WorkerDeps, 'db' | 'logger' | 'summarizers' | 'countTokens' | 'cancels' | 'config' | 'onJobFinished'>;
+export type FinalizeDeps = Pick<WorkerDeps, 'db' | 'logger' | 'summarizers' | 'countTokens' | 'cancels' | 'config' | 'onJobFinished' | 'retryPolicy'>;
 
 type PreviousBatch = ClipBatch & { summaryTokens: number };
 

@@ -14,7 +14,10 @@ import { summarizeGuarded } from '../guarded-summary.js';
 import { isActive, loadJobContext, type JobContext } from '../job-context.js';
 import { staleSnapshot } from '../stale.js';
 
-export type SummarizeDeps = Pick<WorkerDeps, 'db' | 'logger' | 'summarizers' | 'countTokens' | 'cancels' | 'config'>;
+/** How long a job may keep waiting on a provider's retry-after before falling back. */
+const MAX_DEFERRAL_MS = 10 * 60_000;
+
+export type SummarizeDeps = Pick<WorkerDeps, 'db' | 'logger' | 'summarizers' | 'countTokens' | 'cancels' | 'config' | 'retryPolicy'>;
 
 /** The model for a job: request > policy > COMPACTD_SUMMARIZER > cheapest configured > local. */
 export function selectionFor(ctx: Pick<JobContext, 'options' | 'policy'>, deps: Pick<WorkerDeps, 'summarizers' | 'config'>) {
@@ -61,6 +64,8 @@ export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps
       signal: tracked.signal,
       drafts: draftStore(deps, ctx.job.id, key),
       localMaxTokens: localBudget(summaryEstimate(ctx.policy, chunk.sourceTokens)),
+      deferRateLimits: Date.now() - ctx.job.createdAt.getTime() < MAX_DEFERRAL_MS,
+      retryPolicy: deps.retryPolicy,
     });
     await saveChunkResult(deps.db, {
       jobId: ctx.job.id,

@@ -58,6 +58,8 @@ export interface CompactionResult {
   };
   identifiers?: { found: number; total: number };
   fallbacks?: Array<{ step: string; reason: string | null }>;
+  /** set once `revertJob` undid the compaction */
+  revertedAt?: string;
   [key: string]: unknown;
 }
 

@@ -49,15 +49,16 @@ const regconfig = sql.raw(`'${SEARCH_CONFIG}'::regconfig`);
 /** Archived rows that can be originals: the same filter everywhere keeps the definition single. */
 const isCandidate = (alias: string) => sql.raw(`${alias}.reason <> 'superseded_clip' and ${alias}.kind = 'message'`);
 /**
- * Order of a seq's archived rows, earliest first. Ties on `archived_at` cannot happen across
- * compactions (each commits in its own transaction); within one, a rewrite's original is
- * archived before any summary of it, hence `reason = 'summarized'` (false sorts first).
+ * Order of a seq's archived rows, earliest first. Each compaction commits in its own
+ * transaction (its own `archived_at`) and archives a seq at most once, so `archived_at`
+ * decides; the tie-breakers only make the order total, a rewrite's original (masked,
+ * truncated) before a summarized version (false sorts first).
  */
 const archiveOrder = (alias: string) => sql.raw(`${alias}.archived_at, ${alias}.reason = 'summarized', ${alias}.archive_id`);
 
 /**
  * The originals (with their latest archive reason and summarizing batch) of the seqs that
- * `keys` selects as a one-column relation `(seq)`, plus a `clip` column of 0, in seq order.
+ * `keys` selects as a one-column relation `(seq)`, plus a `clip` column of 0; unordered.
  */
 function originalsOf(conversationId: string, keys: SQL): SQL {
   return sql`

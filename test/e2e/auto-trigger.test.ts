@@ -70,3 +70,19 @@ describe('automatic compaction', () => {
     expect((await conversation('manual-only')).contextUsage.ratio).toBeGreaterThan(1);
   });
 });
+
+describe('the agent compact tool', () => {
+  it('is refused below toolMinTokens and runs with trigger "tool" and the focus above it', async () => {
+    await stack.app.inject({ method: 'POST', url: '/v1/conversations', headers: stack.auth(), payload: { id: 'tool', policy: { auto: false, toolMinTokens: 1500 } } });
+    await append('tool', round(1));
+    const early = await stack.app.inject({ method: 'POST', url: '/v1/conversations/tool/compactions', headers: stack.auth(), payload: { trigger: 'tool', focus: 'the failing tests' } });
+    expect(early.statusCode).toBe(422);
+    expect(early.json().code).toBe('COMPACTION_NOT_ELIGIBLE');
+    for (let i = 2; i < 10; i++) await append('tool', round(i));
+    const res = await stack.app.inject({ method: 'POST', url: '/v1/conversations/tool/compactions', headers: stack.auth(), payload: { trigger: 'tool', focus: 'the failing tests' } });
+    expect(res.statusCode).toBe(202);
+    const done = await waitForJob(stack, res.json().id);
+    expect(done.trigger).toBe('tool');
+    expect(done.status, JSON.stringify(done.result ?? done.error)).toBe('completed');
+  });
+});

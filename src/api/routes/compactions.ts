@@ -1,8 +1,11 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { getConversation } from '../../db/repos/conversations.js';
+import { getConversation, type ConversationRow } from '../../db/repos/conversations.js';
 import { findActiveJob, insertJob } from '../../db/repos/jobs.js';
-import { notFound } from '../../lib/errors.js';
+import { AppError, notFound } from '../../lib/errors.js';
+import { mergePolicy, type PolicyOverride } from '../../config/policy.js';
+import { getTenantPolicy } from '../../db/repos/tenants.js';
+import { effectiveTokens } from '../views.js';
 import { CompactionOptionsSchema } from '../../queue/job-options.js';
 import type { ApiDeps } from '../deps.js';
 import { runIdempotent } from '../idempotency.js';
@@ -32,6 +35,7 @@ export function compactionRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         const conversation = await getConversation(deps.db, request.tenantId, request.params.id);
         if (!conversation) throw notFound('conversation', request.params.id);
         const { trigger, ...options } = request.body;
+        if (trigger === 'tool') await refuseSmallToolCompaction(deps, conversation);
         const key = request.headers['idempotency-key'];
         const outcome = await runIdempotent<JobView>(
           deps.db,
@@ -54,4 +58,19 @@ export function compactionRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       },
     );
   };
+}
+
+/**
+ * The agent's `compact` tool is refused below `toolMinTokens`: an agent that compacts a
+ * short conversation only loses detail (SPEC §5.1, "not eligible below a minimum token count").
+ */
+async function refuseSmallToolCompaction(deps: ApiDeps, conversation: ConversationRow): Promise<void> {
+  const policy = mergePolicy((await getTenantPolicy(deps.db, conversation.tenantId)) as PolicyOverride, conversation.policy as PolicyOverride);
+  const tokens = effectiveTokens(conversation);
+  if (tokens < policy.toolMinTokens) {
+    throw new AppError('COMPACTION_NOT_ELIGIBLE', `the conversation holds ${tokens} tokens; the compact tool needs at least ${policy.toolMinTokens}`, {
+      status: 422,
+      field: 'body.trigger',
+    });
+  }
 }

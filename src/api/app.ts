@@ -14,6 +14,10 @@ import { batchRoutes } from './routes/batches.js';
 import { exportRoutes } from './routes/export.js';
 import { searchRoutes } from './routes/search.js';
 import { toolRoutes } from './routes/tools.js';
+import { adminRoutes } from './routes/admin.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import { createMetrics } from '../obs/metrics.js';
 
 export type { ApiDeps };
 
@@ -32,6 +36,14 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, request, { status: 404, code: 'ROUTE_NOT_FOUND', detail: `no route ${request.method} ${request.url.split('?')[0]}` }),
   );
+  const metrics = deps.metrics ?? createMetrics();
+  // Labelled by route pattern (`/v1/jobs/:id`), never the URL, so the series stay bounded.
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.httpDuration.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
 
   await app.register(swagger, {
     openapi: {
@@ -44,6 +56,8 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   await app.register(healthRoutes(deps));
+  await app.register(metricsRoutes(deps, metrics));
+  await app.register(adminRoutes(deps));
   await app.register(async (v1) => {
     v1.addHook('onRequest', createAuthHook(deps.db));
     await v1.register(conversationRoutes(deps));
@@ -54,6 +68,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     await v1.register(exportRoutes(deps));
     await v1.register(searchRoutes(deps));
     await v1.register(toolRoutes(deps));
+    await v1.register(webhookRoutes(deps));
   });
   // The zod type provider only refines route typing; callers need the plain instance.
   return app as unknown as FastifyInstance;

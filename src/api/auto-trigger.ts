@@ -4,12 +4,20 @@ import type { Tx } from '../db/client.js';
 import { setWarning, type ConversationRow } from '../db/repos/conversations.js';
 import { findActiveJob, insertJob } from '../db/repos/jobs.js';
 import { getTenantPolicy } from '../db/repos/tenants.js';
+import { recordWebhookEvent } from '../db/repos/webhooks.js';
+import type { AppendEffects } from './deps.js';
 
 /**
  * Runs inside the append's transaction (after the seqs are assigned): updates the warning
- * flag and, past the threshold, inserts an `auto` job. The caller enqueues it after commit.
+ * flag (recording a `context.warning` webhook when it turns on) and, past the threshold,
+ * inserts an `auto` job; under `schedule: idle` above `idleRatio`, asks for the idle check
+ * to be pushed back. The caller enqueues the job and `effects` after commit.
  */
-export async function autoTriggerAfterAppend(tx: Tx, conversation: ConversationRow): Promise<{ id: string; status: string } | null> {
+export async function autoTriggerAfterAppend(
+  tx: Tx,
+  conversation: ConversationRow,
+  effects: AppendEffects = { webhookDeliveryIds: [], idleCheckDelayMs: null },
+): Promise<{ id: string; status: string } | null> {
   const policy = mergePolicy((await getTenantPolicy(tx, conversation.tenantId)) as PolicyOverride, conversation.policy as PolicyOverride);
   const active = await findActiveJob(tx, conversation.id);
   const decision = decideAutoCompaction(
@@ -26,6 +34,21 @@ export async function autoTriggerAfterAppend(tx: Tx, conversation: ConversationR
     policy,
   );
   if (decision.warning !== conversation.warning) await setWarning(tx, conversation.id, decision.warning);
+  const tokens = Math.max(conversation.activeTokens, conversation.reportedInputTokens ?? 0);
+  if (decision.warning && !conversation.warning) {
+    const deliveryId = await recordWebhookEvent(tx, {
+      tenantId: conversation.tenantId,
+      conversationId: conversation.id,
+      conversationExternalId: conversation.externalId,
+      type: 'context.warning',
+      data: { activeTokens: conversation.activeTokens, tokens, contextLimit: conversation.contextLimit, ratio: tokens / conversation.contextLimit, warnRatio: policy.warnRatio },
+    });
+    if (deliveryId) effects.webhookDeliveryIds.push(deliveryId);
+  }
+  // Only a conversation above idleRatio needs the check: appends only add tokens.
+  if (policy.auto && policy.schedule === 'idle' && tokens >= policy.idleRatio * conversation.contextLimit) {
+    effects.idleCheckDelayMs = policy.idleSeconds * 1000;
+  }
   if (!decision.compact) return null;
   const job = await insertJob(tx, { tenantId: conversation.tenantId, conversationId: conversation.id, trigger: 'auto', options: {} });
   return job ? { id: job.id, status: job.status } : null;

@@ -1,3 +1,4 @@
+import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type postgres from 'postgres';
 import type { CountTokens } from '../compaction/types.js';
@@ -5,19 +6,35 @@ import type { Config } from '../config/env.js';
 import type { Db, Tx } from '../db/client.js';
 import type { ConversationRow } from '../db/repos/conversations.js';
 import type { Logger } from '../obs/logger.js';
+import type { Metrics } from '../obs/metrics.js';
+
+/**
+ * Work an append's transaction leaves for after its commit (the queue must never see rows
+ * that are not committed yet).
+ */
+export interface AppendEffects {
+  /** webhook deliveries recorded in the transaction (e.g. `context.warning`) */
+  webhookDeliveryIds: string[];
+  /** `schedule: idle`: (re)arm the conversation's idle check after this many ms */
+  idleCheckDelayMs: number | null;
+}
 
 /** What the HTTP shell needs; the composition root supplies it. */
 export interface ApiDeps {
-  config: Pick<Config, 'limits'>;
+  config: Pick<Config, 'limits'> & Partial<Pick<Config, 'adminToken' | 'metrics'>>;
   db: Db;
   sql: postgres.Sql;
   redis: Pick<Redis, 'ping'>;
   logger: Logger;
   countTokens: CountTokens;
   /** Runs in the append's transaction: decides whether the append triggers a compaction. */
-  afterAppend(tx: Tx, conversation: ConversationRow): Promise<{ id: string; status: string } | null>;
-  /** Called after an append committed (not for idempotent replays). */
-  onAppendCommitted?(conversationId: string): void;
+  afterAppend(tx: Tx, conversation: ConversationRow, effects?: AppendEffects): Promise<{ id: string; status: string } | null>;
+  /** Called after an append committed (not for idempotent replays), with what its transaction left to do. */
+  onAppendCommitted?(conversationId: string, effects: AppendEffects): Promise<void> | void;
+  /** Prometheus instruments served at /metrics; a private registry is made when absent */
+  metrics?: Metrics;
+  /** BullMQ queues shown by the dashboard at /admin/queues */
+  dashboardQueues?: readonly Queue[];
   /** Hands committed compaction jobs to the queue and relays cancellations to workers. */
   compactions: {
     enqueue(jobId: string): Promise<void>;

@@ -6,6 +6,9 @@ import { createLogger, type Logger } from '../obs/logger.js';
 import type { CountTokens } from '../compaction/types.js';
 import { createProducerConnection } from '../queue/connection.js';
 import { closeQueues, createQueues, type Queues } from '../queue/producer.js';
+import { createWebhookQueue } from '../queue/webhooks.js';
+import { createMetrics, type Metrics } from '../obs/metrics.js';
+import type { Queue } from 'bullmq';
 import type { ShutdownStep } from './shutdown.js';
 
 export interface Deps {
@@ -16,7 +19,10 @@ export interface Deps {
   /** fail-fast connection for producers and health checks */
   redis: Redis;
   queues: Queues;
+  /** webhook deliveries (kept apart from `Queues`: the compaction flow never touches it) */
+  webhookQueue: Queue;
   countTokens: CountTokens;
+  metrics: Metrics;
 }
 
 /** The one place that constructs the shared adapters (composition root). */
@@ -26,10 +32,14 @@ export function createDeps(config: Config, options: { logger?: Logger; name?: st
   const redis = createProducerConnection(config.redisUrl, `${options.name ?? 'compactd'}-producer`);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
   const queues = createQueues(redis, config.queue.prefix);
+  const webhookQueue = createWebhookQueue(redis, config.queue.prefix);
+  const metrics = createMetrics({
+    queues: { compaction: queues.compaction, summarize: queues.summarize, maintenance: queues.maintenance, webhooks: webhookQueue },
+  });
   return {
-    deps: { config, logger, db: handle.db, sql: handle.sql, redis, queues, countTokens },
+    deps: { config, logger, db: handle.db, sql: handle.sql, redis, queues, webhookQueue, countTokens, metrics },
     closeSteps: [
-      { name: 'queues', run: () => closeQueues(queues) },
+      { name: 'queues', run: () => Promise.allSettled([closeQueues(queues), webhookQueue.close()]) },
       { name: 'redis', run: () => redis.quit().catch(() => redis.disconnect()) },
       { name: 'postgres', run: () => handle.close() },
     ],

@@ -1,9 +1,11 @@
 import { buildApp } from '../api/app.js';
 import { autoTriggerAfterAppend } from '../api/auto-trigger.js';
-import type { ApiDeps } from '../api/deps.js';
+import type { ApiDeps, AppendEffects } from '../api/deps.js';
 import type { Config } from '../config/env.js';
 import { runMigrations } from '../db/migrate.js';
 import { enqueueCompaction, publishCancel } from '../queue/producer.js';
+import { scheduleIdleCheck } from '../queue/idle.js';
+import { enqueueWebhookDelivery } from '../queue/webhooks.js';
 import { ensureBootstrapKey } from './bootstrap.js';
 import { createDeps, type Deps } from './deps.js';
 import { onShutdownSignal, type ShutdownStep } from './shutdown.js';
@@ -12,11 +14,21 @@ export function apiDepsFrom(deps: Deps): ApiDeps {
   return {
     ...deps,
     afterAppend: autoTriggerAfterAppend,
+    onAppendCommitted: (conversationId, effects) => runAppendEffects(deps, conversationId, effects),
+    dashboardQueues: [deps.queues.compaction, deps.queues.summarize, deps.queues.maintenance, deps.webhookQueue],
     compactions: {
       enqueue: (jobId) => enqueueCompaction(deps.queues, jobId),
       cancel: (jobId) => publishCancel(deps.queues, jobId),
     },
   };
+}
+
+/** What an append's transaction left to the queue: webhook deliveries, the idle check. */
+async function runAppendEffects(deps: Deps, conversationId: string, effects: AppendEffects): Promise<void> {
+  await Promise.all([
+    ...effects.webhookDeliveryIds.map((id) => enqueueWebhookDelivery(deps.webhookQueue, id, deps.config.webhooks)),
+    ...(effects.idleCheckDelayMs === null ? [] : [scheduleIdleCheck(deps.queues.compaction, conversationId, effects.idleCheckDelayMs)]),
+  ]);
 }
 
 /** Serves the API over shared deps; returns the step that stops it (first in shutdown order). */

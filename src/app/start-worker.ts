@@ -7,6 +7,9 @@ import { cancelChannel } from '../queue/names.js';
 import { createCancelRegistry } from '../worker/cancel-registry.js';
 import { createWorkers } from '../worker/create-workers.js';
 import type { WorkerDeps } from '../worker/deps.js';
+import { createJobEvents } from '../worker/job-events.js';
+import { instrumentSummarizers } from '../obs/llm-metrics.js';
+import { serveMetrics } from './metrics-server.js';
 import { createDeps, type Deps } from './deps.js';
 import { onShutdownSignal, type ShutdownStep } from './shutdown.js';
 
@@ -29,16 +32,34 @@ export function runWorkers(deps: Deps, overrides: Partial<WorkerDeps> = {}): { s
   subscriber.on('message', (from, jobId) => {
     if (from === channel && cancels.cancel(jobId) > 0) logger.info({ jobId }, 'aborted in-flight calls of a cancelled job');
   });
-  const workerDeps: WorkerDeps = {
+  const summarizers = createSummarizers(config, {
+    redis: deps.redis,
+    keyPrefix: config.queue.prefix,
+    countTokens: deps.countTokens,
+    retryPolicy: DEFAULT_RETRY_POLICY,
+    onRetry: (info) => deps.metrics.llmRetries.inc({ provider: info.provider }),
+  });
+  const base: WorkerDeps = {
     config,
     db: deps.db,
     logger,
     queues: deps.queues,
     countTokens: deps.countTokens,
-    summarizers: createSummarizers(config, { redis: deps.redis, keyPrefix: config.queue.prefix, countTokens: deps.countTokens, retryPolicy: DEFAULT_RETRY_POLICY }),
+    summarizers: instrumentSummarizers(summarizers, deps.metrics),
     retryPolicy: DEFAULT_RETRY_POLICY,
     cancels,
+    metrics: deps.metrics,
+    webhooks: { queue: deps.webhookQueue, ...config.webhooks },
     ...overrides,
+  };
+  // Metrics and webhooks observe every finished job; a test's own observer runs as well.
+  const jobEvents = createJobEvents(base);
+  const workerDeps: WorkerDeps = {
+    ...base,
+    onJobFinished: (event) => {
+      jobEvents.onJobFinished(event);
+      overrides.onJobFinished?.(event);
+    },
   };
   const workers = createWorkers(connection, workerDeps, {
     compactionConcurrency: config.queue.compactionConcurrency,
@@ -50,6 +71,7 @@ export function runWorkers(deps: Deps, overrides: Partial<WorkerDeps> = {}): { s
     workerDeps,
     steps: [
       { name: 'workers', run: () => Promise.all(workers.map((w) => w.close())) },
+      { name: 'job-events', run: () => jobEvents.drain() },
       { name: 'cancel-subscriber', run: () => subscriber.quit().catch(() => subscriber.disconnect()) },
       { name: 'worker-redis', run: () => connection.quit().catch(() => connection.disconnect()) },
     ],
@@ -61,5 +83,9 @@ export async function startWorker(config: Config): Promise<void> {
   await runMigrations(config.databaseUrl);
   const { deps, closeSteps } = createDeps(config, { name: 'compactd-worker' });
   const workers = runWorkers(deps);
-  onShutdownSignal(() => [...workers.steps, ...closeSteps], config.shutdownTimeoutMs, deps.logger);
+  // The API serves /metrics itself; a worker-only process serves its own when asked to.
+  const metrics = config.metrics.port === undefined ? null : await serveMetrics(deps.metrics.registry, { host: config.host, port: config.metrics.port, token: config.metrics.token });
+  if (metrics) deps.logger.info({ url: `${metrics.url}/metrics` }, 'worker metrics listening');
+  const metricsSteps = metrics ? [{ name: 'metrics-http', run: () => metrics.close() }] : [];
+  onShutdownSignal(() => [...metricsSteps, ...workers.steps, ...closeSteps], config.shutdownTimeoutMs, deps.logger);
 }

@@ -43,6 +43,14 @@ export const EnvSchema = z.object({
 
   COMPACTD_BOOTSTRAP_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
   COMPACTD_ADMIN_TOKEN: z.string().min(8, 'must be at least 8 characters').optional(),
+  /** when set, GET /metrics requires `Authorization: Bearer <token>` */
+  COMPACTD_METRICS_TOKEN: z.string().min(8, 'must be at least 8 characters').optional(),
+  /** port on which `compactd worker` serves GET /metrics (the API serves its own); unset: not served */
+  COMPACTD_METRICS_PORT: int(0, 65535).optional(),
+  /** webhook deliveries: attempts, first backoff (doubling), per-attempt timeout */
+  COMPACTD_WEBHOOK_ATTEMPTS: int(1, 50).default(10),
+  COMPACTD_WEBHOOK_BACKOFF_MS: int(10, 3_600_000).default(5_000),
+  COMPACTD_WEBHOOK_TIMEOUT_MS: int(100, 120_000).default(10_000),
   /** optional TOML file with default policy and scoring weights */
   COMPACTD_CONFIG: z.string().min(1).optional(),
 
@@ -71,6 +79,8 @@ export interface Config {
   llm: { timeoutMs: number; maxAttempts: number; concurrency: number; requestsPerMinute: number };
   bootstrapKey: string | undefined;
   adminToken: string | undefined;
+  metrics: { token: string | undefined; port: number | undefined };
+  webhooks: { attempts: number; backoffMs: number; timeoutMs: number };
   configFile: string | undefined;
   queue: { prefix: string; compactionConcurrency: number; summarizeConcurrency: number };
   shutdownTimeoutMs: number;
@@ -113,6 +123,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     bootstrapKey: e.COMPACTD_BOOTSTRAP_KEY,
     adminToken: e.COMPACTD_ADMIN_TOKEN,
+    metrics: { token: e.COMPACTD_METRICS_TOKEN, port: e.COMPACTD_METRICS_PORT },
+    webhooks: { attempts: e.COMPACTD_WEBHOOK_ATTEMPTS, backoffMs: e.COMPACTD_WEBHOOK_BACKOFF_MS, timeoutMs: e.COMPACTD_WEBHOOK_TIMEOUT_MS },
     configFile: e.COMPACTD_CONFIG,
     queue: {
       prefix: e.COMPACTD_QUEUE_PREFIX,

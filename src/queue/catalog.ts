@@ -12,10 +12,14 @@ export const PlanPayloadSchema = z.object({ jobId: z.uuid() });
 export const SummarizeChunkPayloadSchema = z.object({ jobId: z.uuid(), chunkIndex: z.number().int().min(0) });
 export const FinalizePayloadSchema = z.object({ jobId: z.uuid() });
 export const ReconcilePayloadSchema = z.object({});
+export const IdleCheckPayloadSchema = z.object({ conversationId: z.uuid() });
+export const DeliverWebhookPayloadSchema = z.object({ deliveryId: z.uuid() });
 
 export type PlanPayload = z.infer<typeof PlanPayloadSchema>;
 export type SummarizeChunkPayload = z.infer<typeof SummarizeChunkPayloadSchema>;
 export type FinalizePayload = z.infer<typeof FinalizePayloadSchema>;
+export type IdleCheckPayload = z.infer<typeof IdleCheckPayloadSchema>;
+export type DeliverWebhookPayload = z.infer<typeof DeliverWebhookPayloadSchema>;
 
 const retention = { removeOnComplete: { age: 3_600, count: 10_000 }, removeOnFail: { age: 7 * 24 * 3_600 } } as const;
 
@@ -48,6 +52,25 @@ export const JOBS = {
     queue: QUEUES.maintenance,
     schema: ReconcilePayloadSchema,
     options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 100 } } satisfies JobsOptions,
+  },
+  /**
+   * `schedule: idle` (SPEC §5.1): one delayed check per conversation, debounced by its
+   * deduplication id so each append pushes it back (see queue/idle.ts). DB-bound and fast.
+   */
+  idleCheck: {
+    name: 'idle-check',
+    queue: QUEUES.compaction,
+    schema: IdleCheckPayloadSchema,
+    options: { attempts: 3, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: true, removeOnFail: { count: 1_000 } } satisfies JobsOptions,
+    deduplicationId: (p: IdleCheckPayload) => `idle-${p.conversationId}`,
+  },
+  /** One webhook delivery; attempts and backoff come from the configuration at enqueue time. */
+  deliverWebhook: {
+    name: 'deliver-webhook',
+    queue: QUEUES.webhooks,
+    schema: DeliverWebhookPayloadSchema,
+    options: { attempts: 10, backoff: { type: 'exponential', delay: 5_000 }, ...retention } satisfies JobsOptions,
+    jobId: (p: DeliverWebhookPayload) => p.deliveryId,
   },
 } as const;
 

@@ -6,6 +6,8 @@ export const QUEUES = {
   summarize: 'summarize',
   /** housekeeping: the reconciler's repeatable sweep */
   maintenance: 'maintenance',
+  /** webhook deliveries (one job per delivery, retried with backoff) */
+  webhooks: 'webhooks',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 

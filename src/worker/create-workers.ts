@@ -68,7 +68,7 @@ export function createWorkers(connection: Redis, deps: WorkerDeps, options: Work
   const workers: Worker[] = [];
   const wrap = (run: (job: Job, signal?: AbortSignal) => Promise<void>) => async (job: Job, _token?: string, signal?: AbortSignal) => {
     try {
-      await run(job, signal);
+      await timed(deps, job, () => run(job, signal));
     } catch (error) {
       const outcome = classifyForQueue(error);
       const worker = workers.find((w) => w.name === job.queueName);
@@ -77,7 +77,7 @@ export function createWorkers(connection: Redis, deps: WorkerDeps, options: Work
         await worker.rateLimit(outcome.delayMs);
         throw Worker.RateLimitError();
       }
-      deps.logger.warn({ err: error, queueJob: job.name, queueJobId: job.id, attempt: job.attemptsMade + 1 }, 'step failed');
+      deps.logger.warn({ ...(await stepIds(deps, job)), err: error, queueJob: job.name, queueJobId: job.id, attempt: job.attemptsMade + 1 }, 'step failed');
       const finalAttempt = outcome.action === 'unrecoverable' || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       await recordStepError(deps, job, error, finalAttempt && job.queueName === QUEUES.compaction);
       throw outcome.error;

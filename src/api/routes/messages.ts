@@ -6,7 +6,7 @@ import { getConversation, type ConversationRow } from '../../db/repos/conversati
 import { listActiveMessages } from '../../db/repos/messages.js';
 import { notFound } from '../../lib/errors.js';
 import { prepareAppend, storeAppend } from '../append-messages.js';
-import type { ApiDeps } from '../deps.js';
+import type { ApiDeps, AppendEffects } from '../deps.js';
 import { runIdempotent } from '../idempotency.js';
 import { ConversationParamsSchema, errorResponses, IdempotencyHeadersSchema, ProblemSchema } from '../schemas/common.js';
 import {
@@ -43,6 +43,7 @@ export function messageRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       async (request, reply) => {
         const conversation = await requireConversation(deps.db, request.tenantId, request.params.id);
         const prepared = prepareAppend(request.body, { countTokens: deps.countTokens, maxMessageBytes: deps.config.limits.maxMessageBytes });
+        const effects: AppendEffects = { webhookDeliveryIds: [], idleCheckDelayMs: null };
         const outcome = await runIdempotent<AppendResponse>(
           deps.db,
           {
@@ -53,14 +54,22 @@ export function messageRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
           },
           async (tx) => {
             const stored = await storeAppend(tx, conversation, prepared);
-            const compaction = await deps.afterAppend(tx, stored.conversation);
+            const compaction = await deps.afterAppend(tx, stored.conversation, effects);
             return {
               status: 201,
               body: { messages: stored.inserted, activeTokens: stored.conversation.activeTokens, compaction },
             };
           },
         );
-        if (!outcome.replayed) deps.onAppendCommitted?.(conversation.id);
+        if (!outcome.replayed && deps.onAppendCommitted) {
+          // Webhook deliveries are already in Postgres (the sweep re-enqueues them); a missed
+          // idle re-arm is caught up by the next append. Neither fails the append.
+          try {
+            await deps.onAppendCommitted(conversation.id, effects);
+          } catch (error) {
+            request.log.warn({ err: error, conversationId: conversation.externalId }, 'post-append effects failed');
+          }
+        }
         const triggered = outcome.body.compaction;
         if (triggered?.status === 'queued') {
           await deps.compactions.enqueue(triggered.id).catch((error: unknown) => request.log.warn({ err: error, jobId: triggered.id }, 'enqueue failed; the reconciler will retry'));

@@ -1,0 +1,77 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { FastifyAdapter } from '@bull-board/fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiDeps } from '../deps.js';
+import { sendProblem } from '../problem.js';
+
+/** Where the queue dashboard (bull-board) is served. */
+export const DASHBOARD_PATH = '/admin/queues';
+
+/** Constant-time comparison (of digests, so lengths never leak either). */
+export function tokenEquals(given: string, expected: string): boolean {
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+/** The token of `Authorization: Bearer <token>`, or the password of `Basic base64(user:password)`. */
+export function presentedToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (bearer?.[1]) return bearer[1];
+  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  if (!basic?.[1]) return null;
+  const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon >= 0 ? decoded.slice(colon + 1) : null;
+}
+
+/**
+ * Dashboard auth: `COMPACTD_ADMIN_TOKEN` as a bearer token, or as the password of Basic auth
+ * (any user name) so a browser's login prompt works. Without the variable every request is a
+ * 401 that says so: a dashboard that can retry, clean and obliterate queues is never open.
+ */
+function adminAuth(token: string | undefined) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const given = presentedToken(request.headers.authorization);
+    if (token !== undefined && given !== null && tokenEquals(given, token)) return;
+    void reply.header('www-authenticate', 'Basic realm="compactd admin", charset="UTF-8"');
+    // Replied here, not thrown: bull-board sets its own error handler inside its plugin.
+    return sendProblem(reply, request, {
+      status: 401,
+      code: token === undefined ? 'ADMIN_DISABLED' : 'ADMIN_UNAUTHORIZED',
+      detail:
+        token === undefined
+          ? 'the dashboard is disabled: set COMPACTD_ADMIN_TOKEN to enable it'
+          : 'give COMPACTD_ADMIN_TOKEN as a bearer token or as the Basic auth password',
+    });
+  };
+}
+
+/**
+ * bull-board at /admin/queues over the given queues. It runs in a plugin of its own: its
+ * routes carry no request schemas (so the zod compilers of the API never see them) and
+ * are hidden from the OpenAPI document; its error handler stays inside this plugin.
+ */
+export function adminRoutes(deps: Pick<ApiDeps, 'config' | 'dashboardQueues'>): FastifyPluginAsync {
+  return async (app) => {
+    app.addHook('onRequest', adminAuth(deps.config.adminToken));
+    const queues = deps.dashboardQueues ?? [];
+    if (queues.length === 0) {
+      // Nothing to show (an API built without queues): still authenticate, then 404.
+      app.all(`${DASHBOARD_PATH}`, { schema: { hide: true } }, async (request, reply) =>
+        sendProblem(reply, request, { status: 404, code: 'DASHBOARD_UNAVAILABLE', detail: 'no queues are attached to this API' }),
+      );
+      return;
+    }
+    const serverAdapter = new FastifyAdapter();
+    serverAdapter.setBasePath(DASHBOARD_PATH);
+    createBullBoard({
+      queues: queues.map((queue) => new BullMQAdapter(queue)),
+      serverAdapter,
+      options: { uiConfig: { boardTitle: 'compactd' } },
+    });
+    await app.register(serverAdapter.registerPlugin(), { prefix: DASHBOARD_PATH });
+  };
+}

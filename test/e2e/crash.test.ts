@@ -1,32 +1,22 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compact, seedConversation, waitForJob } from '../helpers/conversation.js';
-import { startTestLlmSim, type TestLlmSim } from '../helpers/llm-sim.js';
-import { createStack, type Stack } from '../helpers/stack.js';
 import { loadRealTranscript } from '../helpers/transcripts.js';
 import { waitFor } from '../helpers/wait-for.js';
-import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
+import { createWorkerFleet, type WorkerFleet } from '../helpers/worker-process.js';
 
-let sim: TestLlmSim;
-let stack: Stack;
-const workers: WorkerProcess[] = [];
+let fleet: WorkerFleet;
+let sim: WorkerFleet['sim'];
+let stack: WorkerFleet['stack'];
+const startWorker = () => fleet.startWorker();
 
 beforeAll(async () => {
-  sim = await startTestLlmSim({ keepBodies: 1000 });
-  stack = await createStack({ workers: false });
+  fleet = await createWorkerFleet({ keepBodies: 1000 });
+  ({ sim, stack } = fleet);
 });
 afterAll(async () => {
-  for (const w of workers) w.kill('SIGKILL');
-  await Promise.all(workers.map((w) => w.exited));
-  await stack?.close();
-  await sim?.close();
+  await fleet?.close();
 });
-
-function startWorker(): WorkerProcess {
-  const worker = startWorkerProcess({ ...stack.env, ANTHROPIC_BASE_URL: sim.url, COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5' });
-  workers.push(worker);
-  return worker;
-}
 
 const session = () => loadRealTranscript('spotter-claude-code/258c7280-ae70-4798-800f-63464d01a85d.jsonl').conversations[0]!.messages;
 

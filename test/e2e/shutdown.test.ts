@@ -1,31 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compact, seedConversation, waitForJob } from '../helpers/conversation.js';
-import { startTestLlmSim, type TestLlmSim } from '../helpers/llm-sim.js';
-import { createStack, type Stack } from '../helpers/stack.js';
 import { loadRealTranscript } from '../helpers/transcripts.js';
 import { waitFor } from '../helpers/wait-for.js';
-import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
+import { createWorkerFleet, type WorkerFleet } from '../helpers/worker-process.js';
 
-let sim: TestLlmSim;
-let stack: Stack;
-const workers: WorkerProcess[] = [];
+let fleet: WorkerFleet;
+let sim: WorkerFleet['sim'];
+let stack: WorkerFleet['stack'];
+const startWorker = () => fleet.startWorker();
 
 beforeAll(async () => {
-  sim = await startTestLlmSim();
-  stack = await createStack({ workers: false });
+  fleet = await createWorkerFleet();
+  ({ sim, stack } = fleet);
 });
 afterAll(async () => {
-  for (const w of workers) w.kill('SIGKILL');
-  await Promise.all(workers.map((w) => w.exited));
-  await stack?.close();
-  await sim?.close();
+  await fleet?.close();
 });
-
-function startWorker(): WorkerProcess {
-  const worker = startWorkerProcess({ ...stack.env, ANTHROPIC_BASE_URL: sim.url, COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5' });
-  workers.push(worker);
-  return worker;
-}
 
 describe('graceful shutdown of a worker (SIGTERM)', () => {
   it('stops taking jobs, lets in-flight summarize steps finish, exits 143; another worker finishes the job', async () => {

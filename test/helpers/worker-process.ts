@@ -25,3 +25,37 @@ export function startWorkerProcess(env: Record<string, string>): WorkerProcess {
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   return { child, output: () => output, exited, kill: (signal = 'SIGKILL') => void child.kill(signal) };
 }
+
+/**
+ * An API in-process with no workers of its own, an llm-sim, and worker child processes
+ * pointed at both through the Anthropic adapter: the setup of every test that kills workers.
+ */
+export interface WorkerFleet {
+  stack: import('./stack.js').Stack;
+  sim: import('./llm-sim.js').TestLlmSim;
+  startWorker(): WorkerProcess;
+  close(): Promise<void>;
+}
+
+export async function createWorkerFleet(simOptions: Parameters<typeof import('./llm-sim.js').startTestLlmSim>[0] = {}): Promise<WorkerFleet> {
+  const { startTestLlmSim } = await import('./llm-sim.js');
+  const { createStack } = await import('./stack.js');
+  const sim = await startTestLlmSim(simOptions);
+  const stack = await createStack({ workers: false });
+  const workers: WorkerProcess[] = [];
+  return {
+    stack,
+    sim,
+    startWorker() {
+      const worker = startWorkerProcess({ ...stack.env, ANTHROPIC_BASE_URL: sim.url, COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5' });
+      workers.push(worker);
+      return worker;
+    },
+    async close() {
+      for (const w of workers) w.kill('SIGKILL');
+      await Promise.all(workers.map((w) => w.exited));
+      await stack.close();
+      await sim.close();
+    },
+  };
+}

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startTestLlmSim, type TestLlmSim } from './llm-sim.js';
+import { createStack, type Stack } from './stack.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -31,15 +33,13 @@ export function startWorkerProcess(env: Record<string, string>): WorkerProcess {
  * pointed at both through the Anthropic adapter: the setup of every test that kills workers.
  */
 export interface WorkerFleet {
-  stack: import('./stack.js').Stack;
-  sim: import('./llm-sim.js').TestLlmSim;
+  stack: Stack;
+  sim: TestLlmSim;
   startWorker(): WorkerProcess;
   close(): Promise<void>;
 }
 
-export async function createWorkerFleet(simOptions: Parameters<typeof import('./llm-sim.js').startTestLlmSim>[0] = {}): Promise<WorkerFleet> {
-  const { startTestLlmSim } = await import('./llm-sim.js');
-  const { createStack } = await import('./stack.js');
+export async function createWorkerFleet(simOptions: Parameters<typeof startTestLlmSim>[0] = {}): Promise<WorkerFleet> {
   const sim = await startTestLlmSim(simOptions);
   const stack = await createStack({ workers: false });
   const workers: WorkerProcess[] = [];

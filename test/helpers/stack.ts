@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { buildApp } from '../../src/api/app.js';
 import { createDeps, type Deps } from '../../src/app/deps.js';
 import { runShutdown, type ShutdownStep } from '../../src/app/shutdown.js';
@@ -30,12 +30,14 @@ export interface Stack {
  * (a queue prefix of its own): API + workers wired by the same composition code as
  * `compactd start`. `workers: false` leaves the work to child processes started by the test.
  */
-export async function createStack(options: { env?: Record<string, string>; workers?: boolean; workerOverrides?: Partial<WorkerDeps> } = {}): Promise<Stack> {
+export async function createStack(
+  options: { env?: Record<string, string>; workers?: boolean; workerOverrides?: Partial<WorkerDeps>; logger?: Logger } = {},
+): Promise<Stack> {
   const db = await createTestDatabase();
   const prefix = `t${randomUUID().replaceAll('-', '').slice(0, 12)}`;
   const env = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, COMPACTD_QUEUE_PREFIX: prefix, ...options.env };
   const config = loadConfig(env);
-  const logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
+  const logger = options.logger ?? pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
   const { deps, closeSteps } = createDeps(config, { logger, name: 'compactd-test' });
   const workers = options.workers === false ? null : runWorkers(deps, options.workerOverrides);
   const app = await buildApp(apiDepsFrom(deps));

@@ -9,6 +9,9 @@ const USAGE = `usage: compactd <command>
   migrate          apply database migrations and exit
   keys create --tenant NAME | keys list | keys revoke ID
   llm-sim          loopback Anthropic/OpenAI-compatible simulator (see --help)
+  demo             import a real Claude Code session into a running service and compact it
+  import FILE      append a transcript file to a conversation (see --help)
+  compact ID       enqueue a compaction and follow it with progress (see --help)
 `;
 
 const [command, ...args] = process.argv.slice(2);
@@ -44,6 +47,18 @@ async function main(): Promise<number | undefined> {
       const { runLlmSim } = await import('./app/llm-sim.js');
       await runLlmSim(args);
       return undefined;
+    }
+    case 'demo': {
+      const { runDemo } = await import('./app/demo.js');
+      return runDemo(args);
+    }
+    case 'import': {
+      const { runImport } = await import('./app/import.js');
+      return runImport(args);
+    }
+    case 'compact': {
+      const { runCompact } = await import('./app/compact.js');
+      return runCompact(args);
     }
     case undefined:
     case 'help':

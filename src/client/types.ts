@@ -63,7 +63,24 @@ export interface CompactionResult {
   [key: string]: unknown;
 }
 
-export type Job = Omit<z.infer<typeof JobSchema>, 'result'> & { result: CompactionResult | null };
+/** The result of a `noop` job: why nothing was compacted (`reason` is a stable code). */
+export interface NoopResult {
+  reason: string;
+  message?: string;
+  tokensBefore?: number;
+  tokensAfter?: number;
+  [key: string]: unknown;
+}
+
+type JobFields = Omit<z.infer<typeof JobSchema>, 'result' | 'status'>;
+
+/** A job; `status` narrows `result` (`if (job.status === 'completed') job.result.tokensAfter`). */
+export type Job = JobFields &
+  (
+    | { status: 'completed'; result: CompactionResult }
+    | { status: 'noop'; result: NoopResult }
+    | { status: Exclude<JobStatus, 'completed' | 'noop'>; result: Record<string, unknown> | null }
+  );
 
 export const TERMINAL_JOB_STATUSES: readonly JobStatus[] = ['completed', 'noop', 'failed', 'cancelled'];
 

@@ -101,7 +101,8 @@ describe('compactd/client against a running service', () => {
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
     expect(snapshots.at(-1)).toEqual(done);
     expect(done.progress.chunksDone).toBe(done.progress.chunksTotal);
-    const result = done.result!;
+    if (done.status !== 'completed') throw new Error(`job ended ${done.status}`);
+    const result = done.result;
     expect(result.tokensBefore).toBe(before.activeTokens);
     expect(result.tokensAfter).toBeLessThan(result.tokensBefore);
     expect(result.batchIds.length).toBeGreaterThan(0);

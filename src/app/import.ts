@@ -1,0 +1,200 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { isCompactdError, type CompactdClient, type CreateConversationRequest, type InputMessage } from '../client/index.js';
+import type { NormalizedMessage } from '../compaction/types.js';
+import { importTranscript, TRANSCRIPT_FORMATS, TranscriptImportError, type ImportedConversation, type ImportOptions, type TranscriptFormat } from '../importers/index.js';
+import { CONNECTION_OPTIONS, CONNECTION_USAGE, connect, describeError, numberOption, processIo, resolveConnection, UsageError, type CliIo } from './cli.js';
+import { createProgress } from './progress.js';
+
+const USAGE = `usage: compactd import FILE [options]
+
+Reads an agent transcript and appends it to a conversation of a running service:
+Claude Code session JSONL, OpenAI or Anthropic chat JSON, τ-bench, mini-swe-agent or
+OpenHands runs. Re-running the same import appends nothing twice.
+
+  --conversation ID       target conversation, created when missing (default: the
+                          transcript's own id; files with several runs get ID-1, ID-2…)
+  --format F              ${TRANSCRIPT_FORMATS.join(' | ')} (default: detected)
+  --model M               model of a new conversation (sets its context limit)
+  --context-limit N       context limit of a new conversation, in tokens
+  --no-auto               create the conversation with auto-compaction off
+  --include-sidechains    Claude Code: keep subagent (sidechain) turns
+  --compact-boundary B    Claude Code: stop (default) at the first compact_boundary, or include
+  --dry-run               parse and report only; nothing is sent
+${CONNECTION_USAGE}
+`;
+
+/** Per request: well under the service's 1000-message and 16 MiB body limits. */
+const MAX_BATCH_MESSAGES = 500;
+const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+
+/** Splits messages into append batches bounded by count and JSON size, in order. */
+export function batchMessages<T>(messages: readonly T[], limits = { maxMessages: MAX_BATCH_MESSAGES, maxBytes: MAX_BATCH_BYTES }): T[][] {
+  const batches: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const message of messages) {
+    const size = Buffer.byteLength(JSON.stringify(message));
+    if (current.length > 0 && (current.length >= limits.maxMessages || bytes + size > limits.maxBytes)) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(message);
+    bytes += size;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}
+
+/** Creates the conversation unless it exists; true when it was created. */
+export async function ensureConversation(client: CompactdClient, body: CreateConversationRequest & { id: string }): Promise<boolean> {
+  try {
+    await client.createConversation(body);
+    return true;
+  } catch (error) {
+    if (isCompactdError(error, 'CONVERSATION_EXISTS')) return false;
+    throw error;
+  }
+}
+
+export interface AppendOutcome {
+  appended: number;
+  activeTokens: number;
+  /** compactions an append triggered (auto policy) */
+  triggeredJobs: string[];
+}
+
+/**
+ * Appends messages in bounded batches. Each batch carries an Idempotency-Key derived from
+ * `idempotencyPrefix` and its index, so a re-run after a failure appends only what is missing.
+ */
+export async function appendInBatches(
+  client: CompactdClient,
+  conversationId: string,
+  messages: readonly NormalizedMessage[],
+  options: { idempotencyPrefix: string; onProgress?: (done: number, total: number) => void },
+): Promise<AppendOutcome> {
+  const outcome: AppendOutcome = { appended: 0, activeTokens: 0, triggeredJobs: [] };
+  options.onProgress?.(0, messages.length);
+  for (const [index, batch] of batchMessages(messages).entries()) {
+    const result = await client.appendMessages(conversationId, batch as InputMessage[], { idempotencyKey: `${options.idempotencyPrefix}-${index}` });
+    outcome.appended += result.messages.length;
+    outcome.activeTokens = result.activeTokens;
+    if (result.compaction && !outcome.triggeredJobs.includes(result.compaction.id)) outcome.triggeredJobs.push(result.compaction.id);
+    options.onProgress?.(outcome.appended, messages.length);
+  }
+  return outcome;
+}
+
+/** A transcript id usable as a conversation id (`[A-Za-z0-9._-]{1,128}`). */
+export function conversationIdFrom(raw: string): string {
+  const cleaned = raw.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 128);
+  return cleaned === '' ? 'imported' : cleaned;
+}
+
+/** The hash that names a file's import in its Idempotency-Keys. */
+export const contentHash = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 24);
+
+function parseImportArgs(args: string[]) {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      ...CONNECTION_OPTIONS,
+      conversation: { type: 'string' },
+      format: { type: 'string' },
+      model: { type: 'string' },
+      'context-limit': { type: 'string' },
+      'no-auto': { type: 'boolean' },
+      'include-sidechains': { type: 'boolean' },
+      'compact-boundary': { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const format = values.format;
+  if (format !== undefined && !(TRANSCRIPT_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${TRANSCRIPT_FORMATS.join(', ')}`);
+  const boundary = values['compact-boundary'];
+  if (boundary !== undefined && boundary !== 'stop' && boundary !== 'include') throw new UsageError('--compact-boundary must be stop or include');
+  const contextLimit = numberOption('context-limit', values['context-limit'], (n) => Number.isInteger(n) && n >= 1024);
+  const importOptions: ImportOptions = {
+    ...(format ? { format: format as TranscriptFormat } : {}),
+    ...(values['include-sidechains'] ? { includeSidechains: true } : {}),
+    ...(boundary ? { compactBoundary: boundary } : {}),
+  };
+  return { values, positionals, importOptions, contextLimit };
+}
+
+/** `compactd import FILE [options]`. */
+export async function runImport(args: string[], io: CliIo = processIo()): Promise<number> {
+  let parsed: ReturnType<typeof parseImportArgs>;
+  try {
+    parsed = parseImportArgs(args);
+  } catch (error) {
+    io.stderr.write(`${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals, importOptions, contextLimit } = parsed;
+  if (values.help) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  const file = positionals[0];
+  if (!file || positionals.length > 1) {
+    io.stderr.write(USAGE);
+    return 2;
+  }
+  let text: string;
+  let conversations: ImportedConversation[];
+  let format: TranscriptFormat;
+  try {
+    text = await readFile(file, 'utf8');
+    ({ format, conversations } = importTranscript(text, { ...importOptions, fileName: path.basename(file) }));
+  } catch (error) {
+    if (error instanceof TranscriptImportError) {
+      io.stderr.write(`compactd: ${file}${error.line === undefined ? '' : `:${error.line}`}: ${error.code}: ${error.message}\n`);
+      return 1;
+    }
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      io.stderr.write(`compactd: no such file: ${file}\n`);
+      return 1;
+    }
+    throw error;
+  }
+  const target = (conversation: ImportedConversation, index: number) =>
+    values.conversation ? (conversations.length > 1 ? `${values.conversation}-${index + 1}` : values.conversation) : conversationIdFrom(conversation.id);
+  io.stderr.write(`${file}: ${format}, ${conversations.length} conversation(s)\n`);
+  if (values['dry-run']) {
+    conversations.forEach((c, i) => io.stdout.write(`${target(c, i)}: ${c.messages.length} messages, ${c.stats.toolPairs} tool pairs, ${c.stats.droppedLines} lines dropped\n`));
+    return 0;
+  }
+  const connection = resolveConnection(values, io.env);
+  const client = connect(connection);
+  const hash = contentHash(text);
+  try {
+    for (const [index, conversation] of conversations.entries()) {
+      const id = target(conversation, index);
+      const created = await ensureConversation(client, {
+        id,
+        ...(values.model ? { model: values.model } : {}),
+        ...(contextLimit === undefined ? {} : { contextLimit }),
+        ...(values['no-auto'] ? { policy: { auto: false } } : {}),
+        metadata: { ...conversation.metadata, importedFrom: path.basename(file), format },
+      });
+      const progress = createProgress({ label: `importing into ${id}`, unit: 'messages', stream: io.stderr });
+      const outcome = await appendInBatches(client, id, conversation.messages, { idempotencyPrefix: `import-${hash}-${index}`, onProgress: (d, t) => progress.update(d, t) });
+      progress.finish(`${outcome.appended} messages`);
+      io.stdout.write(
+        `${created ? 'created' : 'appended to'} ${id}: ${outcome.appended} messages (${conversation.stats.toolPairs} tool pairs), ${outcome.activeTokens.toLocaleString('en-US')} active tokens\n`,
+      );
+      for (const job of outcome.triggeredJobs) io.stdout.write(`  the append triggered compaction job ${job} (follow it: compactd compact ${id})\n`);
+    }
+    return 0;
+  } catch (error) {
+    io.stderr.write(describeError(error, connection));
+    return 1;
+  }
+}

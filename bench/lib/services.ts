@@ -1,0 +1,148 @@
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+import postgres from 'postgres';
+import { startLlmSim, type LlmSim } from '../../src/llm-sim/server.js';
+import { ApiClient } from './api-client.js';
+import { spawnCompactd, type CompactdChild } from './child.js';
+
+/**
+ * The service under test, started the way an operator runs it: a `compactd api` child and a
+ * `compactd worker` child over a bench database of their own (created here, dropped at the
+ * end), a queue prefix of their own on the local Redis, and llm-sim in this process (so the
+ * bench reads its call log directly). LLM limits are raised above the defaults so the
+ * provider-wide limiter is not what the bench measures (README: COMPACTD_LLM_*).
+ */
+export interface BenchServices {
+  dbUrl: string;
+  redisUrl: string;
+  prefix: string;
+  api: ApiClient;
+  apiChild: CompactdChild;
+  /** restarts the API child on the same port (e.g. with `--cpu-prof`) */
+  restartApi(options?: { cpuProfDir?: string }): Promise<void>;
+  worker: CompactdChild | null;
+  sim: LlmSim;
+  /** direct read access to the bench database (job rows, plans) */
+  sql: postgres.Sql;
+  /** environment shared by every child */
+  env: Record<string, string>;
+  /** (re)starts the worker child; extra env overrides the defaults (e.g. concurrency) */
+  startWorker(extra?: Record<string, string>, options?: { cpuProfDir?: string }): Promise<CompactdChild>;
+  stopWorker(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const BENCH_LLM_ENV = {
+  COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5',
+  COMPACTD_LLM_CONCURRENCY: '64',
+  COMPACTD_LLM_RPM: '1000000',
+  COMPACTD_LLM_TIMEOUT_MS: '300000',
+} as const;
+
+const START_TIMEOUT_MS = 60_000;
+
+export async function startServices(): Promise<BenchServices> {
+  const base = new URL(process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+  const suffix = randomBytes(6).toString('hex');
+  const dbName = `compactd_bench_${suffix}`;
+  const prefix = `bench${suffix}`;
+  const dbUrl = withDatabase(base, dbName);
+  const admin = postgres(withDatabase(base, 'postgres'), { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${dbName}"`);
+  await admin.end({ timeout: 5 });
+
+  const sim = await startLlmSim({ host: '127.0.0.1', port: 0, keepBodies: 5_000, logLimit: 200_000 });
+  const key = `bench-${randomBytes(16).toString('hex')}`;
+  const port = await freePort();
+  const env: Record<string, string> = {
+    DATABASE_URL: dbUrl,
+    REDIS_URL: redisUrl,
+    COMPACTD_QUEUE_PREFIX: prefix,
+    ANTHROPIC_BASE_URL: sim.url,
+    OPENAI_BASE_URL: `${sim.url}/v1`,
+    ...BENCH_LLM_ENV,
+  };
+  const startApi = async (options: { cpuProfDir?: string } = {}) => {
+    const child = spawnCompactd('api', { env: { ...env, PORT: String(port), COMPACTD_BOOTSTRAP_KEY: key }, ...options });
+    await child.waitForLog((line) => line.includes('compactd api listening'), START_TIMEOUT_MS);
+    return child;
+  };
+  const apiChild = await startApi();
+  const sql = postgres(dbUrl, { max: 4, onnotice: () => {} });
+
+  const services: BenchServices = {
+    dbUrl,
+    redisUrl,
+    prefix,
+    api: new ApiClient(`http://127.0.0.1:${port}`, key),
+    apiChild,
+    async restartApi(options = {}) {
+      await services.apiChild.stop();
+      services.apiChild = await startApi(options);
+    },
+    worker: null,
+    sim,
+    sql,
+    env,
+    async startWorker(extra = {}, options = {}) {
+      await services.stopWorker();
+      const worker = spawnCompactd('worker', { env: { ...env, ...extra }, ...options });
+      services.worker = worker;
+      await worker.waitForLog((line) => line.includes('compactd workers started'), START_TIMEOUT_MS);
+      return worker;
+    },
+    async stopWorker() {
+      const worker = services.worker;
+      services.worker = null;
+      if (worker) await worker.stop();
+    },
+    async close() {
+      await services.stopWorker();
+      await services.apiChild.stop();
+      await sql.end({ timeout: 5 });
+      await sim.close();
+      await deleteQueueKeys(redisUrl, prefix);
+      const cleaner = postgres(withDatabase(base, 'postgres'), { max: 1, onnotice: () => {} });
+      try {
+        await cleaner.unsafe(`drop database if exists "${dbName}" with (force)`);
+      } finally {
+        await cleaner.end({ timeout: 5 });
+      }
+    },
+  };
+  return services;
+}
+
+function withDatabase(base: URL, name: string): string {
+  const url = new URL(base.toString());
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function deleteQueueKeys(redisUrl: string, prefix: string): Promise<void> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}

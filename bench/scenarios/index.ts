@@ -1,0 +1,24 @@
+import type { BenchContext } from '../lib/context.js';
+import type { ScenarioResult } from '../lib/result.js';
+import { runIngest } from './ingest.js';
+import { runLatency } from './latency.js';
+import { runOverhead } from './overhead.js';
+import { runScale } from './scale.js';
+import { runThroughput } from './throughput.js';
+import { runTokens } from './tokens.js';
+
+/** Every scenario in report order; `ids` name the results one run produces. */
+export interface Scenario {
+  ids: string[];
+  titles: string[];
+  run(ctx: BenchContext): Promise<ScenarioResult[]>;
+}
+
+export const SCENARIOS: Scenario[] = [
+  { ids: ['latency', 'peers'], titles: ['1. Latency vs the LLM critical path', '2. Against peers: sequential fold and single-call summarization'], run: runLatency },
+  { ids: ['overhead'], titles: ['3. Overhead: non-LLM time per compaction'], run: runOverhead },
+  { ids: ['throughput'], titles: ['4. Throughput: compactions per second, one worker process'], run: runThroughput },
+  { ids: ['ingest'], titles: ['5. Ingest: messages per second through the append API'], run: runIngest },
+  { ids: ['scale'], titles: ['6. Scale: job time vs conversation size, worker peak RSS'], run: runScale },
+  { ids: ['tokens'], titles: ['7. Token economy over repeated compactions'], run: runTokens },
+];

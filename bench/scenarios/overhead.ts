@@ -1,0 +1,103 @@
+import { assertCompleted, compactMeasured, seedConversation, type BenchContext, type MeasuredJob } from '../lib/context.js';
+import { syntheticMessages } from '../lib/conversations.js';
+import type { JobPhases } from '../lib/job-timing.js';
+import { profileWorker } from '../lib/profiling.js';
+import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
+import { round, spread } from '../lib/stats.js';
+
+/**
+ * Scenario 3: what compactd itself costs per compaction, with an LLM that answers at once
+ * (llm-sim `instant`). Non-LLM time = job wall time minus the time during which at least
+ * one LLM call was in flight; phases from the job row, the worker log and the call log.
+ */
+
+const SIZES = (quick: boolean) =>
+  quick
+    ? [
+        { messages: 200, runs: 3, targetMs: 25 },
+        { messages: 10_000, runs: 1, targetMs: 400 },
+      ]
+    : [
+        { messages: 200, runs: 10, targetMs: 25 },
+        { messages: 10_000, runs: 3, targetMs: 400 },
+      ];
+
+const PHASES: Array<[keyof JobPhases, string]> = [
+  ['toPlanMs', 'API insert → plan step starts'],
+  ['planMs', 'plan (load, plan, persist)'],
+  ['fanOutMs', 'plan persisted → first LLM call'],
+  ['llmWindowMs', 'first → last LLM call end'],
+  ['toCommitMs', 'last LLM call → commit starts'],
+  ['commitMs', 'commit transaction'],
+];
+
+export async function runOverhead(ctx: BenchContext): Promise<ScenarioResult[]> {
+  const started = performance.now();
+  const result = emptyScenario('overhead', '3. Overhead: non-LLM time per compaction');
+  ctx.svc.sim.configure({ profile: 'instant', summarizeWindow: null });
+  await ctx.svc.startWorker();
+  result.setup = {
+    profile: 'instant',
+    conversations: 'synthetic coding-agent turns, "chat" mix (~410 bytes, ~118 tokens per message)',
+    strategy: 'summarize, default policy',
+    jobs: 'one at a time',
+    nonLlm: 'wall (created_at → finished_at) minus the union of LLM call intervals',
+  };
+  const rows: Array<Array<string | number>> = [];
+  for (const size of SIZES(ctx.quick)) {
+    ctx.log(`overhead: ${size.messages} messages × ${size.runs}`);
+    const ids: string[] = [];
+    for (let run = 0; run < size.runs; run += 1) {
+      const id = ctx.uniqueId(`ovh${size.messages}`);
+      await seedConversation(ctx, id, syntheticMessages(size.messages, { mix: 'chat', seed: run + 1, tag: id }));
+      ids.push(id);
+    }
+    const jobs: MeasuredJob[] = [];
+    for (const id of ids) {
+      const job = await compactMeasured(ctx, id);
+      assertCompleted(job, `overhead ${size.messages}`);
+      jobs.push(job);
+    }
+    const nonLlm = jobs.map((j) => j.timing.nonLlmMs);
+    result.figures.push(figure(`non-LLM time, ${size.messages} messages`, 'ms', nonLlm));
+    result.targets.push(target(`median non-LLM time, ${size.messages} messages`, '<=', size.targetMs, spread(nonLlm).median, 'ms'));
+    const phase = (key: keyof JobPhases) => spread(jobs.map((j) => j.timing.phases?.[key] ?? Number.NaN)).median;
+    rows.push([
+      size.messages,
+      spread(jobs.map((j) => j.timing.chunks)).median,
+      ...PHASES.map(([key]) => round(phase(key), 1)),
+      round(spread(jobs.map((j) => j.timing.llm?.llmUnionMs ?? 0)).median, 1),
+      round(spread(jobs.map((j) => j.timing.wallMs)).median, 1),
+      round(spread(nonLlm).median, 1),
+    ]);
+  }
+  result.tables.push({
+    title: 'Phases (ms, median over runs)',
+    columns: ['messages', 'chunks', ...PHASES.map(([, label]) => label), 'LLM in flight', 'wall', 'non-LLM'],
+    rows,
+  });
+  result.notes.push(
+    'Phases overlap the LLM window: "first → last LLM call end" includes queue hops between parallel chunk steps and the re-summary when there is one. ' +
+      'Non-LLM time counts only time during which no call was in flight.',
+  );
+  if (result.targets.some((t) => !t.met)) await explain(ctx, result);
+  result.durationMs = performance.now() - started;
+  return [result];
+}
+
+/** A profiled rerun of both sizes; the hottest areas name the bottleneck of each missed target. */
+async function explain(ctx: BenchContext, result: ScenarioResult): Promise<void> {
+  const sizes = SIZES(true);
+  const ids: string[] = [];
+  for (const size of sizes) {
+    const id = ctx.uniqueId(`ovhprof${size.messages}`);
+    await seedConversation(ctx, id, syntheticMessages(size.messages, { mix: 'chat', seed: 99, tag: id }));
+    ids.push(id);
+  }
+  const profile = await profileWorker(ctx, 'overhead', async () => {
+    for (const id of ids) assertCompleted(await compactMeasured(ctx, id), 'overhead profile');
+  });
+  const text = profile ? profile.text : 'the profile could not be read';
+  for (const t of result.targets) if (!t.met) t.bottleneck = text;
+  result.notes.push(`Profiled rerun (worker with --cpu-prof, one 200- and one 10,000-message compaction): ${text}`);
+}

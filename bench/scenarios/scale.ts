@@ -1,0 +1,70 @@
+import { assertCompleted, compactMeasured, seedConversation, type BenchContext } from '../lib/context.js';
+import { syntheticMessages } from '../lib/conversations.js';
+import { profileWorker } from '../lib/profiling.js';
+import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
+import { round, spread } from '../lib/stats.js';
+
+/**
+ * Scenario 6: one compaction of a small and of a ten times larger conversation, each in a
+ * fresh worker process so its peak RSS (VmHWM) belongs to that job alone.
+ */
+
+export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
+  const started = performance.now();
+  const result = emptyScenario('scale', '6. Scale: job time vs conversation size, worker peak RSS');
+  const sizes = ctx.quick ? [{ messages: 2_000, runs: 1 }, { messages: 20_000, runs: 1 }] : [{ messages: 10_000, runs: 2 }, { messages: 100_000, runs: 2 }];
+  ctx.svc.sim.configure({ profile: 'instant', summarizeWindow: null });
+  result.setup = {
+    profile: 'instant',
+    conversations: `${sizes.map((s) => s.messages).join(' and ')} messages, "chat" mix (~118 tokens per message)`,
+    strategy: 'summarize, default policy',
+    memory: 'VmHWM of the worker process, started fresh for each job',
+  };
+  const rows: Array<Array<string | number>> = [];
+  const medians: number[] = [];
+  const peaks: number[] = [];
+  for (const size of sizes) {
+    const wall: number[] = [];
+    const rss: number[] = [];
+    let chunks = 0;
+    for (let run = 0; run < size.runs; run += 1) {
+      const id = ctx.uniqueId(`scale${size.messages}`);
+      ctx.log(`scale: seeding ${size.messages} messages (run ${run + 1}/${size.runs})`);
+      await seedConversation(ctx, id, syntheticMessages(size.messages, { mix: 'chat', seed: 7 + run, tag: id }));
+      const worker = await ctx.svc.startWorker();
+      const job = await compactMeasured(ctx, id);
+      assertCompleted(job, `scale ${size.messages}`);
+      wall.push(job.timing.wallMs);
+      rss.push((worker.memory()?.peakRssKb ?? Number.NaN) / 1024);
+      chunks = job.timing.chunks;
+      await ctx.svc.stopWorker();
+    }
+    medians.push(spread(wall).median);
+    peaks.push(...rss);
+    result.figures.push(figure(`job wall time, ${size.messages} messages`, 's', wall.map((v) => v / 1000)));
+    result.figures.push(figure(`worker peak RSS, ${size.messages} messages`, 'MB', rss));
+    rows.push([size.messages, chunks, round(spread(wall).median / 1000, 2), round(spread(wall).median / size.messages, 3), round(spread(rss).median, 0)]);
+  }
+  const [small, large] = sizes;
+  const growth = (medians[1] as number) / (medians[0] as number);
+  const sizeRatio = (large?.messages ?? 1) / (small?.messages ?? 1);
+  result.tables.push({ title: 'Job time and memory by size (median)', columns: ['messages', 'chunks', 'wall s', 'ms per message', 'worker peak RSS MB'], rows });
+  result.figures.push(figure(`time growth for ${sizeRatio}× the messages (1.0 = linear)`, '×', [growth / sizeRatio]));
+  result.targets.push(target(`time growth / size growth (${sizeRatio}×), ~linear`, '<=', 1.25, growth / sizeRatio, '×'));
+  result.targets.push(target('worker peak RSS (largest conversation)', '<=', 256, Math.max(...peaks), 'MB'));
+  if (result.targets.some((t) => !t.met)) {
+    const id = ctx.uniqueId('scaleprof');
+    // a 20,000-message job shows the same hot paths as a larger one, in a fraction of the time
+    const messages = Math.min(large?.messages ?? 20_000, 20_000);
+    await seedConversation(ctx, id, syntheticMessages(messages, { mix: 'chat', seed: 77, tag: id }));
+    const profile = await profileWorker(ctx, 'scale', async () => {
+      assertCompleted(await compactMeasured(ctx, id), 'scale profile');
+    });
+    const text = profile?.text ?? 'the profile could not be read';
+    for (const t of result.targets) if (!t.met) t.bottleneck = text;
+    result.notes.push(`Profiled rerun (${messages} messages, worker with --cpu-prof): ${text}`);
+  }
+  if (ctx.quick) result.notes.push('Quick mode: 2,000 and 20,000 messages instead of 10,000 and 100,000.');
+  result.durationMs = performance.now() - started;
+  return [result];
+}

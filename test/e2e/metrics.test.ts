@@ -1,0 +1,97 @@
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveMetrics } from '../../src/app/metrics-server.js';
+import { compact, seedConversation, waitForJob } from '../helpers/conversation.js';
+import { startTestLlmSim, type TestLlmSim } from '../helpers/llm-sim.js';
+import { createStack, type Stack } from '../helpers/stack.js';
+import { loadRealTranscript } from '../helpers/transcripts.js';
+
+const MODEL = 'claude-haiku-4-5';
+const logLines: Array<Record<string, unknown>> = [];
+
+let sim: TestLlmSim;
+let stack: Stack;
+beforeAll(async () => {
+  sim = await startTestLlmSim();
+  const logger = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(JSON.parse(line) as Record<string, unknown>) });
+  stack = await createStack({ env: { ANTHROPIC_BASE_URL: sim.url, COMPACTD_SUMMARIZER: `anthropic:${MODEL}` }, logger });
+});
+afterAll(async () => {
+  await stack?.close();
+  await sim?.close();
+});
+
+/** The value of one series in the text format (labels matched as a subset). */
+function series(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  const values = text
+    .split('\n')
+    .map((line) => /^([a-z_:]+)(?:\{(.*)\})? (\S+)$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null && m[1] === name && wanted.every((w) => (m[2] ?? '').split(',').includes(w)))
+    .map((m) => Number(m[3]));
+  return values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0);
+}
+
+describe('metrics and logs after a compaction through a provider', () => {
+  let done: { id: string; status: string; progress: { chunksTotal: number }; result: Record<string, any> };
+  let text: string;
+  beforeAll(async () => {
+    const session = loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl').conversations[0]!.messages;
+    await seedConversation(stack, 'metered', session, { policy: { auto: false, summaryMaxTokens: 4000 } });
+    done = await waitForJob(stack, (await compact(stack, 'metered', { strategy: 'summarize' })).id);
+    expect(done.status, JSON.stringify(done)).toBe('completed');
+    text = (await stack.app.inject({ method: 'GET', url: '/metrics' })).body;
+  });
+
+  it('counts the job by status and trigger and the tokens it saved', () => {
+    expect(series(text, 'compactd_jobs_finished_total', { status: 'completed', trigger: 'api' })).toBe(1);
+    expect(series(text, 'compactd_tokens_saved_total', { trigger: 'api' })).toBe(done.result['tokensBefore'] - done.result['tokensAfter']);
+  });
+
+  it('times every phase of the job', () => {
+    expect(series(text, 'compactd_phase_duration_seconds_count', { phase: 'plan', outcome: 'ok' })).toBe(1);
+    expect(series(text, 'compactd_phase_duration_seconds_count', { phase: 'summarize', outcome: 'ok' })).toBe(done.progress.chunksTotal);
+    expect(series(text, 'compactd_phase_duration_seconds_count', { phase: 'finalize', outcome: 'ok' })).toBe(1);
+    expect(series(text, 'compactd_phase_duration_seconds_sum', { phase: 'summarize' })).toBeGreaterThan(0);
+  });
+
+  it('reports LLM requests, latency, tokens and cost by provider and model, matching the job result', () => {
+    const labels = { provider: 'anthropic', model: MODEL };
+    const llm = done.result['llm'] as { calls: number; inputTokens: number; outputTokens: number; costUsd: number };
+    expect(series(text, 'compactd_llm_requests_total', { ...labels, outcome: 'ok' })).toBe(llm.calls);
+    expect(series(text, 'compactd_llm_request_duration_seconds_count', labels)).toBe(llm.calls);
+    expect(series(text, 'compactd_llm_tokens_total', { ...labels, kind: 'input' })).toBe(llm.inputTokens);
+    expect(series(text, 'compactd_llm_tokens_total', { ...labels, kind: 'output' })).toBe(llm.outputTokens);
+    expect(series(text, 'compactd_llm_cost_usd_total', labels)).toBeCloseTo(llm.costUsd, 5);
+    expect(llm.costUsd).toBeGreaterThan(0);
+  });
+
+  it('reports queue depths and HTTP latency by route', () => {
+    for (const queue of ['compaction', 'summarize', 'maintenance', 'webhooks']) {
+      expect(series(text, 'compactd_queue_jobs', { queue, state: 'wait' })).toBeDefined();
+    }
+    expect(series(text, 'compactd_http_request_duration_seconds_count', { method: 'POST', route: '/v1/conversations/:id/compactions', status_code: '202' })).toBe(1);
+    expect(series(text, 'compactd_http_request_duration_seconds_count', { method: 'GET', route: '/v1/jobs/:id', status_code: '200' })).toBeGreaterThanOrEqual(1);
+  });
+
+  it('binds job, conversation and tenant ids to every log line about the job', () => {
+    const jobLines = logLines.filter((line) => line['jobId'] === done.id);
+    expect(jobLines.map((line) => line['msg'])).toEqual(expect.arrayContaining(['compaction planned', 'compaction completed']));
+    for (const line of jobLines) {
+      expect(line, JSON.stringify(line)).toMatchObject({ conversationId: 'metered', tenantId: expect.any(String) });
+    }
+  });
+
+  it('serves the same registry from a worker-only process port, with its optional token', async () => {
+    const server = await serveMetrics(stack.deps.metrics.registry, { host: '127.0.0.1', port: 0, token: 'worker-metrics-token' });
+    try {
+      expect((await fetch(`${server.url}/metrics`)).status).toBe(401);
+      const res = await fetch(`${server.url}/metrics`, { headers: { authorization: 'Bearer worker-metrics-token' } });
+      expect(res.status).toBe(200);
+      expect(series(await res.text(), 'compactd_jobs_finished_total', { status: 'completed', trigger: 'api' })).toBe(1);
+      expect((await fetch(`${server.url}/other`, { headers: { authorization: 'Bearer worker-metrics-token' } })).status).toBe(404);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -26,12 +26,14 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
   for (const size of sizes) {
     const wall: number[] = [];
     const rss: number[] = [];
+    const idle: number[] = [];
     let chunks = 0;
     for (let run = 0; run < size.runs; run += 1) {
       const id = ctx.uniqueId(`scale${size.messages}`);
       ctx.log(`scale: seeding ${size.messages} messages (run ${run + 1}/${size.runs})`);
       await seedConversation(ctx, id, syntheticMessages(size.messages, { mix: 'chat', seed: 7 + run, tag: id }));
       const worker = await ctx.svc.startWorker();
+      idle.push((worker.memory()?.rssKb ?? Number.NaN) / 1024);
       const job = await compactMeasured(ctx, id);
       assertCompleted(job, `scale ${size.messages}`);
       wall.push(job.timing.wallMs);
@@ -43,12 +45,13 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
     peaks.push(...rss);
     result.figures.push(figure(`job wall time, ${size.messages} messages`, 's', wall.map((v) => v / 1000)));
     result.figures.push(figure(`worker peak RSS, ${size.messages} messages`, 'MB', rss));
-    rows.push([size.messages, chunks, round(spread(wall).median / 1000, 2), round(spread(wall).median / size.messages, 3), round(spread(rss).median, 0)]);
+    rows.push([size.messages, chunks, round(spread(wall).median / 1000, 2), round(spread(wall).median / size.messages, 3), round(spread(idle).median, 0), round(spread(rss).median, 0)]);
   }
   const [small, large] = sizes;
   const growth = (medians[1] as number) / (medians[0] as number);
   const sizeRatio = (large?.messages ?? 1) / (small?.messages ?? 1);
-  result.tables.push({ title: 'Job time and memory by size (median)', columns: ['messages', 'chunks', 'wall s', 'ms per message', 'worker peak RSS MB'], rows });
+  result.tables.push({ title: 'Job time and memory by size (median)', columns: ['messages', 'chunks', 'wall s', 'ms per message', 'worker RSS when idle MB', 'worker peak RSS MB'], rows });
+  result.notes.push('"Idle" is the worker’s RSS right after it reported ready, before the job: the baseline every job starts from (the process runs the TypeScript sources through the tsx loader, bin/compactd.mjs).');
   result.figures.push(figure(`time growth for ${sizeRatio}× the messages (1.0 = linear)`, '×', [growth / sizeRatio]));
   result.targets.push(target(`time growth / size growth (${sizeRatio}×), ~linear`, '<=', 1.25, growth / sizeRatio, '×'));
   result.targets.push(target('worker peak RSS (largest conversation)', '<=', 256, Math.max(...peaks), 'MB'));

@@ -10,7 +10,8 @@ import type { HistoryMessage } from './types.js';
 
 export type IdentifierKind = 'error' | 'path' | 'url' | 'ticket' | 'tool' | 'quoted' | 'number';
 
-const URL = /\bhttps?:\/\/[^\s<>"'`)\]}]+/g;
+// a backslash never belongs to a URL: in tool outputs that hold JSON text it is the escape of a following quote
+const URL = /\bhttps?:\/\/[^\s<>"'`)\]}\\]+/g;
 const ABSOLUTE_PATH = /(?<![\w/.~-])(?:~|\.{1,2})?\/(?:[\w.@+-]+\/)*[\w.@+-]+/g;
 const RELATIVE_PATH = /(?<![\w/.-])(?:[\w.@-]+\/)+[\w@-][\w.@-]*\.[A-Za-z0-9]{1,8}\b/g;
 const TICKET = /(?<![\w-])(?:[A-Z][A-Z0-9]{1,9}-\d{1,6}|#\d{2,7})\b/g;
@@ -28,8 +29,9 @@ const ERROR_LINE = [
 ];
 const MAX_ERROR_CHARS = 160;
 
+/** Trailing punctuation is prose; a trailing backslash is the escape of a quote in JSON-escaped text. */
 function trimPunctuation(value: string): string {
-  return value.replace(/[.,;:!?'"]+$/, '');
+  return value.replace(/[.,;:!?'"\\]+$/, '');
 }
 
 function matches(text: string, pattern: RegExp, group = 0): string[] {

@@ -106,7 +106,7 @@ function noteText(facts: ChunkFacts, role: SummarizeMessage['role'], text: strin
   if (role === 'user') facts.userTexts.push(text);
   else if (role === 'assistant') facts.assistantTexts.push(text);
   for (const path of extractPaths(text)) noteFile(facts.files, path, 'mentioned');
-  for (const url of text.match(/\bhttps?:\/\/[^\s<>"'`)\]}]+/g) ?? []) facts.urls.push(url.replace(/[.,;:!?]+$/, ''));
+  for (const url of text.match(/\bhttps?:\/\/[^\s<>"'`)\]}\\]+/g) ?? []) facts.urls.push(url.replace(/[.,;:!?]+$/, ''));
   facts.errors.push(...errorLines(text));
 }
 

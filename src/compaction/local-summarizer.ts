@@ -137,8 +137,17 @@ function resummarySections(bodies: readonly string[]): SectionItems {
   }
   const sections: SectionItems = {};
   for (const [name, lines] of merged) sections[name] = newestFirst(lines);
+  // What the user asked for outranks progress lines: newest-first alone dropped the request of
+  // the oldest batch (often the task itself) as soon as later batches brought status lines.
+  sections['TASK STATE'] = (sections['TASK STATE'] ?? []).map((item) =>
+    REQUEST_LINE.test(item.text) ? { ...item, priority: item.priority + REQUEST_PRIORITY } : item,
+  );
   return sections;
 }
+
+const REQUEST_LINE = /^(Latest|Earlier) request: /;
+/** above any newest-first position, below a focus match (1e6) */
+const REQUEST_PRIORITY = 1e5;
 
 /** Summarizes a chunk or re-summary request into the seven sections within `maxTokens`. */
 export function summarizeLocally(request: SummarizeRequest, options: LocalSummarizerOptions): string {

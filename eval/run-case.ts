@@ -1,0 +1,149 @@
+import { DEFAULT_POLICY } from '../src/config/policy.js';
+import { countMessageTokens } from '../src/compaction/tokens.js';
+import { countTokens } from '../src/lib/count-tokens.js';
+import type { Collection, EvalCase } from './corpus.js';
+import { activeMessages, chunkSummaries, compactAndWait, seed } from './drive.js';
+import { measureContext, spanFacts, type ContextMeasures, type SpanFacts } from './measure.js';
+import { contextText, IDENTIFIER_KINDS, type IdentifierKind } from './metrics.js';
+import type { EvalStack } from './stack.js';
+import type { Engine, Variant } from './variants.js';
+
+/** Runs every variant of one case through the service and measures each result and the peer's summary. */
+
+export interface JobFacts {
+  status: string;
+  /** noop reason or failure code */
+  reason: string | null;
+  durationMs: number;
+  batches: number;
+  /** the gate's own count over the identifiers it checked (capped per chunk) */
+  gate: { found: number; total: number } | null;
+  masked: number;
+  truncated: number;
+  llmCalls: number;
+  models: string[];
+  fallbacks: number;
+}
+
+export interface MeasureRow {
+  system: 'compactd' | string;
+  variant: string;
+  label: string;
+  engine: Engine | 'peer';
+  strategy: string | null;
+  job: JobFacts | null;
+  /** null when the job failed */
+  measures: ContextMeasures | null;
+}
+
+export interface CaseReport {
+  id: string;
+  collection: Collection;
+  source: string;
+  messages: number;
+  tokensBefore: number;
+  /** the context window given to the conversation: the history sits exactly at the auto trigger */
+  contextLimit: number;
+  peerPreTokens: number | null;
+  identifiers: { total: number; byKind: Partial<Record<IdentifierKind, number>> };
+  instructions: number;
+  requests: number;
+  rows: MeasureRow[];
+}
+
+const JOB_TIMEOUT_MS = 15 * 60_000;
+
+function number(value: unknown): number {
+  return typeof value === 'number' ? value : 0;
+}
+
+function jobFacts(job: Awaited<ReturnType<typeof compactAndWait>>, durationMs: number): JobFacts {
+  const r = job.result ?? {};
+  const identifiers = r['identifiers'] as { found: number; total: number } | undefined;
+  const rewrites = (r['rewrites'] ?? {}) as Record<string, unknown>;
+  const llm = (r['llm'] ?? {}) as Record<string, unknown>;
+  return {
+    status: job.status,
+    reason: typeof r['reason'] === 'string' ? r['reason'] : (job.error?.code ?? null),
+    durationMs,
+    batches: Array.isArray(r['batchIds']) ? r['batchIds'].length : 0,
+    gate: identifiers ?? null,
+    masked: number(rewrites['masked']),
+    truncated: number(rewrites['truncated']),
+    llmCalls: number(llm['calls']),
+    models: Array.isArray(llm['models']) ? (llm['models'] as string[]) : [],
+    fallbacks: Array.isArray(r['fallbacks']) ? r['fallbacks'].length : 0,
+  };
+}
+
+async function runVariant(stack: EvalStack, c: EvalCase, facts: SpanFacts, variant: Variant, contextLimit: number): Promise<MeasureRow> {
+  const id = `${c.id}-${variant.key}`.slice(0, 128);
+  const { activeTokens } = await seed(stack, id, c.messages, { contextLimit, policy: variant.policy });
+  const options: Record<string, unknown> = { strategy: variant.strategy, model: variant.model };
+  // an auto compaction aims at the policy target; a manual one would compress every candidate
+  if (variant.strategy === 'auto') options['target'] = { ratio: DEFAULT_POLICY.targetRatio };
+  const started = Date.now();
+  const job = await compactAndWait(stack, id, options, JOB_TIMEOUT_MS);
+  const row: MeasureRow = {
+    system: 'compactd',
+    variant: variant.key,
+    label: variant.label,
+    engine: variant.engine,
+    strategy: variant.strategy,
+    job: jobFacts(job, Date.now() - started),
+    measures: null,
+  };
+  if (job.status !== 'completed' && job.status !== 'noop') return row;
+  // a noop leaves the history as it was: that is the context the agent keeps
+  const active = await activeMessages(stack, id);
+  const summaries = contextText(active.filter((m) => m.kind === 'clip_archive'));
+  const kept = active.filter((m) => m.kind !== 'clip_archive');
+  const tokensAfter = active.reduce((sum, m) => sum + m.tokens, 0);
+  const chunks = await chunkSummaries(stack, id);
+  row.measures = measureContext(facts, { summaries, kept, chunkSummaries: chunks }, activeTokens, tokensAfter);
+  return row;
+}
+
+function peerRow(c: EvalCase, facts: SpanFacts, tokensBefore: number): MeasureRow | null {
+  if (!c.peer) return null;
+  const measures = measureContext(facts, { summaries: c.peer.summary, kept: [] }, tokensBefore, countTokens(c.peer.summary));
+  return { system: c.peer.name, variant: 'peer', label: `${c.peer.name}'s own summary (${c.peer.trigger ?? 'unknown'} compaction)`, engine: 'peer', strategy: null, job: null, measures };
+}
+
+export interface StacksByEngine {
+  main: EvalStack;
+  sim: EvalStack | null;
+}
+
+/** Measures one case: the peer's summary (if any) and every variant, run concurrently on the workers. */
+export async function runCase(c: EvalCase, variants: readonly Variant[], stacks: StacksByEngine): Promise<CaseReport> {
+  const facts = spanFacts(c.messages);
+  const tokensBefore = c.messages.reduce((sum, m) => sum + countMessageTokens(m, countTokens), 0);
+  const contextLimit = Math.max(1024, Math.ceil(tokensBefore / DEFAULT_POLICY.triggerRatio));
+  const rows = await Promise.all(
+    variants.map((v) => {
+      const stack = v.engine === 'llm-sim' ? stacks.sim : stacks.main;
+      if (!stack) throw new Error(`variant ${v.key} needs the llm-sim stack`);
+      return runVariant(stack, c, facts, v, contextLimit);
+    }),
+  );
+  const peer = peerRow(c, facts, tokensBefore);
+  const byKind: Partial<Record<IdentifierKind, number>> = {};
+  for (const kind of IDENTIFIER_KINDS) {
+    const n = facts.identifiers.filter((i) => i.kind === kind).length;
+    if (n > 0) byKind[kind] = n;
+  }
+  return {
+    id: c.id,
+    collection: c.collection,
+    source: c.source,
+    messages: c.messages.length,
+    tokensBefore,
+    contextLimit,
+    peerPreTokens: c.peer?.preTokens ?? null,
+    identifiers: { total: facts.identifiers.length, byKind },
+    instructions: facts.instructions.length,
+    requests: facts.requests.length,
+    rows: peer ? [peer, ...rows] : rows,
+  };
+}

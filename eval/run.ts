@@ -1,0 +1,84 @@
+import { execFileSync } from 'node:child_process';
+import { startLlmSim, type LlmSim } from '../src/llm-sim/server.js';
+import { loadCorpus, REPO_ROOT, type EvalCase } from './corpus.js';
+import { runCase, type CaseReport } from './run-case.js';
+import { createEvalStack, type EvalStack } from './stack.js';
+import { providerFromEnv, SIM_LOSS_RATE, variantsFor, type ProviderChoice } from './variants.js';
+
+/** One eval run: the corpus, the stacks it needs, every case, the results as data. */
+
+export interface EvalOptions {
+  quick: boolean;
+  /** also run llm-sim (a simulator) on the Claude Code sessions */
+  sim: boolean;
+  env: Record<string, string | undefined>;
+  dataDir?: string;
+  /** progress lines (stderr in the CLI) */
+  log?: (line: string) => void;
+}
+
+export interface EvalResults {
+  version: 1;
+  date: string;
+  commit: string | null;
+  quick: boolean;
+  provider: ProviderChoice | null;
+  sim: { lossRate: number } | null;
+  durationMs: number;
+  cases: CaseReport[];
+}
+
+const PROVIDER_VARIABLES = ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL'];
+
+function gitCommit(): string | null {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    return null;
+  }
+}
+
+/** The simulator's stack sees only the simulator: real provider variables are removed from its environment. */
+function simEnv(env: Record<string, string | undefined>, sim: LlmSim): Record<string, string | undefined> {
+  const out = Object.fromEntries(Object.entries(env).filter(([name]) => !PROVIDER_VARIABLES.includes(name) && name !== 'COMPACTD_SUMMARIZER'));
+  return { ...out, OPENAI_BASE_URL: `${sim.url}/v1` };
+}
+
+export async function runEval(options: EvalOptions): Promise<EvalResults> {
+  const log = options.log ?? (() => {});
+  const started = Date.now();
+  const cases: EvalCase[] = loadCorpus({ quick: options.quick, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+  const provider = providerFromEnv(options.env);
+  const stacks: EvalStack[] = [];
+  let sim: LlmSim | null = null;
+  try {
+    const main = await createEvalStack({ env: options.env });
+    stacks.push(main);
+    let simStack: EvalStack | null = null;
+    if (options.sim) {
+      sim = await startLlmSim({ host: '127.0.0.1', port: 0, lossRate: SIM_LOSS_RATE, seed: 1 });
+      simStack = await createEvalStack({ env: simEnv(options.env, sim) });
+      stacks.push(simStack);
+    }
+    const reports: CaseReport[] = [];
+    for (const c of cases) {
+      const variants = variantsFor(c, { quick: options.quick, provider, sim: options.sim });
+      const t0 = Date.now();
+      reports.push(await runCase(c, variants, { main, sim: simStack }));
+      log(`${c.id}: ${variants.length} compactions in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    }
+    return {
+      version: 1,
+      date: new Date().toISOString(),
+      commit: gitCommit(),
+      quick: options.quick,
+      provider,
+      sim: options.sim ? { lossRate: SIM_LOSS_RATE } : null,
+      durationMs: Date.now() - started,
+      cases: reports,
+    };
+  } finally {
+    for (const stack of stacks.reverse()) await stack.close();
+    await sim?.close();
+  }
+}

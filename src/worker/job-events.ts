@@ -27,7 +27,8 @@ export function createJobEvents(deps: Pick<WorkerDeps, 'db' | 'logger' | 'metric
       const type = jobEventType(event.status);
       if (!type || !deps.webhooks) return;
       const task = recordJobWebhook(deps, event, type).catch((error: unknown) =>
-        deps.logger.error({ err: error, jobId: event.jobId, conversationId: event.conversationId, tenantId: event.tenantId }, 'could not record the webhook event'),
+        // the event carries the internal conversation id, not the client's: named apart so `conversationId` keeps one meaning
+        deps.logger.error({ err: error, jobId: event.jobId, conversationUuid: event.conversationId, tenantId: event.tenantId }, 'could not record the webhook event'),
       );
       pending.add(task);
       void task.finally(() => pending.delete(task));

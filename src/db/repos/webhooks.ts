@@ -105,11 +105,16 @@ export async function recordWebhookEvent(
   return id;
 }
 
-export async function getDeliveryWithEndpoint(db: DbOrTx, id: string): Promise<{ delivery: WebhookDeliveryRow; endpoint: WebhookEndpointRow | null } | null> {
+/** A delivery with the endpoint it goes to (null once removed) and the client's conversation id. */
+export async function getDeliveryWithEndpoint(
+  db: DbOrTx,
+  id: string,
+): Promise<{ delivery: WebhookDeliveryRow; endpoint: WebhookEndpointRow | null; conversationExternalId: string | null } | null> {
   const [row] = await db
-    .select({ delivery: webhookDeliveries, endpoint: webhookEndpoints })
+    .select({ delivery: webhookDeliveries, endpoint: webhookEndpoints, conversationExternalId: conversations.externalId })
     .from(webhookDeliveries)
     .leftJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+    .leftJoin(conversations, eq(conversations.id, webhookDeliveries.conversationId))
     .where(eq(webhookDeliveries.id, id));
   return row ?? null;
 }

@@ -28,7 +28,7 @@ export async function processWebhookDelivery(payload: DeliverWebhookPayload, dep
   const found = await getDeliveryWithEndpoint(deps.db, payload.deliveryId);
   if (!found || found.delivery.status !== 'pending') return;
   const { delivery, endpoint } = found;
-  const log = deps.logger.child({ deliveryId: delivery.id, event: delivery.event, tenantId: delivery.tenantId, conversationId: delivery.conversationId });
+  const log = deps.logger.child({ deliveryId: delivery.id, event: delivery.event, tenantId: delivery.tenantId, conversationId: found.conversationExternalId });
   if (!endpoint?.enabled) {
     await failDelivery(deps.db, delivery.id, endpoint ? 'endpoint disabled' : 'endpoint removed');
     deps.metrics?.webhookDeliveries.inc({ event: delivery.event, outcome: 'failed' });

@@ -6,6 +6,7 @@ import { repoRoot } from './lib/child.js';
 import { makeUniqueId, type BenchContext, type ChartPoint } from './lib/context.js';
 import { emptyScenario, type ScenarioResult } from './lib/result.js';
 import { startServices } from './lib/services.js';
+import type { BenchResults } from './report/markdown.js';
 import { writeReport } from './report/write-report.js';
 import { SCENARIOS } from './scenarios/index.js';
 
@@ -62,7 +63,7 @@ try {
   await svc.close();
 }
 
-const results = {
+const results: BenchResults = {
   version: 1,
   mode: quick ? 'quick' : 'full',
   startedAt: new Date(Date.now() - (performance.now() - started)).toISOString(),
@@ -84,5 +85,5 @@ log(`results: ${jsonPath}`);
 const reportPaths = quick || outDir
   ? { markdown: path.join(resultsDir, `${base}.md`), svg: path.join(resultsDir, `${base}-latency-vs-size.svg`), svgLink: `${base}-latency-vs-size.svg` }
   : { markdown: path.join(repoRoot, 'BENCH.md'), svg: path.join(repoRoot, 'bench/latency-vs-size.svg'), svgLink: 'bench/latency-vs-size.svg' };
-writeReport(results, { ...reportPaths, jsonLink: path.relative(path.dirname(reportPaths.markdown), jsonPath) });
+writeReport(results, { ...reportPaths, jsonLink: path.relative(path.dirname(reportPaths.markdown), jsonPath), findings: path.join(repoRoot, 'bench/findings.md') });
 log(`report: ${reportPaths.markdown}`);

@@ -12,6 +12,7 @@ interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   hitCount?: number;
+  children?: number[];
 }
 
 interface CpuProfile {
@@ -28,6 +29,15 @@ export interface ProfileSummary {
   wallMs: number;
   topFunctions: Array<{ name: string; selfMs: number; share: number }>;
   topAreas: Array<{ area: string; selfMs: number; share: number }>;
+  /** compactd's own functions by inclusive time (self + callees): which service code drives the cost */
+  topServiceInclusive: Array<{ name: string; totalMs: number; share: number }>;
+}
+
+/** The repository-relative path of a compactd source file (src/…), or null. */
+function serviceFile(url: string): string | null {
+  if (!url.startsWith('file://')) return null;
+  const inRepo = path.relative(repoRoot, url.replace(/^file:\/\//, ''));
+  return inRepo.startsWith(`src${path.sep}`) ? inRepo : null;
 }
 
 function areaOf(url: string, functionName: string): string {
@@ -93,13 +103,45 @@ export function summarizeProfile(file: string, window?: ProfileWindow, top = 12)
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
       .map(([key, ms]) => ({ key, selfMs: Math.round(ms), share: busyMs > 0 ? Math.round((ms / busyMs) * 1000) / 10 : 0 }));
+  const inclusive = serviceInclusive(profile, byNode);
   return {
     file: path.basename(file),
+    topServiceInclusive: [...inclusive.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([name, ms]) => ({ name, totalMs: Math.round(ms), share: busyMs > 0 ? Math.round((ms / busyMs) * 1000) / 10 : 0 })),
     busyMs: Math.round(busyMs),
     wallMs: Math.round(wallMs),
     topFunctions: rank(byFunction).map(({ key, ...rest }) => ({ name: key, ...rest })),
     topAreas: rank(byArea).map(({ key, ...rest }) => ({ area: key, ...rest })),
   };
+}
+
+/** Inclusive time of every src/ function, each counted once per call path (recursion-safe). */
+function serviceInclusive(profile: CpuProfile, selfByNode: Map<number, number>): Map<string, number> {
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const totals = new Map<string, number>();
+  const onPath = new Map<string, number>();
+  const visit = (id: number): number => {
+    const node = nodes.get(id);
+    if (!node) return 0;
+    const { functionName, url } = node.callFrame;
+    const own = functionName === '(idle)' ? 0 : (selfByNode.get(id) ?? 0);
+    const file = serviceFile(url);
+    const key = file ? `${functionName || '(anonymous)'} (${file})` : null;
+    if (key) onPath.set(key, (onPath.get(key) ?? 0) + 1);
+    let total = own;
+    for (const child of node.children ?? []) total += visit(child);
+    if (key) {
+      const depth = onPath.get(key) ?? 1;
+      if (depth === 1) totals.set(key, (totals.get(key) ?? 0) + total);
+      onPath.set(key, depth - 1);
+    }
+    return total;
+  };
+  const root = profile.nodes[0];
+  if (root) visit(root.id);
+  return totals;
 }
 
 /**
@@ -117,5 +159,6 @@ export function latestProfile(dir: string): string | null {
 export function bottleneckText(summary: ProfileSummary): string {
   const areas = summary.topAreas.slice(0, 5).map((a) => `${a.area} ${a.share}%`).join(', ');
   const fns = summary.topFunctions.slice(0, 4).map((f) => `${f.name} (${f.share}%)`).join('; ');
-  return `CPU profile of the main thread (${summary.busyMs} ms busy of ${summary.wallMs} ms of workload): ${areas}. Hottest functions: ${fns}.`;
+  const service = summary.topServiceInclusive.slice(0, 5).map((f) => `${f.name} ${f.share}%`).join('; ');
+  return `CPU profile of the main thread (${summary.busyMs} ms busy of ${summary.wallMs} ms of workload): ${areas}. Hottest functions: ${fns}. compactd code by inclusive time: ${service}.`;
 }

@@ -1,5 +1,34 @@
-import { writeFileSync } from 'node:fs';
-export function writeReport(results: unknown, paths: { markdown: string; svg: string; svgLink: string; jsonLink: string }): void {
-  writeFileSync(paths.markdown, `# placeholder\n\n${paths.jsonLink}\n`);
-  void results;
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { renderMarkdown, type BenchResults } from './markdown.js';
+import { renderLatencyChart } from './svg.js';
+
+/**
+ * Writes the report of one results file: the markdown and the chart it embeds. Findings
+ * written by hand (what the numbers mean, with evidence) live in bench/findings.md and are
+ * included under the targets when the file exists.
+ */
+export function writeReport(results: BenchResults, paths: { markdown: string; svg: string; svgLink: string; jsonLink: string; findings?: string }): void {
+  const profile = results.scenarios.find((s) => s.id === 'latency')?.setup['profile'] ?? 'llm-sim';
+  writeFileSync(paths.svg, renderLatencyChart(results.chart, `llm-sim profile ${String(profile)}; medians; ${results.mode} run of ${results.startedAt.slice(0, 10)}`));
+  const findings = paths.findings && existsSync(paths.findings) ? readFileSync(paths.findings, 'utf8').trim() : undefined;
+  writeFileSync(paths.markdown, renderMarkdown(results, { svg: paths.svgLink, json: paths.jsonLink, ...(findings ? { findings } : {}) }));
+}
+
+// `npx tsx bench/report/write-report.ts <results.json>`: re-renders BENCH.md and the chart.
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const file = process.argv[2];
+  if (!file) throw new Error('usage: write-report.ts <bench/results/DATE.json>');
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+  const results = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
+  const markdown = path.join(root, 'BENCH.md');
+  writeReport(results, {
+    markdown,
+    svg: path.join(root, 'bench/latency-vs-size.svg'),
+    svgLink: 'bench/latency-vs-size.svg',
+    jsonLink: path.relative(root, path.resolve(file)),
+    findings: path.join(root, 'bench/findings.md'),
+  });
+  process.stdout.write(`wrote ${markdown}\n`);
 }

@@ -44,65 +44,80 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
-  const registers = [registry];
   if (options.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'compactd_' });
-  const queues = options.queues ?? {};
+  return { registry, ...jobInstruments([registry]), ...llmInstruments([registry]), ...serviceInstruments([registry], options.queues ?? {}) };
+}
+
+type Registers = Registry[];
+
+function jobInstruments(registers: Registers) {
   return {
-    registry,
     jobsFinished: new Counter({
       name: 'compactd_jobs_finished_total',
       help: 'Compaction jobs that reached a terminal status in a worker, by status and trigger',
-      labelNames: ['status', 'trigger'],
+      labelNames: ['status', 'trigger'] as const,
       registers,
     }),
     phaseDuration: new Histogram({
       name: 'compactd_phase_duration_seconds',
       help: 'Duration of one queue step (plan, summarize chunk, finalize incl. commit, idle check, webhook delivery)',
-      labelNames: ['phase', 'outcome'],
+      labelNames: ['phase', 'outcome'] as const,
       buckets: LATENCY_BUCKETS,
       registers,
     }),
+    tokensSaved: new Counter({
+      name: 'compactd_tokens_saved_total',
+      help: 'Active tokens removed by completed compactions (tokensBefore - tokensAfter)',
+      labelNames: ['trigger'] as const,
+      registers,
+    }),
+    idleChecks: new Counter({
+      name: 'compactd_idle_checks_total',
+      help: 'Idle checks (schedule: idle) by outcome: compacted, rescheduled, or why not',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+  };
+}
+
+function llmInstruments(registers: Registers) {
+  const byModel = ['provider', 'model'] as const;
+  return {
     llmRequests: new Counter({
       name: 'compactd_llm_requests_total',
       help: 'Summarizer calls (after the retry layer), by provider, model and outcome (ok or the error code)',
-      labelNames: ['provider', 'model', 'outcome'],
+      labelNames: [...byModel, 'outcome'] as const,
       registers,
     }),
     llmDuration: new Histogram({
       name: 'compactd_llm_request_duration_seconds',
       help: 'Wall time of summarizer calls, retries and waits included',
-      labelNames: ['provider', 'model'],
+      labelNames: byModel,
       buckets: LATENCY_BUCKETS,
       registers,
     }),
     llmTokens: new Counter({
       name: 'compactd_llm_tokens_total',
       help: 'Tokens as providers report them, by kind: input, output, cache_read, cache_write',
-      labelNames: ['provider', 'model', 'kind'],
+      labelNames: [...byModel, 'kind'] as const,
       registers,
     }),
-    llmCost: new Counter({
-      name: 'compactd_llm_cost_usd_total',
-      help: 'Summarizer cost in USD from the model registry prices',
-      labelNames: ['provider', 'model'],
-      registers,
-    }),
+    llmCost: new Counter({ name: 'compactd_llm_cost_usd_total', help: 'Summarizer cost in USD from the model registry prices', labelNames: byModel, registers }),
     llmRetries: new Counter({
       name: 'compactd_llm_retries_total',
       help: 'Provider calls retried by the LLM retry layer (429, 5xx, timeouts)',
-      labelNames: ['provider'],
+      labelNames: ['provider'] as const,
       registers,
     }),
-    tokensSaved: new Counter({
-      name: 'compactd_tokens_saved_total',
-      help: 'Active tokens removed by completed compactions (tokensBefore - tokensAfter)',
-      labelNames: ['trigger'],
-      registers,
-    }),
+  };
+}
+
+function serviceInstruments(registers: Registers, queues: Readonly<Record<string, JobCountsSource>>) {
+  return {
     queueJobs: new Gauge({
       name: 'compactd_queue_jobs',
       help: 'Jobs per queue and state, read from Redis at scrape time',
-      labelNames: ['queue', 'state'],
+      labelNames: ['queue', 'state'] as const,
       registers,
       async collect() {
         this.reset();
@@ -119,20 +134,14 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     httpDuration: new Histogram({
       name: 'compactd_http_request_duration_seconds',
       help: 'HTTP request latency by method, route pattern and status code',
-      labelNames: ['method', 'route', 'status_code'],
+      labelNames: ['method', 'route', 'status_code'] as const,
       buckets: LATENCY_BUCKETS,
       registers,
     }),
     webhookDeliveries: new Counter({
       name: 'compactd_webhook_deliveries_total',
       help: 'Webhook delivery attempts by event and outcome (delivered, retry, failed)',
-      labelNames: ['event', 'outcome'],
-      registers,
-    }),
-    idleChecks: new Counter({
-      name: 'compactd_idle_checks_total',
-      help: 'Idle checks (schedule: idle) by outcome: compacted, rescheduled, or why not',
-      labelNames: ['outcome'],
+      labelNames: ['event', 'outcome'] as const,
       registers,
     }),
   };

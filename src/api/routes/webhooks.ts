@@ -58,84 +58,94 @@ function toDeliveryView(row: DeliveryWithConversation): WebhookDeliveryView {
   };
 }
 
+type ZodApp = Parameters<FastifyPluginAsyncZod>[0];
+const tags = ['webhooks'];
+const tenantScope = (tenantId: string): EndpointScope => ({ tenantId, conversationId: null });
+
 /**
  * Webhook configuration, one per tenant and optionally one per conversation (which wins),
  * and the tenant's delivery log. Signing and retries: worker/webhooks.ts, processors/webhook.ts.
  */
 export function webhookRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
-  /** Creates or updates; a new webhook without a secret gets a generated one, returned once. */
-  async function put(scope: EndpointScope, body: WebhookBody, conversationExternalId: string | null): Promise<WebhookView> {
-    const existing = await getWebhookEndpoint(deps.db, scope);
-    const generated = body.secret === undefined && !existing ? SECRET_PREFIX + randomBytes(32).toString('base64url') : undefined;
-    const secret = body.secret ?? generated ?? (existing as WebhookEndpointRow).secret;
-    const row = await upsertWebhookEndpoint(deps.db, { ...scope, url: body.url, secret, events: body.events ?? [], enabled: body.enabled });
-    return toWebhookView(row, conversationExternalId, generated);
-  }
-
-  async function conversationScope(tenantId: string, id: string): Promise<EndpointScope> {
-    const conversation = await getConversation(deps.db, tenantId, id);
-    if (!conversation) throw notFound('conversation', id);
-    return { tenantId, conversationId: conversation.id };
-  }
-
   return async (app) => {
-    const tags = ['webhooks'];
-    const tenantScope = (tenantId: string): EndpointScope => ({ tenantId, conversationId: null });
-
-    app.put(
-      '/v1/webhook',
-      { schema: { tags, summary: 'Set the tenant webhook (every conversation without its own)', body: WebhookBodySchema, response: { 200: WebhookSchema, ...errorResponses } } },
-      async (request) => put(tenantScope(request.tenantId), request.body, null),
-    );
-    app.get('/v1/webhook', { schema: { tags, summary: 'The tenant webhook', response: { 200: WebhookSchema, ...errorResponses } } }, async (request) => {
-      const row = await getWebhookEndpoint(deps.db, tenantScope(request.tenantId));
-      if (!row) throw notFound('webhook', 'of this tenant');
-      return toWebhookView(row, null);
-    });
-    app.delete('/v1/webhook', { schema: { tags, summary: 'Remove the tenant webhook', response: { 204: z.null(), ...errorResponses } } }, async (request, reply) => {
-      if (!(await deleteWebhookEndpoint(deps.db, tenantScope(request.tenantId)))) throw notFound('webhook', 'of this tenant');
-      return reply.status(204).send(null);
-    });
-
-    const params = ConversationParamsSchema;
-    app.put(
-      '/v1/conversations/:id/webhook',
-      { schema: { tags, summary: 'Set the conversation’s own webhook (wins over the tenant’s)', params, body: WebhookBodySchema, response: { 200: WebhookSchema, ...errorResponses } } },
-      async (request) => put(await conversationScope(request.tenantId, request.params.id), request.body, request.params.id),
-    );
-    app.get('/v1/conversations/:id/webhook', { schema: { tags, summary: 'The conversation’s own webhook', params, response: { 200: WebhookSchema, ...errorResponses } } }, async (request) => {
-      const row = await getWebhookEndpoint(deps.db, await conversationScope(request.tenantId, request.params.id));
-      if (!row) throw notFound('webhook', `of conversation ${request.params.id}`);
-      return toWebhookView(row, request.params.id);
-    });
-    app.delete(
-      '/v1/conversations/:id/webhook',
-      { schema: { tags, summary: 'Remove the conversation’s webhook (the tenant’s applies again)', params, response: { 204: z.null(), ...errorResponses } } },
-      async (request, reply) => {
-        if (!(await deleteWebhookEndpoint(deps.db, await conversationScope(request.tenantId, request.params.id)))) {
-          throw notFound('webhook', `of conversation ${request.params.id}`);
-        }
-        return reply.status(204).send(null);
-      },
-    );
-
-    app.get(
-      '/v1/webhooks/deliveries',
-      { schema: { tags, summary: 'The delivery log, newest first, with every attempt', querystring: ListDeliveriesQuerySchema, response: { 200: ListDeliveriesResponseSchema, ...errorResponses } } },
-      async (request) => {
-        const { conversationId, limit, ...filters } = request.query;
-        let internalId: string | undefined;
-        if (conversationId !== undefined) internalId = (await conversationScope(request.tenantId, conversationId)).conversationId ?? undefined;
-        const rows = await listDeliveries(deps.db, request.tenantId, {
-          limit,
-          ...(internalId === undefined ? {} : { conversationId: internalId }),
-          ...(filters.status === undefined ? {} : { status: filters.status }),
-          ...(filters.event === undefined ? {} : { event: filters.event }),
-          ...(filters.before === undefined ? {} : { before: filters.before }),
-        });
-        const last = rows.at(-1);
-        return { deliveries: rows.map(toDeliveryView), nextBefore: rows.length === limit && last ? last.id : null };
-      },
-    );
+    registerTenantWebhook(app, deps);
+    registerConversationWebhook(app, deps);
+    registerDeliveryLog(app, deps);
   };
+}
+
+/** Creates or updates; a new webhook without a secret gets a generated one, returned once. */
+async function putWebhook(deps: ApiDeps, scope: EndpointScope, body: WebhookBody, conversationExternalId: string | null): Promise<WebhookView> {
+  const existing = await getWebhookEndpoint(deps.db, scope);
+  const generated = body.secret === undefined && !existing ? SECRET_PREFIX + randomBytes(32).toString('base64url') : undefined;
+  const secret = body.secret ?? generated ?? (existing as WebhookEndpointRow).secret;
+  const row = await upsertWebhookEndpoint(deps.db, { ...scope, url: body.url, secret, events: body.events ?? [], enabled: body.enabled });
+  return toWebhookView(row, conversationExternalId, generated);
+}
+
+async function conversationScope(deps: ApiDeps, tenantId: string, id: string): Promise<EndpointScope> {
+  const conversation = await getConversation(deps.db, tenantId, id);
+  if (!conversation) throw notFound('conversation', id);
+  return { tenantId, conversationId: conversation.id };
+}
+
+function registerTenantWebhook(app: ZodApp, deps: ApiDeps): void {
+  app.put(
+    '/v1/webhook',
+    { schema: { tags, summary: 'Set the tenant webhook (every conversation without its own)', body: WebhookBodySchema, response: { 200: WebhookSchema, ...errorResponses } } },
+    async (request) => putWebhook(deps, tenantScope(request.tenantId), request.body, null),
+  );
+  app.get('/v1/webhook', { schema: { tags, summary: 'The tenant webhook', response: { 200: WebhookSchema, ...errorResponses } } }, async (request) => {
+    const row = await getWebhookEndpoint(deps.db, tenantScope(request.tenantId));
+    if (!row) throw notFound('webhook', 'of this tenant');
+    return toWebhookView(row, null);
+  });
+  app.delete('/v1/webhook', { schema: { tags, summary: 'Remove the tenant webhook', response: { 204: z.null(), ...errorResponses } } }, async (request, reply) => {
+    if (!(await deleteWebhookEndpoint(deps.db, tenantScope(request.tenantId)))) throw notFound('webhook', 'of this tenant');
+    return reply.status(204).send(null);
+  });
+}
+
+function registerConversationWebhook(app: ZodApp, deps: ApiDeps): void {
+  const params = ConversationParamsSchema;
+  app.put(
+    '/v1/conversations/:id/webhook',
+    { schema: { tags, summary: 'Set the conversation’s own webhook (wins over the tenant’s)', params, body: WebhookBodySchema, response: { 200: WebhookSchema, ...errorResponses } } },
+    async (request) => putWebhook(deps, await conversationScope(deps, request.tenantId, request.params.id), request.body, request.params.id),
+  );
+  app.get('/v1/conversations/:id/webhook', { schema: { tags, summary: 'The conversation’s own webhook', params, response: { 200: WebhookSchema, ...errorResponses } } }, async (request) => {
+    const row = await getWebhookEndpoint(deps.db, await conversationScope(deps, request.tenantId, request.params.id));
+    if (!row) throw notFound('webhook', `of conversation ${request.params.id}`);
+    return toWebhookView(row, request.params.id);
+  });
+  app.delete(
+    '/v1/conversations/:id/webhook',
+    { schema: { tags, summary: 'Remove the conversation’s webhook (the tenant’s applies again)', params, response: { 204: z.null(), ...errorResponses } } },
+    async (request, reply) => {
+      if (!(await deleteWebhookEndpoint(deps.db, await conversationScope(deps, request.tenantId, request.params.id)))) {
+        throw notFound('webhook', `of conversation ${request.params.id}`);
+      }
+      return reply.status(204).send(null);
+    },
+  );
+}
+
+function registerDeliveryLog(app: ZodApp, deps: ApiDeps): void {
+  app.get(
+    '/v1/webhooks/deliveries',
+    { schema: { tags, summary: 'The delivery log, newest first, with every attempt', querystring: ListDeliveriesQuerySchema, response: { 200: ListDeliveriesResponseSchema, ...errorResponses } } },
+    async (request) => {
+      const { conversationId, limit, status, event, before } = request.query;
+      const scope = conversationId === undefined ? null : await conversationScope(deps, request.tenantId, conversationId);
+      const rows = await listDeliveries(deps.db, request.tenantId, {
+        limit,
+        ...(scope?.conversationId ? { conversationId: scope.conversationId } : {}),
+        ...(status === undefined ? {} : { status }),
+        ...(event === undefined ? {} : { event }),
+        ...(before === undefined ? {} : { before }),
+      });
+      const last = rows.at(-1);
+      return { deliveries: rows.map(toDeliveryView), nextBefore: rows.length === limit && last ? last.id : null };
+    },
+  );
 }

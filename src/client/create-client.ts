@@ -1,5 +1,5 @@
 import { CompactdError } from './errors.js';
-import { requestJson, send, type FetchLike, type HttpSettings, type RequestSpec } from './http.js';
+import { requestEmpty, requestJson, send, type FetchLike, type HttpSettings, type RequestSpec } from './http.js';
 import { readJsonLines } from './jsonl.js';
 import type {
   AnthropicContext,
@@ -23,6 +23,10 @@ import type {
   SearchResult,
   StoredMessage,
   ToolName,
+  Webhook,
+  WebhookDeliveryPage,
+  WebhookDeliveryQuery,
+  WebhookRequest,
 } from './types.js';
 import { waitForTerminalJob, type WaitForJobOptions } from './wait.js';
 
@@ -71,6 +75,11 @@ export function createClient(options: ClientOptions) {
     const idempotencyKey = opts.idempotencyKey ?? globalThis.crypto.randomUUID();
     return requestJson<T>(http, { method: 'POST', path, body, headers: { 'idempotency-key': idempotencyKey }, signal: opts.signal, idempotent: true });
   };
+
+  // PUT replaces and DELETE removes: repeating either changes nothing more, so both may retry.
+  const put = async <T>(path: string, body: unknown, opts: RequestOptions) =>
+    (await requestJson<T>(http, { method: 'PUT', path, body, signal: opts.signal, idempotent: true })).body;
+  const remove = (path: string, opts: RequestOptions) => requestEmpty(http, { method: 'DELETE', path, signal: opts.signal, idempotent: true });
 
   const client = {
     /** `GET /healthz`: the process is up. */
@@ -145,6 +154,18 @@ export function createClient(options: ClientOptions) {
       get<SearchResult>(`/v1/conversations/${enc(conversationId)}/archive/search`, { q, ...query }, opts),
     /** `GET /v1/tools/:name`: an agent tool definition (`compact`, `recall`) in a provider's format. */
     getTool: getTool,
+
+    /** `PUT /v1/webhook`: the tenant webhook; a new one without `secret` gets one, returned only here. */
+    setWebhook: (body: WebhookRequest, opts: RequestOptions = {}) => put<Webhook>('/v1/webhook', body, opts),
+    getWebhook: (opts: RequestOptions = {}) => get<Webhook>('/v1/webhook', undefined, opts),
+    deleteWebhook: (opts: RequestOptions = {}) => remove('/v1/webhook', opts),
+    /** `PUT /v1/conversations/:id/webhook`: the conversation's own webhook, which wins over the tenant's. */
+    setConversationWebhook: (conversationId: string, body: WebhookRequest, opts: RequestOptions = {}) =>
+      put<Webhook>(`/v1/conversations/${enc(conversationId)}/webhook`, body, opts),
+    getConversationWebhook: (conversationId: string, opts: RequestOptions = {}) => get<Webhook>(`/v1/conversations/${enc(conversationId)}/webhook`, undefined, opts),
+    deleteConversationWebhook: (conversationId: string, opts: RequestOptions = {}) => remove(`/v1/conversations/${enc(conversationId)}/webhook`, opts),
+    /** `GET /v1/webhooks/deliveries`: the delivery log, newest first, with every attempt. */
+    listWebhookDeliveries: (query: WebhookDeliveryQuery = {}, opts: RequestOptions = {}) => get<WebhookDeliveryPage>('/v1/webhooks/deliveries', query, opts),
   };
 
   function getContext(id: string, query?: { format?: 'anthropic' }, opts?: RequestOptions): Promise<AnthropicContext>;

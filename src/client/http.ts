@@ -21,7 +21,7 @@ export interface HttpSettings {
 }
 
 export interface RequestSpec {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   query?: Record<string, string | number | boolean | undefined> | undefined;
   body?: unknown;
@@ -156,6 +156,16 @@ export async function send(http: HttpSettings, spec: RequestSpec): Promise<Attem
     const delay = retryAfterMs ?? backoffMs(attempt, http.maxRetryDelayMs);
     if (!RETRY_STATUSES.has(response.status) || attempt >= http.retries || delay > http.maxRetryDelayMs) throw error;
     await sleep(delay, spec.signal);
+  }
+}
+
+/** Sends a request whose success has no body (204). */
+export async function requestEmpty(http: HttpSettings, spec: RequestSpec): Promise<void> {
+  const { response, settle } = await send(http, spec);
+  try {
+    await response.arrayBuffer();
+  } finally {
+    settle();
   }
 }
 

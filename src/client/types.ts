@@ -16,6 +16,7 @@ import type { ConversationSchema, CreateConversationBodySchema } from '../api/sc
 import type { JobSchema, ListJobsResponseSchema } from '../api/schemas/jobs.js';
 import type { AppendResponseSchema, ContextResponseSchema, ListMessagesResponseSchema, StoredMessageSchema } from '../api/schemas/messages.js';
 import type { ToolDefinitionSchema } from '../api/schemas/tools.js';
+import type { ListDeliveriesQuerySchema, ListDeliveriesResponseSchema, WebhookBodySchema, WebhookDeliverySchema, WebhookSchema } from '../api/schemas/webhooks.js';
 import type { Block, Role } from '../compaction/types.js';
 import type { CompactionOptions } from '../queue/job-options.js';
 
@@ -35,6 +36,11 @@ export type BatchMessagesPage = z.infer<typeof BatchMessagesResponseSchema>;
 export type ExportLine = z.infer<typeof ExportLineSchema>;
 export type SearchHit = z.infer<typeof SearchHitSchema>;
 export type SearchResult = z.infer<typeof SearchResponseSchema>;
+export type Webhook = z.infer<typeof WebhookSchema>;
+export type WebhookRequest = z.input<typeof WebhookBodySchema>;
+export type WebhookDelivery = z.infer<typeof WebhookDeliverySchema>;
+export type WebhookDeliveryPage = z.infer<typeof ListDeliveriesResponseSchema>;
+export type WebhookDeliveryQuery = Partial<z.infer<typeof ListDeliveriesQuerySchema>>;
 
 /**
  * The result of a completed job (SPEC §6.1). The schema keeps `result` an open record, so

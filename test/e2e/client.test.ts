@@ -165,6 +165,30 @@ describe('compactd/client against a running service', () => {
     expect((await idleClient.waitForJob(job.id, { timeoutMs: 5_000 })).status).toBe('cancelled');
   });
 
+  it('configures webhooks (tenant and conversation) and reads the delivery log', async () => {
+    // disabled: nothing is delivered to the unreachable URL while other tests compact
+    const created = await client.setWebhook({ url: 'http://127.0.0.1:9/hooks', events: ['compaction.completed'], enabled: false });
+    expect(created).toMatchObject({ scope: 'tenant', conversationId: null, events: ['compaction.completed'], enabled: false });
+    expect(created.secret).toEqual(expect.any(String));
+    const read = await client.getWebhook();
+    expect(read.secret).toBeUndefined();
+    expect(created.secret!.startsWith(read.secretHint.replace(/…$/, ''))).toBe(true);
+
+    await client.createConversation({ id: 'client-hooks', policy: { auto: false } });
+    const own = await client.setConversationWebhook('client-hooks', { url: 'http://127.0.0.1:9/own', secret: 'a-secret-of-16-chars', enabled: false });
+    expect(own).toMatchObject({ scope: 'conversation', conversationId: 'client-hooks', url: 'http://127.0.0.1:9/own' });
+    expect((await client.getConversationWebhook('client-hooks')).url).toBe('http://127.0.0.1:9/own');
+    await client.deleteConversationWebhook('client-hooks');
+    expect(await caught(client.getConversationWebhook('client-hooks'))).toMatchObject({ status: 404 });
+
+    expect(await client.listWebhookDeliveries({ conversationId: 'client-hooks', limit: 10 })).toEqual({ deliveries: [], nextBefore: null });
+    const invalid = await caught(client.setWebhook({ url: 'ftp://example.com/x' }));
+    expect(invalid.status).toBe(400);
+    expect(invalid.errors.map((e) => e.field)).toContain('body.url');
+    await client.deleteWebhook();
+    expect(await caught(client.getWebhook())).toMatchObject({ status: 404 });
+  });
+
   it('reports health and readiness', async () => {
     expect(await client.health()).toEqual({ status: 'ok' });
     expect(await client.ready()).toMatchObject({ status: 'ready', checks: { postgres: 'ok', redis: 'ok' } });

@@ -40,6 +40,13 @@ const svc = await startServices();
 const chart: ChartPoint[] = [];
 const ctx: BenchContext = { svc, quick, profileDir, chart, log, uniqueId: makeUniqueId(stamp.replace(/-/g, '').slice(2, 14)) };
 const scenarios: ScenarioResult[] = [];
+// Interrupted: stop the children and drop the bench database before leaving.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping the service processes`);
+    void svc.close().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  });
+}
 try {
   for (const scenario of SCENARIOS) {
     if (only && !scenario.ids.some((id) => only.includes(id))) continue;

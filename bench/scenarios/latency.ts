@@ -37,6 +37,8 @@ interface SessionRuns {
   retries: number[];
   strictMs: number[];
   nonLlmMs: number[];
+  /** the same compaction with the identifier check off (policy identifierCheck: false) */
+  noCheckMs: number[];
   plan: SessionPlan;
 }
 
@@ -65,7 +67,7 @@ export async function runLatency(ctx: BenchContext): Promise<ScenarioResult[]> {
 }
 
 async function runSession(ctx: BenchContext, session: string, messages: NormalizedMessage[], options: LatencyOptions): Promise<SessionRuns> {
-  const runs: SessionRuns = { session, messages: messages.length, sourceTokens: 0, chunks: 0, wallMs: [], criticalMs: [], ratio: [], calls: [], retries: [], strictMs: [], nonLlmMs: [], plan: null as unknown as SessionPlan };
+  const runs: SessionRuns = { session, messages: messages.length, sourceTokens: 0, chunks: 0, wallMs: [], criticalMs: [], ratio: [], calls: [], retries: [], strictMs: [], nonLlmMs: [], noCheckMs: [], plan: null as unknown as SessionPlan };
   for (let run = 0; run < options.runs; run += 1) {
     const id = ctx.uniqueId(`lat-${session.slice(0, 8)}`);
     await seedConversation(ctx, id, messages);
@@ -84,6 +86,12 @@ async function runSession(ctx: BenchContext, session: string, messages: Normaliz
     runs.sourceTokens = job.row.plan.chunks.reduce((sum, c) => sum + c.messageTokens, 0);
     if (run === 0) runs.plan = await sessionPlan(ctx, id, session, job.row.plan);
   }
+  // One more run without the identifier retry shows what that guard costs in latency.
+  const id = ctx.uniqueId(`latnc-${session.slice(0, 8)}`);
+  await seedConversation(ctx, id, messages, { identifierCheck: false });
+  const job = await compactMeasured(ctx, id);
+  assertCompleted(job, `latency ${session} (identifier check off)`);
+  runs.noCheckMs.push(job.timing.wallMs);
   return runs;
 }
 
@@ -170,10 +178,13 @@ function peersResult(ctx: BenchContext, sessions: SessionRuns[], peers: PeerRuns
     speedups.push(fold / compactd);
     ctx.chart.push({ strategy: 'sequential fold', tokens: s.sourceTokens, seconds: fold / 1000, ok: true, label: s.session.slice(0, 8) });
     ctx.chart.push({ strategy: 'single call', tokens: s.sourceTokens, seconds: spread(p.singleMs).median / 1000, ok: p.singleOk, label: s.session.slice(0, 8) });
+    const noCheck = spread(s.noCheckMs).median;
+    ctx.chart.push({ strategy: 'compactd, identifier check off', tokens: s.sourceTokens, seconds: noCheck / 1000, ok: true, label: s.session.slice(0, 8) });
     return [
       s.session.slice(0, 8),
       s.sourceTokens,
       round(compactd / 1000, 1),
+      `${round(noCheck / 1000, 1)} (fold ÷ ${round(fold / noCheck, 1)})`,
       rangeText(p.foldMs.map((v) => v / 1000)),
       round(fold / compactd, 2),
       `${rangeText(p.singleMs.map((v) => v / 1000))}${p.singleOk ? '' : ' (failed)'}`,
@@ -182,7 +193,7 @@ function peersResult(ctx: BenchContext, sessions: SessionRuns[], peers: PeerRuns
   });
   result.tables.push({
     title: 'Wall time per strategy (s, median; range in brackets)',
-    columns: ['session', 'tokens compacted', 'compactd', 'sequential fold', 'fold / compactd', 'single call (whole history)', 'single call (trimmed to 4000 tokens)'],
+    columns: ['session', 'tokens compacted', 'compactd', 'compactd, identifier check off', 'sequential fold', 'fold / compactd', 'single call (whole history)', 'single call (trimmed to 4000 tokens)'],
     rows,
   });
   result.figures.push(figure('speed-up over the sequential fold', '×', speedups));

@@ -2,7 +2,11 @@ import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
+import { recordWebhookEvent } from '../../src/db/repos/webhooks.js';
+import { sweepWebhookDeliveries } from '../../src/worker/processors/webhook.js';
 import { verifyWebhookSignature } from '../../src/worker/webhooks.js';
+import { conversationByExternalId } from '../helpers/archive-seed.js';
 import { compact, seedConversation, waitForJob } from '../helpers/conversation.js';
 import { createStack, type Stack } from '../helpers/stack.js';
 import { loadRealTranscript } from '../helpers/transcripts.js';
@@ -153,5 +157,28 @@ describe('webhooks end to end', () => {
     expect(failed).toMatchObject({ status: 'failed', attempts: ATTEMPTS, lastStatusCode: 503, lastError: 'HTTP 503' });
     expect(failed!.attemptLog.map((a) => a.statusCode)).toEqual(Array(ATTEMPTS).fill(503));
     expect(eventsFor('/down', done.id)).toHaveLength(ATTEMPTS);
+  });
+
+  it('re-enqueues a recorded delivery that Redis never got (the sweep), once', async () => {
+    await seedConversation(stack, 'lost', tau()[4]!.messages.slice(0, 4), { policy: { auto: false } });
+    const conversation = await conversationByExternalId(stack.db.db, 'lost');
+    // what a process leaves behind when Redis refuses the enqueue after the row committed
+    const id = await recordWebhookEvent(stack.db.db, {
+      tenantId: conversation.tenantId,
+      conversationId: conversation.id,
+      conversationExternalId: 'lost',
+      type: 'context.warning',
+      data: { note: 'recorded, never queued' },
+    });
+    expect(id).not.toBeNull();
+    await stack.db.db.execute(sql`update webhook_deliveries set updated_at = now() - interval '5 minutes' where id = ${id}`);
+    const workerDeps = stack.workerDeps!;
+    const sweepDeps = { ...workerDeps, webhooks: workerDeps.webhooks! };
+    expect(await sweepWebhookDeliveries(sweepDeps)).toBe(1);
+    await waitFor(() => received.some((r) => r.headers['compactd-delivery'] === id && r.answered === 200), 30_000);
+    await waitFor(async () => (await deliveries('conversationId=lost'))[0]?.['status'] === 'delivered', 10_000);
+    await stack.db.db.execute(sql`update webhook_deliveries set updated_at = now() - interval '5 minutes' where id = ${id}`);
+    expect(await sweepWebhookDeliveries(sweepDeps)).toBe(0);
+    expect(received.filter((r) => r.headers['compactd-delivery'] === id && r.answered === 200)).toHaveLength(1);
   });
 });

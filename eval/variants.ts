@@ -56,6 +56,13 @@ export function peerSizedPolicy(peerSummary: string): Record<string, unknown> {
   return { maxLiveBatches: 2, summaryMaxTokens: Math.max(256, Math.floor(countTokens(peerSummary) / 2)) };
 }
 
+/**
+ * Today's policy knobs set for retention: the gate checks up to 500 identifiers per chunk
+ * (the schema's maximum; default 60) and batches are never re-summarized (re-summary is
+ * where most identifiers are lost): what configuration alone achieves, at a size cost.
+ */
+export const WIDE_GATE_POLICY: Record<string, unknown> = { maxIdentifiers: 500, maxLiveBatches: 64 };
+
 export interface VariantOptions {
   quick: boolean;
   provider: ProviderChoice | null;
@@ -69,6 +76,9 @@ export function variantsFor(c: EvalCase, options: VariantOptions): Variant[] {
     variant('auto', 'local', 'local', 'auto (default target) · local summarizer'),
   ];
   if (!options.quick) out.push(variant('summarize', 'local', 'local', 'summarize (keeps the recent tail) · local summarizer'));
+  if (!options.quick) {
+    out.push(variant('reset', 'local', 'local', 'reset, gate widened by policy (maxIdentifiers 500, maxLiveBatches 64) · local summarizer', WIDE_GATE_POLICY, '-wide-gate'));
+  }
   if (c.peer && !options.quick) {
     out.push(variant('reset', 'local', 'local', `reset, sized like ${c.peer.name}'s summary · local summarizer`, peerSizedPolicy(c.peer.summary), '-peer-sized'));
   }

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import type { ContextMeasures } from '../../../eval/measure.js';
+import type { CaseReport, MeasureRow } from '../../../eval/run-case.js';
+import { aggregateByVariant, comparableSize, meetsGoal, peerComparisons, pool } from '../../../eval/summary.js';
+
+function measures(found: number, total: number, reduction: number, summaryTokens = 1000): ContextMeasures {
+  const r = { found, total, ratio: total === 0 ? 1 : found / total, byKind: {} };
+  return {
+    tokensBefore: 10_000,
+    tokensAfter: Math.round(10_000 * (1 - reduction)),
+    summaryTokens,
+    reduction,
+    retentionBeforeGate: { ...r, found: Math.max(0, found - 1), ratio: Math.max(0, found - 1) / total },
+    retentionAfterGate: r,
+    retentionBeforeResummary: r,
+    instructions: { covered: 1, total: 2, ratio: 0.5 },
+    requests: { covered: 0, total: 0, ratio: null },
+    lostExamples: {},
+    missedStatements: [],
+  };
+}
+
+const row = (variant: string, m: ContextMeasures | null, engine: MeasureRow['engine'] = 'local'): MeasureRow => ({
+  system: engine === 'peer' ? 'Claude Code' : 'compactd',
+  variant,
+  label: variant,
+  engine,
+  strategy: engine === 'peer' ? null : 'reset',
+  job: null,
+  measures: m,
+});
+
+const caseOf = (id: string, rows: MeasureRow[]): CaseReport => ({
+  id,
+  collection: 'claude-code',
+  source: `${id}.jsonl`,
+  messages: 10,
+  tokensBefore: 10_000,
+  contextLimit: 12_500,
+  peerPreTokens: null,
+  identifiers: { total: 100, byKind: {} },
+  instructions: 2,
+  requests: 0,
+  rows,
+});
+
+describe('meetsGoal', () => {
+  it.each([
+    [99, 0.7, true],
+    [100, 0.95, true],
+    [98, 0.95, false],
+    [100, 0.69, false],
+  ])('%i/100 at %f reduction → %s', (found, reduction, expected) => {
+    expect(meetsGoal(measures(found, 100, reduction))).toBe(expected);
+  });
+});
+
+describe('comparableSize', () => {
+  it.each([
+    [3000, true],
+    [4500, true],
+    [1500, true],
+    [4501, false],
+    [1499, false],
+  ])('%i tokens against a 3000-token peer → %s', (tokens, expected) => {
+    expect(comparableSize(measures(1, 1, 0.9, tokens), measures(1, 1, 0.9, 3000))).toBe(expected);
+  });
+});
+
+describe('pool', () => {
+  it('weighs runs by their identifier counts', () => {
+    expect(pool([measures(9, 10, 0.9).retentionAfterGate, measures(45, 90, 0.9).retentionAfterGate])).toEqual({ runs: 2, found: 54, total: 100, ratio: 0.54 });
+  });
+});
+
+describe('aggregateByVariant and peerComparisons', () => {
+  const cases = [
+    caseOf('a', [row('peer', measures(20, 100, 0.96, 3000), 'peer'), row('reset-local', measures(80, 100, 0.95, 4000)), row('failed', null)]),
+    caseOf('b', [row('peer', measures(30, 100, 0.96, 3000), 'peer'), row('reset-local', measures(99, 100, 0.9, 9000))]),
+  ];
+
+  it('pools per variant, skipping failed runs, and counts the runs meeting the goal', () => {
+    const reset = aggregateByVariant(cases).find((a) => a.variant === 'reset-local');
+    expect(reset).toMatchObject({ runs: 2, afterGate: { found: 179, total: 200 }, goalMet: 1, instructions: { covered: 2, total: 4 } });
+    expect(reset?.meanReduction).toBeCloseTo(0.925);
+    expect(aggregateByVariant(cases).map((a) => a.variant)).toEqual(['peer', 'reset-local']);
+  });
+
+  it('sets each compactd run against the peer of its case', () => {
+    const comparisons = peerComparisons(cases);
+    expect(comparisons.map((c) => [c.caseId, c.comparable, Math.round(c.retentionGain * 100)])).toEqual([
+      ['a', true, 60],
+      ['b', false, 69],
+    ]);
+  });
+});

@@ -50,7 +50,7 @@ export interface ContextMeasures {
   requests: CoverageSummary;
   /** a few identifiers lost after the gate, per kind, for the analysis */
   lostExamples: Partial<Record<IdentifierKind, string[]>>;
-  /** user statements not covered */
+  /** user statements not covered (the first few, each cut to a few lines) */
   missedStatements: string[];
 }
 
@@ -63,6 +63,13 @@ export interface ResultContext {
 }
 
 const EXAMPLES_PER_KIND = 8;
+const MAX_MISSED = 12;
+/** a task statement can run to pages; the start says which one it was */
+const MISSED_CHARS = 240;
+
+function clip(text: string): string {
+  return text.length <= MISSED_CHARS ? text : `${text.slice(0, MISSED_CHARS - 1)}…`;
+}
 
 function summarize(r: Retention): RetentionSummary {
   return { found: r.found, total: r.total, ratio: r.ratio, byKind: r.byKind };
@@ -102,6 +109,6 @@ export function measureContext(facts: SpanFacts, result: ResultContext, tokensBe
     instructions: coverageSummary(instructions),
     requests: coverageSummary(requests),
     lostExamples: examples(retentionAfter.missing),
-    missedStatements: [...instructions.missed, ...requests.missed].slice(0, 12),
+    missedStatements: [...instructions.missed, ...requests.missed].slice(0, MAX_MISSED).map(clip),
   };
 }

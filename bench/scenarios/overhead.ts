@@ -89,7 +89,7 @@ export async function runOverhead(ctx: BenchContext): Promise<ScenarioResult[]> 
 
 /** A profiled rerun of both sizes; the hottest areas name the bottleneck of each missed target. */
 async function explain(ctx: BenchContext, result: ScenarioResult): Promise<void> {
-  const sizes = [{ messages: 200 }, { messages: ctx.quick ? 2_000 : 10_000 }];
+  const sizes = [{ messages: 200 }, { messages: ctx.quick ? 1_000 : 10_000 }];
   const ids: string[] = [];
   for (const size of sizes) {
     const id = ctx.uniqueId(`ovhprof${size.messages}`);

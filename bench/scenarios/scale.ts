@@ -63,7 +63,7 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
   if (result.targets.some((t) => !t.met)) {
     const id = ctx.uniqueId('scaleprof');
     // a 20,000-message job shows the same hot paths as a larger one, in a fraction of the time
-    const messages = Math.min(large?.messages ?? 20_000, 20_000);
+    const messages = ctx.quick ? 2_000 : Math.min(large?.messages ?? 20_000, 20_000);
     await seedConversation(ctx, id, syntheticMessages(messages, { mix: 'chat', seed: 77, tag: id }));
     const profile = await profileWorker(ctx, 'scale', async () => {
       assertCompleted(await compactMeasured(ctx, id), 'scale profile');

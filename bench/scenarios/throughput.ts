@@ -15,10 +15,10 @@ const MESSAGES = 200;
 export async function runThroughput(ctx: BenchContext): Promise<ScenarioResult[]> {
   const started = performance.now();
   const result = emptyScenario('throughput', '4. Throughput: compactions per second, one worker process');
-  const count = ctx.quick ? 50 : 1_000;
+  const count = ctx.quick ? 20 : 1_000;
   const runs = ctx.quick ? 1 : 2;
   result.setup = {
-    profile: 'instant (4a), haiku (4b; quick: fixed:300)',
+    profile: 'instant (4a), haiku (4b; quick: fixed:200)',
     conversations: `${count} × ${MESSAGES} messages, "chat" mix (~118 tokens per message)`,
     worker: 'one `compactd worker` process, COMPACTD_COMPACTION_CONCURRENCY 8, COMPACTD_SUMMARIZE_CONCURRENCY 32 (defaults)',
     runs,
@@ -46,7 +46,7 @@ export async function runThroughput(ctx: BenchContext): Promise<ScenarioResult[]
   result.figures.push(figure('worker peak RSS', 'MB', rss));
   result.targets.push(target('median compactions/s, one worker', '>=', 150, spread(rates).median, '/s'));
   if (!(result.targets[0]?.met ?? true)) {
-    const ids = await seedMany(ctx, 'tpprof', ctx.quick ? 30 : 200, (i, id) => syntheticMessages(MESSAGES, { mix: 'chat', seed: i + 1, tag: id }));
+    const ids = await seedMany(ctx, 'tpprof', ctx.quick ? 10 : 200, (i, id) => syntheticMessages(MESSAGES, { mix: 'chat', seed: i + 1, tag: id }));
     const profile = await profileWorker(ctx, 'throughput', async () => {
       await compactAll(ctx, ids, { strategy: 'summarize' }, 900_000);
     });
@@ -61,8 +61,8 @@ export async function runThroughput(ctx: BenchContext): Promise<ScenarioResult[]
 
 /** 4b: the same jobs with summarize concurrency 1, 8 and 32 under an LLM with real latency. */
 async function concurrencySweep(ctx: BenchContext) {
-  const profile = ctx.quick ? 'fixed:300' : 'haiku';
-  const jobs = ctx.quick ? 4 : 6;
+  const profile = ctx.quick ? 'fixed:200' : 'haiku';
+  const jobs = ctx.quick ? 3 : 6;
   // a small output budget keeps each Haiku-like call near 5 s, so concurrency 1 finishes in minutes
   const policy = { summaryMaxTokens: 300 };
   ctx.svc.sim.configure({ profile });

@@ -16,7 +16,7 @@ export async function runTokens(ctx: BenchContext): Promise<ScenarioResult[]> {
   const started = performance.now();
   const result = emptyScenario('tokens', '7. Token economy over repeated compactions');
   const rounds = 10;
-  const perRound = ctx.quick ? 60 : 150;
+  const perRound = ctx.quick ? 40 : 150;
   ctx.svc.sim.configure({ profile: 'instant', summarizeWindow: null });
   await ctx.svc.startWorker();
   result.setup = {

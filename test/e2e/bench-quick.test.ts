@@ -55,7 +55,7 @@ describe('npm run bench -- --quick', () => {
 
     for (const scenario of results.scenarios) {
       if (scenario.status === 'not measured') {
-        expect(scenario.reason, `${scenario.id} is not measured without a reason`).toMatch(/\S{3,}/);
+        expect(scenario.reason?.trim().length ?? 0, `${scenario.id} is not measured without a reason`).toBeGreaterThan(3);
         continue;
       }
       expect(scenario.status).toBe('measured');
@@ -68,7 +68,7 @@ describe('npm run bench -- --quick', () => {
       for (const t of scenario.targets) {
         expect(Number.isFinite(t.value), `${scenario.id}: ${t.metric}`).toBe(true);
         // a missed target must name what the profile (or the token breakdown) showed
-        if (!t.met) expect(t.bottleneck, `${scenario.id}: missed ${t.metric} without a bottleneck`).toMatch(/\S{10,}/);
+        if (!t.met) expect(t.bottleneck?.trim().length ?? 0, `${scenario.id}: missed ${t.metric} without a bottleneck`).toBeGreaterThan(20);
       }
     }
     const measuredTargets = results.scenarios.flatMap((s) => s.targets);

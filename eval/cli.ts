@@ -17,7 +17,8 @@ export const USAGE = `usage: npm run eval -- [--quick] [--no-sim] [--out-dir DIR
   --quick      one Claude Code session, one mini-swe-agent run, two τ-bench conversations;
                local summarizer, reset and auto only (the CI variant)
   --no-sim     skip the llm-sim (simulator) rows
-  --out-dir    where EVAL.md and results/ go (default: the repository: EVAL.md, eval/results/)
+  --out-dir    where EVAL.md and results/ go (default: the repository: EVAL.md, eval/results/);
+               a quick run writes its report beside its JSON, in results/
   --data       the real-transcripts directory (default ../shared/data/real-transcripts)
 `;
 

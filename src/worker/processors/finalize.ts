@@ -129,13 +129,13 @@ async function resummarizeIfNeeded(
       const summary = await summarizeGuarded({
         buildRequest: (missing) =>
           buildResummarizeRequest(absorbed, ctx.policy, { countTokens: deps.countTokens, ...(missing ? { missingIdentifiers: missing } : {}) }),
-        identifiers: extractIdentifiers(absorbed.map((b) => b.summary).join('\n')).slice(0, ctx.policy.maxIdentifiers),
+        // every batch was already checked against its own identifiers: the merge must keep what they kept
+        identifiers: extractIdentifiers(absorbed.map((b) => b.summary).join('\n')).slice(0, ctx.policy.maxIdentifiers * absorbed.length),
         selection: selectionFor(ctx, deps),
         summarizers: deps.summarizers,
         policy: ctx.policy,
         signal: tracked.signal,
         drafts: draftStore(deps, ctx.job.id, key),
-        localMaxTokens: localBudget(summaryEstimate(ctx.policy, absorbed.reduce((sum, b) => sum + deps.countTokens(b.summary), 0))),
       });
       result = await saveChunkResult(deps.db, toChunkRow(ctx.job.id, key, summary));
     } finally {

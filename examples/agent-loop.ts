@@ -71,6 +71,21 @@ function toStoredBlocks(content: Anthropic.ContentBlock[]): Block[] {
   return blocks;
 }
 
+/** The `compact` tool: enqueue with `trigger: "tool"` and answer at once; a refusal is the model's to read. */
+async function compactToolCall(compactd: CompactdClient, id: string, input: unknown, log: (line: string) => void) {
+  const focus = (input as { focus?: unknown } | null)?.focus;
+  try {
+    const job = await compactd.compact(id, { trigger: 'tool', ...(typeof focus === 'string' && focus.trim() !== '' ? { focus } : {}) });
+    log(`compact tool: job ${job.id} ${job.deduplicated ? 'already running' : 'queued'}`);
+    const running = job.deduplicated ? ' (one was already running)' : '';
+    return { content: `Compaction job ${job.id} is ${job.status}${running}. Keep working: the following turns see the compacted history once it completes.`, isError: false };
+  } catch (error) {
+    // e.g. COMPACTION_NOT_ELIGIBLE: too few tokens yet to be worth it
+    if (isCompactdError(error) && error.status >= 400 && error.status < 500) return { content: error.detail ?? error.message, isError: true };
+    throw error;
+  }
+}
+
 export async function createAgent(options: AgentOptions): Promise<Agent> {
   const { compactd, anthropic, conversationId: id } = options;
   const log = options.log ?? (() => {});
@@ -79,22 +94,7 @@ export async function createAgent(options: AgentOptions): Promise<Agent> {
   const tools = [compactTool, ...Object.values(options.tools ?? {}).map((t) => t.definition)];
 
   async function runTool(call: Pick<Anthropic.ToolUseBlock, 'id' | 'name' | 'input'>) {
-    if (call.name === 'compact') {
-      const focus = (call.input as { focus?: unknown } | null)?.focus;
-      let job;
-      try {
-        job = await compactd.compact(id, { trigger: 'tool', ...(typeof focus === 'string' && focus.trim() !== '' ? { focus } : {}) });
-      } catch (error) {
-        // A refusal (e.g. COMPACTION_NOT_ELIGIBLE: too few tokens yet) is the model's to read, not a crash.
-        if (isCompactdError(error) && error.status >= 400 && error.status < 500) return { content: error.detail ?? error.message, isError: true };
-        throw error;
-      }
-      log(`compact tool: job ${job.id} ${job.deduplicated ? 'already running' : 'queued'}`);
-      return {
-        content: `Compaction job ${job.id} is ${job.status}${job.deduplicated ? ' (one was already running)' : ''}. Keep working: the following turns see the compacted history once it completes.`,
-        isError: false,
-      };
-    }
+    if (call.name === 'compact') return compactToolCall(compactd, id, call.input, log);
     const tool = options.tools?.[call.name];
     if (!tool) return { content: `unknown tool ${call.name}`, isError: true };
     try {

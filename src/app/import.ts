@@ -128,6 +128,41 @@ function parseImportArgs(args: string[]) {
   return { values, positionals, importOptions, contextLimit };
 }
 
+/** Reads and parses a transcript file; an exit code (after a message naming the file and line) when it cannot. */
+async function readTranscript(file: string, options: ImportOptions, io: CliIo): Promise<{ text: string; format: TranscriptFormat; conversations: ImportedConversation[] } | number> {
+  try {
+    const text = await readFile(file, 'utf8');
+    return { text, ...importTranscript(text, { ...options, fileName: path.basename(file) }) };
+  } catch (error) {
+    if (error instanceof TranscriptImportError) {
+      io.stderr.write(`compactd: ${file}${error.line === undefined ? '' : `:${error.line}`}: ${error.code}: ${error.message}\n`);
+      return 1;
+    }
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      io.stderr.write(`compactd: no such file: ${file}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+/** Creates (or continues) one conversation and appends one imported transcript to it, with progress. */
+async function importOne(
+  client: CompactdClient,
+  io: CliIo,
+  job: { id: string; conversation: ImportedConversation; create: Omit<CreateConversationRequest, 'id'>; idempotencyPrefix: string },
+): Promise<void> {
+  const { id, conversation } = job;
+  const created = await ensureConversation(client, { id, ...job.create });
+  const progress = createProgress({ label: `importing into ${id}`, unit: 'messages', stream: io.stderr });
+  const outcome = await appendInBatches(client, id, conversation.messages, { idempotencyPrefix: job.idempotencyPrefix, onProgress: (d, t) => progress.update(d, t) });
+  progress.finish(`${outcome.appended} messages`);
+  io.stdout.write(
+    `${created ? 'created' : 'appended to'} ${id}: ${outcome.appended} messages (${conversation.stats.toolPairs} tool pairs), ${outcome.activeTokens.toLocaleString('en-US')} active tokens\n`,
+  );
+  for (const jobId of outcome.triggeredJobs) io.stdout.write(`  the append triggered compaction job ${jobId} (follow it: compactd compact ${id})\n`);
+}
+
 /** `compactd import FILE [options]`. */
 export async function runImport(args: string[], io: CliIo = processIo()): Promise<number> {
   let parsed: ReturnType<typeof parseImportArgs>;
@@ -147,23 +182,9 @@ export async function runImport(args: string[], io: CliIo = processIo()): Promis
     io.stderr.write(USAGE);
     return 2;
   }
-  let text: string;
-  let conversations: ImportedConversation[];
-  let format: TranscriptFormat;
-  try {
-    text = await readFile(file, 'utf8');
-    ({ format, conversations } = importTranscript(text, { ...importOptions, fileName: path.basename(file) }));
-  } catch (error) {
-    if (error instanceof TranscriptImportError) {
-      io.stderr.write(`compactd: ${file}${error.line === undefined ? '' : `:${error.line}`}: ${error.code}: ${error.message}\n`);
-      return 1;
-    }
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      io.stderr.write(`compactd: no such file: ${file}\n`);
-      return 1;
-    }
-    throw error;
-  }
+  const read = await readTranscript(file, importOptions, io);
+  if (typeof read === 'number') return read;
+  const { text, format, conversations } = read;
   const target = (conversation: ImportedConversation, index: number) =>
     values.conversation ? (conversations.length > 1 ? `${values.conversation}-${index + 1}` : values.conversation) : conversationIdFrom(conversation.id);
   io.stderr.write(`${file}: ${format}, ${conversations.length} conversation(s)\n`);
@@ -173,24 +194,19 @@ export async function runImport(args: string[], io: CliIo = processIo()): Promis
   }
   const connection = resolveConnection(values, io.env);
   const client = connect(connection);
-  const hash = contentHash(text);
+  const create: Omit<CreateConversationRequest, 'id'> = {
+    ...(values.model ? { model: values.model } : {}),
+    ...(contextLimit === undefined ? {} : { contextLimit }),
+    ...(values['no-auto'] ? { policy: { auto: false } } : {}),
+  };
   try {
     for (const [index, conversation] of conversations.entries()) {
-      const id = target(conversation, index);
-      const created = await ensureConversation(client, {
-        id,
-        ...(values.model ? { model: values.model } : {}),
-        ...(contextLimit === undefined ? {} : { contextLimit }),
-        ...(values['no-auto'] ? { policy: { auto: false } } : {}),
-        metadata: { ...conversation.metadata, importedFrom: path.basename(file), format },
+      await importOne(client, io, {
+        id: target(conversation, index),
+        conversation,
+        create: { ...create, metadata: { ...conversation.metadata, importedFrom: path.basename(file), format } },
+        idempotencyPrefix: `import-${contentHash(text)}-${index}`,
       });
-      const progress = createProgress({ label: `importing into ${id}`, unit: 'messages', stream: io.stderr });
-      const outcome = await appendInBatches(client, id, conversation.messages, { idempotencyPrefix: `import-${hash}-${index}`, onProgress: (d, t) => progress.update(d, t) });
-      progress.finish(`${outcome.appended} messages`);
-      io.stdout.write(
-        `${created ? 'created' : 'appended to'} ${id}: ${outcome.appended} messages (${conversation.stats.toolPairs} tool pairs), ${outcome.activeTokens.toLocaleString('en-US')} active tokens\n`,
-      );
-      for (const job of outcome.triggeredJobs) io.stdout.write(`  the append triggered compaction job ${job} (follow it: compactd compact ${id})\n`);
     }
     return 0;
   } catch (error) {

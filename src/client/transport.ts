@@ -58,11 +58,12 @@ export function createTransport(options: ClientOptions): Transport {
       const key = opts.idempotencyKey ?? globalThis.crypto.randomUUID();
       return (await requestJson<T>(http, { method: 'POST', path, body, headers: { 'idempotency-key': key }, signal: opts.signal, idempotent: true })).body;
     },
-    // PUT replaces and DELETE removes: repeating either changes nothing more, so both may retry.
+    // A PUT replaces: repeating it after a lost connection changes nothing more.
     put: async <T>(path: string, body: unknown, opts: RequestOptions = {}) =>
       (await requestJson<T>(http, { method: 'PUT', path, body, signal: opts.signal, idempotent: true })).body,
-    remove: (path: string, opts: RequestOptions = {}) => requestEmpty(http, { method: 'DELETE', path, signal: opts.signal, idempotent: true }),
-    // A cancel is not repeated after a lost connection: the second one would answer 409 for a job the first cancelled.
+    // DELETEs are not repeated after a lost connection: the repeat of one that landed would
+    // answer 404 (webhook gone) or 409 (job already cancelled) for what in fact succeeded.
+    remove: (path: string, opts: RequestOptions = {}) => requestEmpty(http, { method: 'DELETE', path, signal: opts.signal, idempotent: false }),
     deleteJson: async <T>(path: string, opts: RequestOptions = {}) =>
       (await requestJson<T>(http, { method: 'DELETE', path, signal: opts.signal, idempotent: false })).body,
     stream: (path, query, opts = {}) => send(http, { method: 'GET', path, query, signal: opts.signal, idempotent: true }),

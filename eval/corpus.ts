@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NormalizedMessage } from '../src/compaction/types.js';
 import { findCompactBoundary, importTranscript } from '../src/importers/index.js';
+import { realTranscriptsDir } from '../src/app/shared-data.js';
 
 /**
  * The eval's cases, read from the shared real transcripts beside the repository (never
@@ -12,7 +13,7 @@ import { findCompactBoundary, importTranscript } from '../src/importers/index.js
  */
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const DEFAULT_DATA_DIR = path.resolve(REPO_ROOT, '../shared/data/real-transcripts');
+export const DEFAULT_DATA_DIR = realTranscriptsDir();
 
 export type Collection = 'claude-code' | 'mini-swe-agent' | 'tau-bench';
 

@@ -3,13 +3,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NormalizedMessage } from '../../src/compaction/types.js';
 import { importTranscript, type ImportOptions, type ImportResult, type TranscriptFormat } from '../../src/importers/index.js';
+import { realTranscriptsDir } from '../../src/app/shared-data.js';
 
 /**
  * The shared real transcripts (read SOURCES.md there). They live beside the repository,
  * never inside it, and are read at test time.
  */
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const REAL_TRANSCRIPTS_DIR = path.resolve(repoRoot, '../shared/data/real-transcripts');
+export const REAL_TRANSCRIPTS_DIR = realTranscriptsDir();
 
 /** The hand-made sample session shipped in the repository (the demo's fallback). */
 export const SAMPLE_CLAUDE_CODE_SESSION = path.resolve(repoRoot, 'test/fixtures/transcripts/sample-claude-code.jsonl');

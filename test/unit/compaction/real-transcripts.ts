@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { countTokens as gptCount } from 'gpt-tokenizer';
 import type { LiveBatch } from '../../../src/compaction/plan-types.js';
 import { renderMessageText, toolNamesOf } from '../../../src/compaction/render.js';
 import type { Block, CountTokens, HistoryMessage, MessageKind, Role } from '../../../src/compaction/types.js';
+import { realTranscriptsDir } from '../../../src/app/shared-data.js';
 
 /**
  * Minimal readers for the shared real transcripts (../shared/data/real-transcripts, see its
@@ -22,8 +22,7 @@ export interface RealTranscript {
   previousSummaries: LiveBatch[];
 }
 
-const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-export const TRANSCRIPTS_DIR = path.resolve(repoRoot, '../shared/data/real-transcripts/raw');
+export const TRANSCRIPTS_DIR = path.join(realTranscriptsDir(), 'raw');
 
 const memo = new Map<string, number>();
 /** gpt-tokenizer with a cache: the same texts are counted by many plans in these tests. */

@@ -12,6 +12,7 @@ import { CONNECTION_OPTIONS, CONNECTION_USAGE, connect, describeError, MISSING_K
 import { compactionRequest, followJob, formatJobSummary } from './compact.js';
 import { appendInBatches, contentHash } from './import.js';
 import { createProgress, formatDuration } from './progress.js';
+import { realTranscriptsDir } from './shared-data.js';
 
 const USAGE = `usage: compactd demo [options]
 
@@ -19,7 +20,8 @@ Imports a real Claude Code session into a running compactd, compacts it and show
 happened: tokens before and after, messages archived, the batches, the clip-archive text.
 
   --file FILE           a Claude Code session JSONL (default: a session of the shared
-                        real-transcript set when present, else the bundled sample)
+                        real-transcript set when present (COMPACTD_SHARED_DATA, else
+                        ../shared/data beside the checkout), else the bundled sample)
   --provider P          summarize with local (default), anthropic or openai; the service
                         must have that provider configured (e.g. pointed at llm-sim)
   --model M             summarizer model, e.g. anthropic:claude-haiku-4-5
@@ -35,19 +37,19 @@ DATABASE_URL (the service's own default when unset), like \`compactd keys create
 `;
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const SHARED_SESSIONS = path.resolve(repoRoot, '../shared/data/real-transcripts/raw/spotter-claude-code');
 /** A main session of the shared set (161 messages before Claude Code's own compaction). */
 const PREFERRED_SESSION = '8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl';
 export const SAMPLE_SESSION = path.resolve(repoRoot, 'test/fixtures/transcripts/sample-claude-code.jsonl');
 const CLIP_PREVIEW_LINES = 40;
 
-/** The session the demo imports: `--file`, else a real one beside the repository, else the sample. */
-export function demoSession(explicit: string | undefined): { file: string; source: string } {
+/** The session the demo imports: `--file`, else a real one of the shared data, else the sample. */
+export function demoSession(explicit: string | undefined, env: Record<string, string | undefined>): { file: string; source: string } {
   if (explicit) return { file: explicit, source: 'given' };
-  if (existsSync(SHARED_SESSIONS)) {
-    const sessions = readdirSync(SHARED_SESSIONS).filter((f) => /^[0-9a-f-]{36}\.jsonl$/.test(f)).sort();
+  const shared = path.join(realTranscriptsDir(env), 'raw/spotter-claude-code');
+  if (existsSync(shared)) {
+    const sessions = readdirSync(shared).filter((f) => /^[0-9a-f-]{36}\.jsonl$/.test(f)).sort();
     const chosen = sessions.includes(PREFERRED_SESSION) ? PREFERRED_SESSION : sessions[0];
-    if (chosen) return { file: path.join(SHARED_SESSIONS, chosen), source: 'a real Claude Code session from the shared data' };
+    if (chosen) return { file: path.join(shared, chosen), source: 'a real Claude Code session from the shared data' };
   }
   return { file: SAMPLE_SESSION, source: 'bundled sample session' };
 }
@@ -150,7 +152,7 @@ async function demo(connection: Connection, io: CliIo, options: DemoOptions): Pr
   }
   const client = connect(connection);
 
-  const session = demoSession(options.file);
+  const session = demoSession(options.file, io.env);
   const text = await readFile(session.file, 'utf8');
   const imported = importTranscript(text, { format: 'claude-code', fileName: path.basename(session.file) }).conversations[0];
   if (!imported || imported.messages.length === 0) throw new Error(`${session.file} holds no messages`);

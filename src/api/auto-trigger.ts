@@ -1,9 +1,8 @@
-import { mergePolicy, type PolicyOverride } from '../config/policy.js';
 import { decideAutoCompaction } from '../compaction/trigger.js';
 import type { Tx } from '../db/client.js';
-import { setWarning, type ConversationRow } from '../db/repos/conversations.js';
+import { setWarning, triggerStateOf, type ConversationRow } from '../db/repos/conversations.js';
 import { findActiveJob, insertJob } from '../db/repos/jobs.js';
-import { getTenantPolicy } from '../db/repos/tenants.js';
+import { conversationPolicy } from '../db/repos/tenants.js';
 import { recordWebhookEvent } from '../db/repos/webhooks.js';
 import type { AppendEffects } from './deps.js';
 
@@ -18,19 +17,10 @@ export async function autoTriggerAfterAppend(
   conversation: ConversationRow,
   effects: AppendEffects = { webhookDeliveryIds: [], idleCheckDelayMs: null },
 ): Promise<{ id: string; status: string } | null> {
-  const policy = mergePolicy((await getTenantPolicy(tx, conversation.tenantId)) as PolicyOverride, conversation.policy as PolicyOverride);
+  const policy = await conversationPolicy(tx, conversation);
   const active = await findActiveJob(tx, conversation.id);
   const decision = decideAutoCompaction(
-    {
-      activeTokens: conversation.activeTokens,
-      reportedInputTokens: conversation.reportedInputTokens,
-      contextLimit: conversation.contextLimit,
-      activeMessages: conversation.messageCount,
-      lastSeq: conversation.nextSeq - 1,
-      lastCompactedSeq: conversation.lastCompactedSeq,
-      autoPausedUntilSeq: conversation.autoPausedUntilSeq,
-      hasActiveJob: active !== null,
-    },
+    triggerStateOf(conversation, active !== null),
     policy,
   );
   if (decision.warning !== conversation.warning) await setWarning(tx, conversation.id, decision.warning);

@@ -1,9 +1,9 @@
-import { mergePolicy, type Policy, type PolicyOverride } from '../config/policy.js';
+import type { Policy, PolicyOverride } from '../config/policy.js';
 import type { PlanRequest } from '../compaction/plan-types.js';
 import type { Db } from '../db/client.js';
 import { getConversationById, type ConversationRow } from '../db/repos/conversations.js';
 import { getJob, type JobRow } from '../db/repos/jobs.js';
-import { getTenantPolicy } from '../db/repos/tenants.js';
+import { conversationPolicy } from '../db/repos/tenants.js';
 import { ACTIVE_JOB_STATUSES } from '../db/schema.js';
 import { CompactionOptionsSchema, type CompactionOptions } from '../queue/job-options.js';
 
@@ -24,10 +24,9 @@ export async function loadJobContext(db: Db, jobId: string): Promise<JobContext 
   const conversation = await getConversationById(db, job.conversationId);
   if (!conversation) return null;
   const options = CompactionOptionsSchema.parse(job.options);
-  const tenantPolicy = await getTenantPolicy(db, job.tenantId);
   const requestPolicy: PolicyOverride = {};
   if (options.onLLMFailure) requestPolicy.onLLMFailure = options.onLLMFailure;
-  const policy = mergePolicy(tenantPolicy as PolicyOverride, conversation.policy as PolicyOverride, requestPolicy);
+  const policy = await conversationPolicy(db, conversation, requestPolicy);
   const request: PlanRequest = { trigger: job.trigger === 'idle' ? 'auto' : job.trigger };
   if (options.strategy) request.strategy = options.strategy;
   if (options.keepRecent !== undefined) request.keepRecent = options.keepRecent;

@@ -3,8 +3,7 @@ import { z } from 'zod';
 import { getConversation, type ConversationRow } from '../../db/repos/conversations.js';
 import { findActiveJob, insertJob } from '../../db/repos/jobs.js';
 import { AppError, notFound } from '../../lib/errors.js';
-import { mergePolicy, type PolicyOverride } from '../../config/policy.js';
-import { getTenantPolicy } from '../../db/repos/tenants.js';
+import { conversationPolicy } from '../../db/repos/tenants.js';
 import { effectiveTokens } from '../views.js';
 import { CompactionOptionsSchema } from '../../queue/job-options.js';
 import type { ApiDeps } from '../deps.js';
@@ -65,7 +64,7 @@ export function compactionRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
  * short conversation only loses detail (SPEC §5.1, "not eligible below a minimum token count").
  */
 async function refuseSmallToolCompaction(deps: ApiDeps, conversation: ConversationRow): Promise<void> {
-  const policy = mergePolicy((await getTenantPolicy(deps.db, conversation.tenantId)) as PolicyOverride, conversation.policy as PolicyOverride);
+  const policy = await conversationPolicy(deps.db, conversation);
   const tokens = effectiveTokens(conversation);
   if (tokens < policy.toolMinTokens) {
     throw new AppError('COMPACTION_NOT_ELIGIBLE', `the conversation holds ${tokens} tokens; the compact tool needs at least ${policy.toolMinTokens}`, {

@@ -1,4 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
+import type { TriggerState } from '../../compaction/trigger.js';
 import type { DbOrTx } from '../client.js';
 import { compactionJobs, conversations } from '../schema.js';
 
@@ -75,4 +76,18 @@ export async function recordAppend(
 
 export async function setWarning(db: DbOrTx, id: string, warning: boolean): Promise<void> {
   await db.update(conversations).set({ warning }).where(eq(conversations.id, id));
+}
+
+/** What the auto trigger needs to know about a conversation (SPEC §5.1). */
+export function triggerStateOf(row: ConversationRow, hasActiveJob: boolean): TriggerState {
+  return {
+    activeTokens: row.activeTokens,
+    reportedInputTokens: row.reportedInputTokens,
+    contextLimit: row.contextLimit,
+    activeMessages: row.messageCount,
+    lastSeq: row.nextSeq - 1,
+    lastCompactedSeq: row.lastCompactedSeq,
+    autoPausedUntilSeq: row.autoPausedUntilSeq,
+    hasActiveJob,
+  };
 }

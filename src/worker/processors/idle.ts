@@ -1,8 +1,7 @@
 import { decideAutoCompaction, type TriggerDecision } from '../../compaction/trigger.js';
-import { mergePolicy, type PolicyOverride } from '../../config/policy.js';
-import { getConversationById } from '../../db/repos/conversations.js';
+import { getConversationById, triggerStateOf } from '../../db/repos/conversations.js';
 import { findActiveJob, insertJob } from '../../db/repos/jobs.js';
-import { getTenantPolicy } from '../../db/repos/tenants.js';
+import { conversationPolicy } from '../../db/repos/tenants.js';
 import type { IdleCheckPayload } from '../../queue/catalog.js';
 import { scheduleIdleCheck } from '../../queue/idle.js';
 import { enqueueCompaction } from '../../queue/producer.js';
@@ -30,7 +29,7 @@ async function checkIdle(payload: IdleCheckPayload, deps: IdleDeps, nowMs: numbe
   const conversation = await getConversationById(deps.db, payload.conversationId);
   if (!conversation) return 'missing';
   const log = deps.logger.child({ conversationId: conversation.externalId, tenantId: conversation.tenantId });
-  const policy = mergePolicy((await getTenantPolicy(deps.db, conversation.tenantId)) as PolicyOverride, conversation.policy as PolicyOverride);
+  const policy = await conversationPolicy(deps.db, conversation);
   if (policy.schedule !== 'idle') return 'not_idle_schedule';
 
   const quietMs = nowMs - conversation.updatedAt.getTime();
@@ -42,16 +41,7 @@ async function checkIdle(payload: IdleCheckPayload, deps: IdleDeps, nowMs: numbe
 
   const active = await findActiveJob(deps.db, conversation.id);
   const decision = decideAutoCompaction(
-    {
-      activeTokens: conversation.activeTokens,
-      reportedInputTokens: conversation.reportedInputTokens,
-      contextLimit: conversation.contextLimit,
-      activeMessages: conversation.messageCount,
-      lastSeq: conversation.nextSeq - 1,
-      lastCompactedSeq: conversation.lastCompactedSeq,
-      autoPausedUntilSeq: conversation.autoPausedUntilSeq,
-      hasActiveJob: active !== null,
-    },
+    triggerStateOf(conversation, active !== null),
     // the same rules as the eager trigger, with the idle threshold
     { ...policy, schedule: 'eager', triggerRatio: policy.idleRatio },
   );

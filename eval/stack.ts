@@ -2,13 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import postgres from 'postgres';
-import { buildApp } from '../src/api/app.js';
-import { createDeps } from '../src/app/deps.js';
-import { runShutdown, type ShutdownStep } from '../src/app/shutdown.js';
-import { apiDepsFrom } from '../src/app/start-api.js';
-import { runWorkers } from '../src/app/start-worker.js';
+import { startInProcess } from '../src/app/in-process.js';
 import { loadConfig } from '../src/config/env.js';
-import { createApiKey } from '../src/db/repos/api-keys.js';
 import { runMigrations } from '../src/db/migrate.js';
 
 /**
@@ -53,33 +48,13 @@ export async function createEvalStack(options: EvalStackOptions): Promise<EvalSt
   const prefix = `eval${randomUUID().replaceAll('-', '').slice(0, 12)}`;
   const config = loadConfig({ ...options.env, DATABASE_URL: databaseUrl, COMPACTD_QUEUE_PREFIX: prefix });
   const logger = pino({ level: options.logLevel ?? 'silent' });
-  const { deps, closeSteps } = createDeps(config, { logger, name: 'compactd-eval' });
-  const workers = runWorkers(deps);
-  const app = await buildApp(apiDepsFrom(deps));
-  const { key } = await createApiKey(deps.db, { tenantName: 'eval' });
-  const steps: ShutdownStep[] = [{ name: 'http', run: () => app.close() }, ...workers.steps, ...closeSteps];
+  const service = await startInProcess(config, { logger, tenantName: 'eval' });
   return {
-    app,
-    auth: { authorization: `Bearer ${key}` },
+    app: service.app,
+    auth: { authorization: `Bearer ${service.key}` },
     close: async () => {
-      await runShutdown(steps, 30_000, logger);
-      await deleteQueueKeys(config.redisUrl, prefix);
+      await service.close();
       await dropDatabase(databaseUrlFor(base, 'postgres'), name);
     },
   };
-}
-
-async function deleteQueueKeys(redisUrl: string, prefix: string): Promise<void> {
-  const { Redis } = await import('ioredis');
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `{${prefix}}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
 }

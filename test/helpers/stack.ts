@@ -1,13 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { buildApp } from '../../src/api/app.js';
-import { createDeps, type Deps } from '../../src/app/deps.js';
-import { runShutdown, type ShutdownStep } from '../../src/app/shutdown.js';
-import { apiDepsFrom } from '../../src/app/start-api.js';
-import { runWorkers } from '../../src/app/start-worker.js';
+import type { Deps } from '../../src/app/deps.js';
+import { startInProcess } from '../../src/app/in-process.js';
 import { loadConfig } from '../../src/config/env.js';
-import { createApiKey } from '../../src/db/repos/api-keys.js';
 import type { WorkerDeps } from '../../src/worker/deps.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { TEST_REDIS_URL } from './services.js';
@@ -38,39 +34,24 @@ export async function createStack(
   const env = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, COMPACTD_QUEUE_PREFIX: prefix, ...options.env };
   const config = loadConfig(env);
   const logger = options.logger ?? pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
-  const { deps, closeSteps } = createDeps(config, { logger, name: 'compactd-test' });
-  const workers = options.workers === false ? null : runWorkers(deps, options.workerOverrides);
-  const app = await buildApp(apiDepsFrom(deps));
-  const { key } = await createApiKey(db.db, { tenantName: 'e2e' });
-  const steps: ShutdownStep[] = [{ name: 'http', run: () => app.close() }, ...(workers?.steps ?? []), ...closeSteps];
+  const service = await startInProcess(config, {
+    logger,
+    tenantName: 'e2e',
+    ...(options.workers === undefined ? {} : { workers: options.workers }),
+    ...(options.workerOverrides ? { workerOverrides: options.workerOverrides } : {}),
+  });
   return {
-    app,
-    deps,
+    app: service.app,
+    deps: service.deps,
     db,
     prefix,
     env,
-    key,
-    workerDeps: workers?.workerDeps ?? null,
-    auth: () => ({ authorization: `Bearer ${key}` }),
+    key: service.key,
+    workerDeps: service.workerDeps,
+    auth: () => ({ authorization: `Bearer ${service.key}` }),
     close: async () => {
-      await runShutdown(steps, 30_000, logger);
-      await deleteQueueKeys(deps, prefix);
+      await service.close();
       await db.drop();
     },
   };
-}
-
-async function deleteQueueKeys(deps: Deps, prefix: string): Promise<void> {
-  const { Redis } = await import('ioredis');
-  const redis = new Redis(deps.config.redisUrl, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `{${prefix}}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
 }

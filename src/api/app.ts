@@ -5,6 +5,7 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTyp
 import { createAuthHook } from './auth.js';
 import type { ApiDeps } from './deps.js';
 import { handleError, sendProblem } from './problem.js';
+import { handleFrameworkError, MAX_PARAM_LENGTH, requireHost, sendClientError } from './protocol-errors.js';
 import { conversationRoutes } from './routes/conversations.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
@@ -27,7 +28,13 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger,
     bodyLimit: deps.config.limits.maxBodyBytes,
     requestIdHeader: 'x-request-id',
+    // Errors before routing are problem+json too (protocol-errors.ts).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: handleFrameworkError,
+    clientErrorHandler: sendClientError,
+    http: { requireHostHeader: false },
   }).withTypeProvider<ZodTypeProvider>();
+  app.addHook('onRequest', requireHost);
   // JSON only: other bodies (text/plain is parsed by default) get a 415, not a confusing 400.
   app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);

@@ -86,8 +86,33 @@ export function handleError(error: FastifyError | AppError | Error, request: Fas
       detail: error.message,
     });
   }
+  if (isDependencyUnavailable(error)) {
+    request.log.warn({ err: error }, 'a backing service is unavailable');
+    void reply.header('retry-after', '1');
+    return sendProblem(reply, request, { status: 503, code: 'SERVICE_UNAVAILABLE', detail: 'A backing service (database or queue) is unavailable; retry shortly.' });
+  }
   request.log.error({ err: error }, 'unhandled error');
   return sendProblem(reply, request, { status: 500, code: 'INTERNAL', detail: 'The server could not complete the request.' });
+}
+
+// Node socket errors, postgres.js connection errors, and SQLSTATEs of a server that is down,
+// starting or refusing connections (class 08 is matched by prefix).
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH',
+  'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT',
+  '57P01', '57P02', '57P03', '53300',
+]);
+
+/** Whether an error (or one it wraps) says a backing service could not be reached: a 503 to retry, not a 500. */
+export function isDependencyUnavailable(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; current !== null && typeof current === 'object' && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+    if ((current as { name?: unknown }).name === 'MaxRetriesPerRequestError') return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 function describe(errors: Array<{ field: string; message: string }>): string {

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import type { Config } from '../config/env.js';
 import { runMigrations } from '../db/migrate.js';
 import { createSummarizers } from '../llm/create-summarizer.js';
@@ -64,7 +65,9 @@ export function runWorkers(deps: Deps, overrides: Partial<WorkerDeps> = {}): { s
   const workers = createWorkers(connection, workerDeps, {
     compactionConcurrency: config.queue.compactionConcurrency,
     summarizeConcurrency: config.queue.summarizeConcurrency,
-    reconcileEveryMs: RECONCILE_EVERY_MS,
+    reconcileEveryMs: config.reconcile.everyMs,
+    reconcileIdleMs: config.reconcile.idleMs,
+    name: `${hostname()}:${process.pid}`,
   });
   logger.info({ queues: workers.map((w) => w.name), summarizer: config.summarizer }, 'compactd workers started');
   return {

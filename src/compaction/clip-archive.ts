@@ -24,18 +24,34 @@ export interface ClipArchive {
 }
 
 const TAG = 'compactd';
-const LT_LIKE = new Set(['<', '\uFF1C', '\uFE64', '\u2039', '\u3008', '\u27E8', '\u2329', '\u1438', '\u02C2']);
-const SLASH_LIKE = /[\uFF0F\u2215\u2044\u29F8\u2571]/g;
+const LT_LIKE = new Set(['<', '\uFF1C', '\uFE64', '\u2039', '\u3008', '\u27E8', '\u2329', '\u1438', '\u02C2', '\u276E']);
+const SLASH_LIKE = /[\uFF0F\u2215\u2044\u29F8\u2571\u30CE]/g;
 const CONFUSABLES: Record<string, string> = { с: 'c', о: 'o', р: 'p', а: 'a', ԁ: 'd', ο: 'o', ϲ: 'c', т: 't', м: 'm' };
 
-/** What a window of text looks like to a reader: normalized, invisible characters dropped. */
+/** What a window of text looks like to a reader: normalized, invisible characters and combining marks dropped. */
 function fold(window: string): string {
   let out = '';
   for (const ch of window.normalize('NFKC')) {
-    if (/[\p{Cf}\s]/u.test(ch)) continue;
+    if (/[\p{Cf}\p{Mn}\s]/u.test(ch)) continue;
     out += LT_LIKE.has(ch) ? '<' : (CONFUSABLES[ch] ?? ch);
   }
   return out.replace(SLASH_LIKE, '/').toLowerCase();
+}
+
+/**
+ * The tag spelled with look-alike letters no table lists (Greek rho for p, a small capital
+ * c…): each letter is the tag's own or some non-ASCII letter, and most are the tag's own.
+ * Real words that share a prefix (`<component>`) differ in an ASCII letter and pass.
+ */
+function spellsTag(folded: string): boolean {
+  const letters = [...folded].slice(0, TAG.length);
+  if (letters.length < TAG.length) return false;
+  let same = 0;
+  for (const [i, ch] of letters.entries()) {
+    if (ch === TAG[i]) same += 1;
+    else if (/[\x00-\x7F]/.test(ch) || !/\p{L}/u.test(ch)) return false;
+  }
+  return same >= TAG.length - 3;
 }
 
 /** Neutralizes delimiter look-alikes (and NULs, which Postgres text cannot hold). */
@@ -46,7 +62,7 @@ export function escapeSummary(summary: string): string {
     if (ch === '\u0000') continue;
     if (LT_LIKE.has(ch)) {
       const folded = fold(summary.slice(i, i + 64));
-      if (folded.startsWith(`<${TAG}`) || folded.startsWith(`</${TAG}`)) {
+      if (folded.startsWith(`<${TAG}`) || folded.startsWith(`</${TAG}`) || spellsTag(folded.slice(folded[1] === '/' ? 2 : 1))) {
         out += '&lt;';
         continue;
       }

@@ -59,6 +59,9 @@ export const EnvSchema = z.object({
   COMPACTD_COMPACTION_CONCURRENCY: int(1, 256).default(8),
   COMPACTD_SUMMARIZE_CONCURRENCY: int(1, 1024).default(32),
   COMPACTD_SHUTDOWN_TIMEOUT_MS: int(100, 600_000).default(30_000),
+  /** reconciler (SPEC §5.6): sweep interval (0: off) and how long a job must sit untouched before it is checked against Redis */
+  COMPACTD_RECONCILE_EVERY_MS: int(0, 3_600_000).default(15_000),
+  COMPACTD_RECONCILE_IDLE_MS: int(100, 3_600_000).default(20_000),
 
   COMPACTD_MAX_BODY_BYTES: int(1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
   COMPACTD_MAX_MESSAGE_BYTES: int(256, 1024 * 1024 * 1024).default(2 * 1024 * 1024),
@@ -83,6 +86,7 @@ export interface Config {
   webhooks: { attempts: number; backoffMs: number; timeoutMs: number };
   configFile: string | undefined;
   queue: { prefix: string; compactionConcurrency: number; summarizeConcurrency: number };
+  reconcile: { everyMs: number; idleMs: number };
   shutdownTimeoutMs: number;
   limits: { maxBodyBytes: number; maxMessageBytes: number };
 }
@@ -131,6 +135,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       compactionConcurrency: e.COMPACTD_COMPACTION_CONCURRENCY,
       summarizeConcurrency: e.COMPACTD_SUMMARIZE_CONCURRENCY,
     },
+    reconcile: { everyMs: e.COMPACTD_RECONCILE_EVERY_MS, idleMs: e.COMPACTD_RECONCILE_IDLE_MS },
     shutdownTimeoutMs: e.COMPACTD_SHUTDOWN_TIMEOUT_MS,
     limits: { maxBodyBytes: e.COMPACTD_MAX_BODY_BYTES, maxMessageBytes: e.COMPACTD_MAX_MESSAGE_BYTES },
   };

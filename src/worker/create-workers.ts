@@ -30,6 +30,10 @@ export interface WorkerOptions {
   summarizeConcurrency: number;
   /** how often the reconciler sweeps (ms); 0 disables it */
   reconcileEveryMs: number;
+  /** how long a non-terminal job must sit untouched before the reconciler checks it (default RECONCILE_IDLE_MS) */
+  reconcileIdleMs?: number;
+  /** this process's name on every step it takes (BullMQ `processedBy`): operators and the chaos suites see who holds a step */
+  name?: string;
   /** concurrent webhook deliveries (network-bound); default 8 */
   webhookConcurrency?: number;
 }
@@ -66,6 +70,7 @@ async function stepIds(deps: Pick<WorkerDeps, 'db'>, job: Job): Promise<Partial<
 export function createWorkers(connection: Redis, deps: WorkerDeps, options: WorkerOptions): Worker[] {
   const prefix = queuePrefix(deps.config.queue.prefix);
   const workers: Worker[] = [];
+  const settings = { ...STALL_SETTINGS, ...(options.name === undefined ? {} : { name: options.name }) };
   const wrap = (run: (job: Job, signal?: AbortSignal) => Promise<void>) => async (job: Job, _token?: string, signal?: AbortSignal) => {
     try {
       await timed(deps, job, () => run(job, signal));
@@ -95,7 +100,7 @@ export function createWorkers(connection: Redis, deps: WorkerDeps, options: Work
       }
       throw new Error(`unknown job ${job.name} on queue ${QUEUES.compaction}`);
     }),
-    { connection, prefix, concurrency: options.compactionConcurrency, ...STALL_SETTINGS },
+    { connection, prefix, concurrency: options.compactionConcurrency, ...settings },
   );
   const summarize = new Worker(
     QUEUES.summarize,
@@ -106,15 +111,15 @@ export function createWorkers(connection: Redis, deps: WorkerDeps, options: Work
       const logger = ids ? deps.logger.child({ conversationId: ids.conversationId, tenantId: ids.tenantId }) : deps.logger;
       return processSummarizeChunk(payload, { ...deps, logger }, signal);
     }),
-    { connection, prefix, concurrency: options.summarizeConcurrency, ...STALL_SETTINGS },
+    { connection, prefix, concurrency: options.summarizeConcurrency, ...settings },
   );
   const maintenance = new Worker(
     QUEUES.maintenance,
     wrap(async () => {
-      await reconcileJobs(deps);
+      await reconcileJobs(deps, options.reconcileIdleMs);
       if (deps.webhooks) await sweepWebhookDeliveries({ ...deps, webhooks: deps.webhooks });
     }),
-    { connection, prefix, concurrency: 1, ...STALL_SETTINGS },
+    { connection, prefix, concurrency: 1, ...settings },
   );
   workers.push(compaction, summarize, maintenance);
   if (deps.webhooks) {
@@ -126,15 +131,23 @@ export function createWorkers(connection: Redis, deps: WorkerDeps, options: Work
         timed(deps, job, () =>
           processWebhookDelivery(JOBS.deliverWebhook.schema.parse(job.data), webhookDeps, { final: job.attemptsMade + 1 >= (job.opts.attempts ?? 1) }),
         ),
-      { connection, prefix, concurrency: options.webhookConcurrency ?? 8, ...STALL_SETTINGS },
+      { connection, prefix, concurrency: options.webhookConcurrency ?? 8, ...settings },
     );
     workers.push(webhooks);
   }
   for (const worker of workers) worker.on('error', (error) => deps.logger.error({ err: error, queue: worker.name }, 'worker error'));
   if (options.reconcileEveryMs > 0) {
-    void deps.queues.maintenance
-      .upsertJobScheduler('reconcile', { every: options.reconcileEveryMs }, { name: JOBS.reconcile.name, data: {}, opts: JOBS.reconcile.options })
-      .catch((error: unknown) => deps.logger.error({ err: error }, 'could not schedule the reconciler'));
+    // Asserted again every interval, not only at start: a Redis that lost its data (flushed,
+    // restarted without persistence) loses the scheduler too, and with it every later sweep,
+    // which is exactly when the sweep is needed. An unchanged upsert keeps its next run time.
+    const schedule = () =>
+      void deps.queues.maintenance
+        .upsertJobScheduler('reconcile', { every: options.reconcileEveryMs }, { name: JOBS.reconcile.name, data: {}, opts: JOBS.reconcile.options })
+        .catch((error: unknown) => deps.logger.warn({ err: error }, 'could not schedule the reconciler'));
+    schedule();
+    const timer = setInterval(schedule, options.reconcileEveryMs);
+    timer.unref();
+    maintenance.once('closing', () => clearInterval(timer));
   }
   return workers;
 }

@@ -5,6 +5,7 @@ import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiDeps } from '../deps.js';
 import { sendProblem } from '../problem.js';
+import { foreignErrorsAsProblems } from '../protocol-errors.js';
 
 /** Where the queue dashboard (bull-board) is served. */
 export const DASHBOARD_PATH = '/admin/queues';
@@ -57,6 +58,8 @@ function adminAuth(token: string | undefined) {
 export function adminRoutes(deps: Pick<ApiDeps, 'config' | 'dashboardQueues'>): FastifyPluginAsync {
   return async (app) => {
     app.addHook('onRequest', adminAuth(deps.config.adminToken));
+    // bull-board answers errors as {error: {key}}; clients of this API get problem+json everywhere.
+    app.addHook('onSend', foreignErrorsAsProblems);
     const queues = deps.dashboardQueues ?? [];
     if (queues.length === 0) {
       // Nothing to show (an API built without queues): still authenticate, then 404.

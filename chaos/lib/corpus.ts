@@ -1,0 +1,77 @@
+import type { NormalizedMessage } from '../../src/compaction/types.js';
+import { listRealTranscripts, loadRealTranscript } from '../../test/helpers/transcripts.js';
+
+/**
+ * Conversations for the suites, all from the shared real transcripts (read at run time,
+ * never copied into the repository): the tau-bench airline dialogues whole, and windows of
+ * the long Claude Code sessions and SWE-bench trajectories. A window starts on a message
+ * that answers no tool call, so it never opens with an orphaned tool result.
+ */
+
+export interface CorpusConversation {
+  /** where it came from: file and window */
+  source: string;
+  messages: NormalizedMessage[];
+}
+
+const answersToolCall = (m: NormalizedMessage) => m.content.some((b) => b.type === 'tool_result');
+
+/** Windows of `length` messages, `stride` apart, each starting at a unit boundary. */
+function windows(messages: readonly NormalizedMessage[], length: number, stride: number): Array<[number, NormalizedMessage[]]> {
+  const out: Array<[number, NormalizedMessage[]]> = [];
+  for (let start = 0; start + length <= messages.length; start += stride) {
+    let from = start;
+    while (from < messages.length && (answersToolCall(messages[from] as NormalizedMessage) || messages[from]?.role === 'system')) from += 1;
+    if (from + length > messages.length) break;
+    out.push([from, messages.slice(from, from + length)]);
+  }
+  return out;
+}
+
+let cached: { dialogues: CorpusConversation[]; sessions: CorpusConversation[] } | null = null;
+
+function load() {
+  if (cached) return cached;
+  const dialogues: CorpusConversation[] = [];
+  const sessions: CorpusConversation[] = [];
+  for (const file of listRealTranscripts()) {
+    if (file.name.includes('/subagents/')) continue;
+    const imported = loadRealTranscript(file.path).conversations;
+    if (file.format === 'tau-bench') {
+      imported.forEach((c, i) => {
+        if (c.messages.length >= 24) dialogues.push({ source: `${file.name}#${i}`, messages: c.messages });
+      });
+      continue;
+    }
+    const messages = imported[0]?.messages ?? [];
+    for (const [from, window] of windows(messages, 80, 60)) sessions.push({ source: `${file.name}@${from}`, messages: window });
+  }
+  cached = { dialogues, sessions };
+  return cached;
+}
+
+/**
+ * `count` distinct conversations, about one in `sessionEvery` a long-session window (many
+ * chunks, big tool outputs), the rest dialogues. Deterministic for a given count.
+ */
+export function pickConversations(count: number, sessionEvery = 4): CorpusConversation[] {
+  const { dialogues, sessions } = load();
+  const out: CorpusConversation[] = [];
+  let d = 0;
+  let s = 0;
+  for (let i = 0; i < count; i++) {
+    const takeSession = i % sessionEvery === sessionEvery - 1 && s < sessions.length;
+    if (takeSession) out.push(sessions[s++] as CorpusConversation);
+    else if (d < dialogues.length) out.push(dialogues[d++] as CorpusConversation);
+    else if (s < sessions.length) out.push(sessions[s++] as CorpusConversation);
+    else throw new Error(`the shared transcripts hold only ${out.length} distinct conversations, ${count} asked`);
+  }
+  return out;
+}
+
+/** Short user/assistant turns to append while compactions run (plain text, no tool calls). */
+export function liveTurn(i: number): NormalizedMessage {
+  return i % 2 === 0
+    ? { role: 'user', content: [{ type: 'text', text: `Follow-up ${i}: please also check src/module${i % 17}.ts and report any error.` }] }
+    : { role: 'assistant', content: [{ type: 'text', text: `Checked src/module${(i - 1) % 17}.ts: no error found, all tests pass (run ${i}).` }] };
+}

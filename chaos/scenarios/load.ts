@@ -1,0 +1,162 @@
+import { cpus } from 'node:os';
+import { liveTurn, pickConversations } from '../lib/corpus.js';
+import { apiCalls, fetchHttp, type Http } from '../lib/http.js';
+import { AppendLedger, checkHistories, checkState, jobStatusCounts, waitForTerminalJobs } from '../lib/invariants.js';
+import { percentile, round, ScenarioRecorder, seededRandom, type ScenarioResult } from '../lib/result.js';
+import { seedConversations } from '../lib/seed.js';
+import { startChaosStack } from '../lib/stack.js';
+
+/**
+ * Issue 10 §8: concurrent clients, each an agent appending to its own conversation and
+ * reading its ready-to-send context, against one API process over HTTP, while a worker
+ * process compacts (automatically at the threshold, and on requests sent alongside).
+ * Clients pause between rounds as an agent does while its model answers; a second,
+ * shorter phase without pauses measures where the single API process saturates.
+ */
+
+export interface LoadOptions {
+  variant: 'quick' | 'full';
+  clients: number;
+  durationMs: number;
+  /** measured after this warm-up (JIT, pools), which is reported apart */
+  warmupMs: number;
+  /** pause between an agent's rounds (its model call), uniform in this range */
+  thinkMs: [number, number];
+  saturationMs: number;
+  /** manual compaction requests per second, besides the automatic ones */
+  compactionsPerSecond: number;
+  /** p99 the paced phase is held to: the issue's 50 ms for the full run; the quick run in CI is a smoke bound */
+  p99TargetMs: number;
+  /** run the worker process (compactions); false measures the API alone */
+  worker?: boolean;
+  seed: number;
+  logDir?: string;
+}
+
+export const LOAD_FULL: LoadOptions = { variant: 'full', clients: 100, durationMs: 60_000, warmupMs: 5_000, p99TargetMs: 50, thinkMs: [500, 1_500], saturationMs: 15_000, compactionsPerSecond: 1, seed: 80 };
+export const LOAD_QUICK: LoadOptions = { variant: 'quick', clients: 100, durationMs: 10_000, warmupMs: 2_000, p99TargetMs: 1_000, thinkMs: [500, 1_500], saturationMs: 4_000, compactionsPerSecond: 1, seed: 80 };
+
+// Automatic compaction stays on; the window is large enough that the manual requests drive the rate.
+const POLICY = { auto: true, keepRecent: 6 };
+const CONTEXT_LIMIT = Number(process.env['CHAOS_LOAD_CONTEXT_LIMIT'] ?? 32_000);
+
+interface Sample {
+  kind: 'append' | 'context';
+  /** epoch ms when the request was sent */
+  at: number;
+  ms: number;
+  ok: boolean;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function agent(http: Http, id: string, ledger: AppendLedger, until: number, think: () => number, samples: Sample[], errors: string[], counter: { n: number }): Promise<void> {
+  // Agents do not start in lockstep: each begins somewhere in its first pause.
+  await pause(think());
+  while (Date.now() < until) {
+    const message = liveTurn(counter.n++);
+    let started = performance.now();
+    try {
+      const res = await http.request('POST', `/v1/conversations/${id}/messages`, { body: { messages: [message] } });
+      samples.push({ kind: 'append', at: Date.now() - (performance.now() - started), ms: performance.now() - started, ok: res.status === 201 });
+      if (res.status === 201) ledger.record(id, res.json<{ messages: Array<{ seq: number }> }>().messages.map((m) => m.seq), [message]);
+      else errors.push(`append ${res.status} ${res.text.slice(0, 200)}`);
+    } catch (error) {
+      samples.push({ kind: 'append', at: Date.now() - (performance.now() - started), ms: performance.now() - started, ok: false });
+      errors.push(`append: ${(error as Error).message}`);
+    }
+    started = performance.now();
+    try {
+      const res = await http.request('GET', `/v1/conversations/${id}/context?format=anthropic`);
+      samples.push({ kind: 'context', at: Date.now() - (performance.now() - started), ms: performance.now() - started, ok: res.status === 200 });
+      if (res.status !== 200) errors.push(`context ${res.status} ${res.text.slice(0, 200)}`);
+    } catch (error) {
+      samples.push({ kind: 'context', at: Date.now() - (performance.now() - started), ms: performance.now() - started, ok: false });
+      errors.push(`context: ${(error as Error).message}`);
+    }
+    const wait = think();
+    if (wait > 0) await pause(Math.min(wait, Math.max(0, until - Date.now())));
+  }
+}
+
+async function phase(http: Http, ids: string[], ledger: AppendLedger, warmupMs: number, durationMs: number, think: () => number, compactionsPerSecond: number, random: () => number) {
+  const samples: Sample[] = [];
+  const errors: string[] = [];
+  const counter = { n: 0 };
+  const measuredFrom = Date.now() + warmupMs;
+  const until = measuredFrom + durationMs;
+  const compactions = { requested: 0, failed: 0 };
+  const compactor = (async () => {
+    while (Date.now() < until && compactionsPerSecond > 0) {
+      const id = ids[Math.floor(random() * ids.length)] as string;
+      const res = await http.request('POST', `/v1/conversations/${id}/compactions`, { body: { strategy: 'summarize', keepRecent: 6 } }).catch(() => null);
+      if (res && (res.status === 200 || res.status === 202)) compactions.requested += 1;
+      else compactions.failed += 1;
+      await pause(1_000 / compactionsPerSecond);
+    }
+  })();
+  await Promise.all(ids.map((id) => agent(http, id, ledger, until, think, samples, errors, counter)));
+  await compactor;
+  return { samples: samples.filter((x) => x.at >= measuredFrom), warmup: samples.filter((x) => x.at < measuredFrom), errors, compactions, seconds: durationMs / 1000 };
+}
+
+function recordPhase(rec: ScenarioRecorder, label: string, result: Awaited<ReturnType<typeof phase>>, p99TargetMs: number | null): void {
+  const all = result.samples.map((s) => s.ms);
+  rec.figure(`${label}: requests`, result.samples.length);
+  rec.figure(`${label}: requests per second`, round(result.samples.length / result.seconds));
+  for (const kind of ['append', 'context'] as const) {
+    const times = result.samples.filter((s) => s.kind === kind).map((s) => s.ms);
+    rec.figure(`${label}: ${kind} p50 / p99 (ms)`, `${round(percentile(times, 50))} / ${round(percentile(times, 99))}`);
+  }
+  const seconds = new Map<number, number[]>();
+  for (const x of result.samples) seconds.set(Math.floor(x.at / 1000), [...(seconds.get(Math.floor(x.at / 1000)) ?? []), x.ms]);
+  rec.figure(`${label}: worst one-second p99 (ms)`, round(Math.max(...[...seconds.values()].map((ms) => percentile(ms, 99)))));
+  rec.figure(`${label}: warm-up requests (not measured), p99 (ms)`, `${result.warmup.length}, ${round(percentile(result.warmup.map((x) => x.ms), 99))}`);
+  if (p99TargetMs !== null) {
+    rec.figure(`${label}: p50 (ms)`, round(percentile(all, 50)));
+    rec.expect(`${label}: p99 (ms)`, round(percentile(all, 99)), '<=', p99TargetMs);
+    rec.expect(`${label}: errors`, result.errors.length, '==', 0);
+  } else {
+    rec.figure(`${label}: p50 / p99 (ms)`, `${round(percentile(all, 50))} / ${round(percentile(all, 99))}`);
+    rec.figure(`${label}: errors`, result.errors.length);
+  }
+  rec.figure(`${label}: manual compactions requested (failed)`, `${result.compactions.requested} (${result.compactions.failed})`);
+  if (result.errors.length > 0) rec.note(`${label} errors (first 5): ${result.errors.slice(0, 5).join('; ')}`);
+}
+
+export async function runLoad(options: LoadOptions): Promise<ScenarioResult> {
+  const rec = new ScenarioRecorder('load', 'Load: concurrent agents against one API process', options.variant);
+  const random = seededRandom(options.seed);
+  const stack = await startChaosStack(options.logDir ? { logDir: options.logDir } : {});
+  try {
+    const api = await stack.startApi();
+    const http = fetchHttp(api.url, stack.keys.tenant);
+    const ledger = new AppendLedger();
+    const ids = await seedConversations(apiCalls(http), ledger, 'load', pickConversations(options.clients, 1_000), POLICY, { contextLimit: CONTEXT_LIMIT });
+    if (options.worker !== false) await stack.startWorker({}, 'worker-load');
+    const [low, high] = options.thinkMs;
+    const paced = await phase(http, ids, ledger, options.warmupMs, options.durationMs, () => low + random() * (high - low), options.compactionsPerSecond, random);
+    recordPhase(rec, `${options.clients} agents, ${low}-${high} ms between rounds`, paced, options.p99TargetMs);
+    const saturated = await phase(http, ids, ledger, 0, options.saturationMs, () => 0, options.compactionsPerSecond, random);
+    recordPhase(rec, `${options.clients} clients without pauses (saturation)`, saturated, null);
+
+    const stillActive = await waitForTerminalJobs(stack.db.db, 60_000);
+    const statuses = await jobStatusCounts(stack.db.db);
+    rec.figure('compactions during the run (completed / noop / failed)', `${statuses['completed'] ?? 0} / ${statuses['noop'] ?? 0} / ${statuses['failed'] ?? 0}`);
+    rec.expect('jobs not terminal afterwards', stillActive, '==', 0);
+    const history = await checkHistories(stack.db.db, ledger);
+    rec.expect('messages lost or duplicated', history.lost + history.duplicated + history.unexpected, '==', 0);
+    const state = await checkState(stack.db.db);
+    rec.expect('partial commits or counter mismatches', state.partialCommitRows + state.counterMismatches, '==', 0);
+    rec.note(
+      `One \`compactd api\` process (default pool of 10 Postgres connections) and one worker process (local summarizer), private Postgres and Redis on ` +
+        `this machine (${cpus().length} cores), load generated in another process with fetch (keep-alive). Each client owns a ` +
+        `conversation seeded from the shared transcripts (context limit ${CONTEXT_LIMIT} tokens, policy ${JSON.stringify(POLICY)}, so compactions trigger ` +
+        `automatically) and loops: append one message, read the Anthropic context, pause. ${options.compactionsPerSecond} manual compaction request(s) per second ` +
+        'run alongside. Latency is measured at the client, per request.',
+    );
+  } finally {
+    await stack.close();
+  }
+  return rec.finish();
+}

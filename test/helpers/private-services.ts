@@ -1,0 +1,219 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import postgres from 'postgres';
+
+/**
+ * A private `redis-server` and a private Postgres cluster, each on a free port in a temp
+ * dir, for suites that kill, restart or flush their services. The machine's shared
+ * services (5432/6379) are never touched. Everything started here is stopped on `close()`
+ * and, as a last resort, when this process exits.
+ */
+
+const PG_BIN = process.env['PG_BIN'] ?? '/usr/lib/postgresql/15/bin';
+const REDIS_BIN = process.env['REDIS_SERVER_BIN'] ?? 'redis-server';
+const READY_TIMEOUT_MS = 30_000;
+
+const cleanups = new Set<() => void>();
+let exitHookInstalled = false;
+
+/** Synchronous teardown on exit: a private service must not outlive the suite that started it. */
+function onExit(cleanup: () => void): () => void {
+  cleanups.add(cleanup);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const run of cleanups) run();
+    });
+  }
+  return () => cleanups.delete(cleanup);
+}
+
+/** A port nothing listens on right now (the OS picks it). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function pollUntil(what: string, check: () => Promise<boolean>, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`${what} not ready within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+export interface PrivateRedis {
+  url: string;
+  port: number;
+  dir: string;
+  /** stops the server (SHUTDOWN, which writes the AOF when enabled; `hard`: SIGKILL) */
+  stop(options?: { hard?: boolean }): Promise<void>;
+  start(): Promise<void>;
+  restart(options?: { hard?: boolean }): Promise<void>;
+  /** FLUSHALL: every key gone while the server keeps running */
+  flushAll(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** `redis-server` on a free port; `appendOnly` keeps data across restarts (AOF, fsync every second). */
+export async function startPrivateRedis(options: { appendOnly?: boolean } = {}): Promise<PrivateRedis> {
+  const port = await freePort();
+  const dir = mkdtempSync(path.join(tmpdir(), 'compactd-redis-'));
+  const url = `redis://127.0.0.1:${port}`;
+  let child: ChildProcess | null = null;
+  const args = [
+    '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '',
+    '--appendonly', options.appendOnly ? 'yes' : 'no', '--appendfsync', 'everysec',
+    '--maxmemory-policy', 'noeviction', '--logfile', path.join(dir, 'redis.log'),
+  ];
+  const ping = async () => {
+    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000 });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      return (await client.ping()) === 'PONG';
+    } finally {
+      client.disconnect();
+    }
+  };
+  const start = async () => {
+    if (child) return;
+    const started = spawn(REDIS_BIN, args, { stdio: 'ignore' });
+    child = started;
+    started.once('exit', () => {
+      if (child === started) child = null;
+    });
+    await pollUntil(`private redis on ${port}`, ping);
+  };
+  const stop = async (opts: { hard?: boolean } = {}) => {
+    const running = child;
+    if (!running) return;
+    const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
+    running.kill(opts.hard ? 'SIGKILL' : 'SIGTERM');
+    await exited;
+  };
+  const unregister = onExit(() => {
+    child?.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+  await start();
+  return {
+    url,
+    port,
+    dir,
+    stop,
+    start,
+    restart: async (opts) => {
+      await stop(opts);
+      await start();
+    },
+    flushAll: async () => {
+      const client = new Redis(url, { maxRetriesPerRequest: 1 });
+      client.on('error', () => undefined);
+      try {
+        await client.flushall();
+      } finally {
+        client.disconnect();
+      }
+    },
+    close: async () => {
+      await stop({ hard: true });
+      unregister();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface PrivatePostgres {
+  port: number;
+  dataDir: string;
+  /** URL of a database on this cluster (default `postgres`) */
+  url(database?: string): string;
+  /** `fast` disconnects clients and shuts down cleanly; `immediate` is a crash (recovery on start) */
+  stop(mode?: 'fast' | 'immediate'): Promise<void>;
+  start(): Promise<void>;
+  restart(mode?: 'fast' | 'immediate'): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** initdb refuses to run as root: run the cluster's commands as the `postgres` user then. */
+function asClusterOwner(command: string, args: string[]): [string, string[]] {
+  if (process.getuid?.() === 0) return ['runuser', ['-u', 'postgres', '--', command, ...args]];
+  return [command, args];
+}
+
+function run(command: string, args: string[], what: string): Promise<void> {
+  const [bin, argv] = asClusterOwner(command, args);
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${what} exited with ${code}: ${output.trim()}`))));
+  });
+}
+
+/** A fresh Postgres 15 cluster (initdb into a temp dir, trust auth) listening on 127.0.0.1:<free port>. */
+export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+  const port = await freePort();
+  const root = mkdtempSync(path.join(tmpdir(), 'compactd-pg-'));
+  const dataDir = path.join(root, 'data');
+  if (process.getuid?.() === 0) {
+    const owner = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
+    const group = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
+    if (owner.status !== 0) throw new Error('running as root needs a `postgres` user to own the private cluster');
+    chownSync(root, Number(owner.stdout.trim()), Number(group.stdout.trim()));
+  }
+  await run(path.join(PG_BIN, 'initdb'), ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8'], 'initdb');
+  const serverOptions = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c max_connections=300`;
+  const pgCtl = (args: string[], what: string) => run(path.join(PG_BIN, 'pg_ctl'), ['-D', dataDir, ...args], what);
+  const url = (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`;
+  const start = async () => {
+    await pgCtl(['-o', serverOptions, '-l', path.join(root, 'postgres.log'), '-w', '-t', '60', 'start'], 'pg_ctl start');
+    await pollUntil(`private postgres on ${port}`, async () => {
+      const sql = postgres(url(), { max: 1, connect_timeout: 2, onnotice: () => {} });
+      try {
+        await sql`select 1`;
+        return true;
+      } finally {
+        await sql.end({ timeout: 1 });
+      }
+    });
+  };
+  const stop = (mode: 'fast' | 'immediate' = 'fast') => pgCtl(['-m', mode, '-w', '-t', '60', 'stop'], 'pg_ctl stop');
+  const unregister = onExit(() => {
+    const [bin, argv] = asClusterOwner(path.join(PG_BIN, 'pg_ctl'), ['-D', dataDir, '-m', 'immediate', 'stop']);
+    spawnSync(bin, argv, { stdio: 'ignore' });
+    rmSync(root, { recursive: true, force: true });
+  });
+  await start();
+  return {
+    port,
+    dataDir,
+    url,
+    stop,
+    start,
+    restart: async (mode = 'fast') => {
+      await stop(mode);
+      await start();
+    },
+    close: async () => {
+      await stop('immediate').catch(() => undefined);
+      unregister();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}

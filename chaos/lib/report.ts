@@ -1,0 +1,82 @@
+import type { FigureValue, ScenarioResult, Target } from './result.js';
+
+/**
+ * RELIABILITY.md, rendered from the results of `npm run chaos`: one table per suite, each
+ * figure with its target and the commit it was measured on, then how it was measured.
+ */
+
+export interface RunResult extends ScenarioResult {
+  /** `git rev-parse --short HEAD`, with `+dirty` when src/ had uncommitted changes */
+  commit: string;
+}
+
+export interface RunMeta {
+  machine: string;
+  node: string;
+  services: string;
+}
+
+const ORDER = ['worker-crashes', 'service-restarts', 'llm-faults', 'duplicate-storm', 'fuzz', 'auth-matrix', 'prompt-injection', 'load'];
+
+/** What the suites found and what was changed in src/ for it (kept with the report). */
+export const FINDINGS: readonly string[] = [
+  'A Redis that lost its data (FLUSHALL, or a restart without persistence) also lost the reconciler\'s job scheduler, so jobs lost from Redis were never re-enqueued and stayed non-terminal forever. Workers now assert the scheduler every interval (src/worker/create-workers.ts).',
+  'A conversation id of 101–128 characters (valid per SPEC §6.1) could be created but every later request for it answered 414: fastify\'s default maxParamLength is 100. Raised to 256 (src/api/protocol-errors.ts, src/api/app.ts).',
+  'Errors raised before routing were fastify\'s plain JSON, not problem+json: bad percent-encoding (400), over-long parameters (414), and requests that are not valid HTTP (400/431, written by the client-error handler); an HTTP/1.1 request without Host got Node\'s empty 400. All are problem+json now (src/api/protocol-errors.ts).',
+  'The dashboard (bull-board) answered its errors as `{"error":{"key":…}}`. They are problem+json now, keeping `error` for the dashboard\'s UI (src/api/routes/admin.ts).',
+  'With Postgres down, every request answered 500 INTERNAL. A backing service that cannot be reached now answers 503 SERVICE_UNAVAILABLE with `retry-after: 1` (src/api/problem.ts).',
+  'Clip-archive delimiters spelled with look-alike letters the escaper\'s table did not list (Greek rho for p, a small capital c, ❮, a combining overlay) passed through unescaped. The escaper now also treats the tag spelled with any non-ASCII letters in place of at most three of its own as a delimiter (src/compaction/clip-archive.ts).',
+];
+
+function mark(target: Target | undefined): string {
+  if (!target) return '';
+  return `${target.op === '==' ? '=' : target.op === '<=' ? '≤' : '≥'} ${target.value} ${target.met ? '✓' : '✗ **missed**'}`;
+}
+
+const show = (value: FigureValue) => (typeof value === 'number' ? String(value) : String(value).replace(/\|/g, '\\|'));
+
+function section(result: RunResult, index: number): string {
+  const targets = new Map(result.targets.map((t) => [t.figure, t]));
+  const rows = Object.entries(result.figures).map(([name, value]) => `| ${name} | ${show(value)} | ${mark(targets.get(name))} |`);
+  const missed = result.targets.filter((t) => !t.met).length;
+  return [
+    `## ${index}. ${result.title}`,
+    '',
+    `Measured on commit \`${result.commit}\`, ${result.startedAt.slice(0, 16).replace('T', ' ')} UTC, ${result.variant} variant, ${Math.round(result.durationMs / 1000)} s. ` +
+      (missed === 0 ? `All ${result.targets.length} targets met.` : `**${missed} of ${result.targets.length} targets missed.**`),
+    '',
+    '| figure | value | target |',
+    '|---|---|---|',
+    ...rows,
+    '',
+    ...result.notes.map((note) => `- ${note}`),
+    '',
+  ].join('\n');
+}
+
+export function renderReliability(results: readonly RunResult[], meta: RunMeta, resultsFile: string): string {
+  const sorted = [...results].sort((a, b) => ORDER.indexOf(a.id) - ORDER.indexOf(b.id));
+  const summary = sorted.map((r, i) => {
+    const missed = r.targets.filter((t) => !t.met).length;
+    return `| ${i + 1} | ${r.title} | ${missed === 0 ? `${r.targets.length}/${r.targets.length} met` : `**${missed} missed**`} | \`${r.commit}\` | ${r.variant} |`;
+  });
+  return [
+    '# Reliability and security',
+    '',
+    'Figures from `npm run chaos` (chaos/run.ts): every suite starts its own processes — `compactd api` and `compactd worker` children, a private',
+    '`redis-server` and a private Postgres cluster (initdb into a temp dir) that it can kill, restart and flush — and every loop in it is bounded',
+    `in count and time. Raw results: \`${resultsFile}\`. The quick variants run in \`npm test\` (test/e2e/chaos-*.test.ts).`,
+    '',
+    `Machine: ${meta.machine}; ${meta.node}; ${meta.services}.`,
+    '',
+    '| # | suite | targets | commit | variant |',
+    '|---|---|---|---|---|',
+    ...summary,
+    '',
+    ...sorted.map((r, i) => section(r, i + 1)),
+    '## Found and fixed along the way',
+    '',
+    ...FINDINGS.map((f) => `- ${f}`),
+    '',
+  ].join('\n');
+}

@@ -20,11 +20,13 @@ export interface JobRowTimes {
   updatedMs: number;
   plan: { chunks: Array<{ index: number; seqs: number[]; sourceTokens: number; messageTokens: number }>; compressedSeqs: number[] } | null;
   result: Record<string, unknown> | null;
+  /** size of the stored plan as JSON text: every step that loads the job row reads it */
+  planBytes: number;
 }
 
 export async function readJob(sql: postgres.Sql, jobId: string): Promise<JobRowTimes> {
   const [row] = await sql<Array<Record<string, unknown>>>`
-    select id, status, plan, result,
+    select id, status, plan, result, coalesce(octet_length(plan::text), 0) as plan_bytes,
       extract(epoch from created_at) * 1000 as created_ms,
       extract(epoch from started_at) * 1000 as started_ms,
       extract(epoch from finished_at) * 1000 as finished_ms,
@@ -41,6 +43,7 @@ export async function readJob(sql: postgres.Sql, jobId: string): Promise<JobRowT
     updatedMs: num(row['updated_ms']) as number,
     plan: (row['plan'] ?? null) as JobRowTimes['plan'],
     result: (row['result'] ?? null) as Record<string, unknown> | null,
+    planBytes: Number(row['plan_bytes']),
   };
 }
 

@@ -19,6 +19,7 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
     conversations: `${sizes.map((s) => s.messages).join(' and ')} messages, "chat" mix (~118 tokens per message)`,
     strategy: 'summarize, default policy',
     memory: 'VmHWM of the worker process, started fresh for each job',
+    linear: 'time growth / size growth ≤ 1.25 is read as ~linear',
   };
   const rows: Array<Array<string | number>> = [];
   const idleAll: number[] = [];
@@ -30,6 +31,7 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
     const rss: number[] = [];
     const idle: number[] = [];
     let chunks = 0;
+    let planKb = 0;
     for (let run = 0; run < size.runs; run += 1) {
       const id = ctx.uniqueId(`scale${size.messages}`);
       ctx.log(`scale: seeding ${size.messages} messages (run ${run + 1}/${size.runs})`);
@@ -41,6 +43,7 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
       wall.push(job.timing.wallMs);
       rss.push((worker.memory()?.peakRssKb ?? Number.NaN) / 1024);
       chunks = job.timing.chunks;
+      planKb = job.row.planBytes / 1024;
       await ctx.svc.stopWorker();
     }
     medians.push(spread(wall).median);
@@ -49,13 +52,13 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
     peaks.push(...rss);
     result.figures.push(figure(`job wall time, ${size.messages} messages`, 's', wall.map((v) => v / 1000)));
     result.figures.push(figure(`worker peak RSS, ${size.messages} messages`, 'MB', rss));
-    rows.push([size.messages, chunks, round(spread(wall).median / 1000, 2), round(spread(wall).median / size.messages, 3), round(spread(idle).median, 0), round(spread(rss).median, 0)]);
+    rows.push([size.messages, chunks, round(planKb, 0), round(spread(wall).median / 1000, 2), round(spread(wall).median / size.messages, 3), round(spread(idle).median, 0), round(spread(rss).median, 0)]);
   }
   const idleMedian = spread(idleAll).median;
   const [small, large] = sizes;
   const growth = (medians[1] as number) / (medians[0] as number);
   const sizeRatio = (large?.messages ?? 1) / (small?.messages ?? 1);
-  result.tables.push({ title: 'Job time and memory by size (median)', columns: ['messages', 'chunks', 'wall s', 'ms per message', 'worker RSS when idle MB', 'worker peak RSS MB'], rows });
+  result.tables.push({ title: 'Job time and memory by size (median)', columns: ['messages', 'chunks', 'plan KB (re-read by every step)', 'wall s', 'ms per message', 'worker RSS when idle MB', 'worker peak RSS MB'], rows });
   result.notes.push('"Idle" is the worker’s RSS right after it reported ready, before the job: the baseline every job starts from (the process runs the TypeScript sources through the tsx loader, bin/compactd.mjs).');
   result.figures.push(figure(`time growth for ${sizeRatio}× the messages (1.0 = linear)`, '×', [growth / sizeRatio]));
   result.targets.push(target(`time growth / size growth (${sizeRatio}×), ~linear`, '<=', 1.25, growth / sizeRatio, '×'));

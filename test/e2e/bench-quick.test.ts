@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,7 +15,17 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 const outDir = mkdtempSync(path.join(os.tmpdir(), 'compactd-bench-quick-'));
 const SCENARIO_IDS = ['latency', 'peers', 'overhead', 'throughput', 'ingest', 'scale', 'tokens'];
 
-afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+let running: ChildProcess | null = null;
+
+afterAll(async () => {
+  // a timed-out run is told to stop: on SIGTERM the bench stops its children and drops its database
+  if (running && running.exitCode === null && running.signalCode === null) {
+    const exited = new Promise((resolve) => running?.once('exit', resolve));
+    running.kill('SIGTERM');
+    await exited;
+  }
+  rmSync(outDir, { recursive: true, force: true });
+});
 
 interface Spread {
   n: number;
@@ -35,6 +45,7 @@ function runQuickBench(): Promise<{ code: number | null; output: string; seconds
   const started = performance.now();
   const tsxCli = path.join(repoRoot, 'node_modules/tsx/dist/cli.mjs');
   const child = spawn(process.execPath, [tsxCli, 'bench/run.ts', '--quick', '--out', outDir], { cwd: repoRoot, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  running = child;
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { NormalizedMessage } from '../../src/compaction/types.js';
+import { realTranscriptsDir } from '../../src/app/shared-data.js';
 import { importTranscript } from '../../src/importers/index.js';
-import { repoRoot } from './child.js';
 
 /** Conversations the bench feeds the service: the real long sessions and a deterministic synthetic agent. */
 
-export const REAL_TRANSCRIPTS_RAW = path.resolve(repoRoot, '../shared/data/real-transcripts/raw');
+/** The shared transcripts, found by the project's one resolver (COMPACTD_SHARED_DATA, else ../shared/data). */
+export const REAL_TRANSCRIPTS_RAW = path.join(realTranscriptsDir(), 'raw');
 
 /** The four long Claude Code sessions of the shared set (each holds one real compaction upstream). */
 export const LONG_SESSIONS = [

@@ -10,7 +10,7 @@ const OUTPUT_TAIL_CHARS = 200_000;
 const READY_TIMEOUT_MS = 60_000;
 
 export interface CompactdProcess {
-  role: 'api' | 'worker';
+  role: Role;
   name: string;
   child: ChildProcess;
   pid: number;
@@ -24,7 +24,9 @@ export interface CompactdProcess {
   kill(signal?: NodeJS.Signals): Promise<number | string>;
 }
 
-const READY_LINES = { api: 'compactd api listening', worker: 'compactd workers started' } as const;
+export type Role = 'api' | 'worker' | 'llm-sim';
+
+const READY_LINES: Record<Role, string> = { api: 'compactd api listening', worker: 'compactd workers started', 'llm-sim': 'llm-sim listening on' };
 
 // One append stream per log file, shared by every process writing to it (async: the harness
 // may be generating load and must not block on disk writes).
@@ -43,12 +45,12 @@ function logStream(file: string): WriteStream {
  * with JSON logs captured. `ready` rejects if the process exits or stays silent too long.
  */
 export function spawnCompactd(
-  role: 'api' | 'worker',
+  role: Role,
   env: Record<string, string>,
-  options: { name?: string; logFile?: string; readyWhen?: () => Promise<boolean> } = {},
+  options: { name?: string; logFile?: string; readyWhen?: () => Promise<boolean>; args?: string[] } = {},
 ): CompactdProcess {
   const name = options.name ?? role;
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/compactd.mjs'), role], {
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/compactd.mjs'), role, ...(options.args ?? [])], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', LOG_PRETTY: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -44,6 +44,8 @@ export interface ChaosStack {
   processes: CompactdProcess[];
   startWorker(extraEnv?: Record<string, string>, name?: string): Promise<CompactdProcess>;
   startApi(extraEnv?: Record<string, string>): Promise<{ url: string; process: CompactdProcess }>;
+  /** `compactd llm-sim` as a process of its own (so its CPU is not the harness's) */
+  startLlmSimProcess(args?: string[]): Promise<{ url: string; process: CompactdProcess }>;
   /** the API in this process (for `app.inject`), over its own deps */
   inlineApp(extraEnv?: Record<string, string>, options?: { logTo?: (line: string) => void }): Promise<{ app: FastifyInstance; deps: Deps; close(): Promise<void> }>;
   close(): Promise<void>;
@@ -105,6 +107,13 @@ export async function startChaosStack(options: ChaosStackOptions = {}): Promise<
       processes.push(proc);
       await proc.ready;
       return { url, process: proc };
+    },
+    async startLlmSimProcess(args = []) {
+      const port = await freePort();
+      const proc = spawnCompactd('llm-sim', {}, { name: 'llm-sim', logFile: path.join(logDir, 'compactd.log'), args: ['--port', String(port), ...args] });
+      processes.push(proc);
+      await proc.ready;
+      return { url: `http://127.0.0.1:${port}`, process: proc };
     },
     async inlineApp(extraEnv = {}, appOptions = {}) {
       const config = loadConfig({ ...env, ...extraEnv });

@@ -1,5 +1,6 @@
 import { cpus } from 'node:os';
 import { liveTurn, pickConversations } from '../lib/corpus.js';
+import { cpuShares, sampleCpu, type CpuSample } from '../lib/cpu.js';
 import { apiCalls, fetchHttp, type Http } from '../lib/http.js';
 import { AppendLedger, checkHistories, checkState, jobStatusCounts, waitForTerminalJobs } from '../lib/invariants.js';
 import { percentile, round, ScenarioRecorder, seededRandom, type ScenarioResult } from '../lib/result.js';
@@ -29,6 +30,8 @@ export interface LoadOptions {
   p99TargetMs: number;
   /** run the worker process (compactions); false measures the API alone */
   worker?: boolean;
+  /** who summarizes: llm-sim in a process of its own (LLM-bound, as in production) or the local summarizer (CPU in the worker) */
+  summarizer?: 'llm-sim' | 'local';
   seed: number;
   logDir?: string;
 }
@@ -79,7 +82,13 @@ async function agent(http: Http, id: string, ledger: AppendLedger, until: number
   }
 }
 
-async function phase(http: Http, ids: string[], ledger: AppendLedger, warmupMs: number, durationMs: number, think: () => number, compactionsPerSecond: number, random: () => number) {
+async function phase(
+  http: Http,
+  ids: string[],
+  ledger: AppendLedger,
+  timing: { warmupMs: number; durationMs: number; think: () => number; compactionsPerSecond: number; random: () => number; cpu: () => CpuSample | null },
+) {
+  const { warmupMs, durationMs, think, compactionsPerSecond, random } = timing;
   const samples: Sample[] = [];
   const errors: string[] = [];
   const counter = { n: 0 };
@@ -95,9 +104,13 @@ async function phase(http: Http, ids: string[], ledger: AppendLedger, warmupMs: 
       await pause(1_000 / compactionsPerSecond);
     }
   })();
+  let cpuFrom: CpuSample | null = null;
+  const cpuStart = pause(warmupMs).then(() => (cpuFrom = timing.cpu()));
   await Promise.all(ids.map((id) => agent(http, id, ledger, until, think, samples, errors, counter)));
   await compactor;
-  return { samples: samples.filter((x) => x.at >= measuredFrom), warmup: samples.filter((x) => x.at < measuredFrom), errors, compactions, seconds: durationMs / 1000 };
+  await cpuStart;
+  const cpu = cpuShares(cpuFrom, timing.cpu());
+  return { samples: samples.filter((x) => x.at >= measuredFrom), warmup: samples.filter((x) => x.at < measuredFrom), errors, compactions, cpu, seconds: durationMs / 1000 };
 }
 
 function recordPhase(rec: ScenarioRecorder, label: string, result: Awaited<ReturnType<typeof phase>>, p99TargetMs: number | null): void {
@@ -108,9 +121,12 @@ function recordPhase(rec: ScenarioRecorder, label: string, result: Awaited<Retur
     const times = result.samples.filter((s) => s.kind === kind).map((s) => s.ms);
     rec.figure(`${label}: ${kind} p50 / p99 (ms)`, `${round(percentile(times, 50))} / ${round(percentile(times, 99))}`);
   }
-  const seconds = new Map<number, number[]>();
-  for (const x of result.samples) seconds.set(Math.floor(x.at / 1000), [...(seconds.get(Math.floor(x.at / 1000)) ?? []), x.ms]);
-  rec.figure(`${label}: worst one-second p99 (ms)`, round(Math.max(...[...seconds.values()].map((ms) => percentile(ms, 99)))));
+  const windows = new Map<number, number[]>();
+  for (const x of result.samples) windows.set(Math.floor(x.at / 10_000), [...(windows.get(Math.floor(x.at / 10_000)) ?? []), x.ms]);
+  rec.figure(`${label}: p99 per 10-s window (ms)`, [...windows].sort(([a], [b]) => a - b).map(([, ms]) => round(percentile(ms, 99))).join(', '));
+  if (result.cpu) {
+    rec.figure(`${label}: machine CPU busy / this suite / other processes / steal (%)`, `${result.cpu.busy} / ${result.cpu.ours} / ${result.cpu.others} / ${result.cpu.steal}`);
+  }
   rec.figure(`${label}: warm-up requests (not measured), p99 (ms)`, `${result.warmup.length}, ${round(percentile(result.warmup.map((x) => x.ms), 99))}`);
   if (p99TargetMs !== null) {
     rec.figure(`${label}: p50 (ms)`, round(percentile(all, 50)));
@@ -133,11 +149,16 @@ export async function runLoad(options: LoadOptions): Promise<ScenarioResult> {
     const http = fetchHttp(api.url, stack.keys.tenant);
     const ledger = new AppendLedger();
     const ids = await seedConversations(apiCalls(http), ledger, 'load', pickConversations(options.clients, 1_000), POLICY, { contextLimit: CONTEXT_LIMIT });
-    if (options.worker !== false) await stack.startWorker({}, 'worker-load');
+    if (options.worker !== false) {
+      const summarizer = options.summarizer ?? 'llm-sim';
+      const sim = summarizer === 'llm-sim' ? await stack.startLlmSimProcess(['--profile', 'haiku']) : null;
+      await stack.startWorker(sim ? { ANTHROPIC_BASE_URL: sim.url, COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5' } : {}, 'worker-load');
+    }
     const [low, high] = options.thinkMs;
-    const paced = await phase(http, ids, ledger, options.warmupMs, options.durationMs, () => low + random() * (high - low), options.compactionsPerSecond, random);
+    const cpu = () => sampleCpu([stack.pg.dataDir]);
+    const paced = await phase(http, ids, ledger, { warmupMs: options.warmupMs, durationMs: options.durationMs, think: () => low + random() * (high - low), compactionsPerSecond: options.compactionsPerSecond, random, cpu });
     recordPhase(rec, `${options.clients} agents, ${low}-${high} ms between rounds`, paced, options.p99TargetMs);
-    const saturated = await phase(http, ids, ledger, 0, options.saturationMs, () => 0, options.compactionsPerSecond, random);
+    const saturated = await phase(http, ids, ledger, { warmupMs: 0, durationMs: options.saturationMs, think: () => 0, compactionsPerSecond: options.compactionsPerSecond, random, cpu });
     recordPhase(rec, `${options.clients} clients without pauses (saturation)`, saturated, null);
 
     const stillActive = await waitForTerminalJobs(stack.db.db, 60_000);

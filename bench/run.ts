@@ -49,7 +49,16 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 try {
   for (const scenario of SCENARIOS) {
-    if (only && !scenario.ids.some((id) => only.includes(id))) continue;
+    if (only && !scenario.ids.some((id) => only.includes(id))) {
+      // left out on request, and said so in the report
+      for (const [i, id] of scenario.ids.entries()) {
+        const skipped = emptyScenario(id, scenario.titles[i] ?? id);
+        skipped.status = 'not measured';
+        skipped.reason = `not selected in this run (--only ${only.join(',')})`;
+        scenarios.push(skipped);
+      }
+      continue;
+    }
     const t0 = performance.now();
     try {
       scenarios.push(...(await scenario.run(ctx)));

@@ -98,7 +98,7 @@ export async function windowCase(
       columns: ['strategy', 'outcome', 'wall s', 'largest request (tokens)'],
       rows: [
         ['compactd', job.view.status, round(job.timing.wallMs / 1000, 1), largestCall],
-        ['single call (whole history)', single.ok ? 'ok' : `failed: ${single.error?.status ?? ''} ${single.error?.message.slice(0, 90) ?? ''}`, round(single.wallMs / 1000, 2), single.sentTokens],
+        ['single call (whole history)', single.ok ? 'ok' : `failed: ${single.error?.message.slice(0, 100) ?? 'no error recorded'}`, round(single.wallMs / 1000, 2), single.sentTokens],
         ['single call (trimmed to 4000 tokens)', trimmed.ok ? `ok, summarized ${round((trimmed.sentTokens / Math.max(1, trimmed.historyTokens)) * 100, 1)}% of the history` : 'failed', round(trimmed.wallMs / 1000, 2), trimmed.sentTokens],
       ],
     };

@@ -16,7 +16,7 @@ import { runServiceRestarts, SERVICE_RESTARTS_FULL, SERVICE_RESTARTS_QUICK } fro
 import { runWorkerCrashes, WORKER_CRASHES_FULL, WORKER_CRASHES_QUICK } from './scenarios/worker-crashes.js';
 
 /**
- * `npm run chaos [-- --only a,b] [--quick]`: runs the suites one after another (full
+ * `npm run chaos [-- --only a,b] [--quick] [--render]`: runs the suites one after another (full
  * variants by default), writes chaos/results/<date>.json and renders RELIABILITY.md.
  * Results of suites not run this time are carried over from the latest results file,
  * each with the commit it was measured on. Exits 1 when a target was missed.
@@ -61,8 +61,9 @@ function serviceVersions(): string {
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean', default: false } } });
-  const names = values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(SUITES);
+  const { values } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean', default: false }, render: { type: 'boolean', default: false } } });
+  // --render: RELIABILITY.md again from the latest results file, running nothing.
+  const names = values.render ? [] : values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(SUITES);
   const unknown = names.filter((n) => !SUITES[n]);
   if (unknown.length > 0) throw new Error(`unknown suite(s) ${unknown.join(', ')}; known: ${Object.keys(SUITES).join(', ')}`);
   const logDir = mkdtempSync(path.join(tmpdir(), 'compactd-chaos-'));
@@ -93,6 +94,10 @@ async function main(): Promise<number> {
   process.stdout.write(`chaos: wrote ${path.relative(REPO_ROOT, file)} and RELIABILITY.md; ${missed.length === 0 ? 'every target met' : `${missed.length} target(s) missed`}\n`);
   return missed.length === 0 ? 0 : 1;
 }
+
+// An interrupted run exits through process.exit, so the private services and children are cleaned up.
+process.once('SIGINT', () => process.exit(130));
+process.once('SIGTERM', () => process.exit(143));
 
 main().then(
   (code) => process.exit(code),

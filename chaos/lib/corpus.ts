@@ -20,7 +20,7 @@ const answersToolCall = (m: NormalizedMessage) => m.content.some((b) => b.type =
 function windows(messages: readonly NormalizedMessage[], length: number, stride: number): Array<[number, NormalizedMessage[]]> {
   const out: Array<[number, NormalizedMessage[]]> = [];
   for (let start = 0; start + length <= messages.length; start += stride) {
-    let from = start;
+    let from = Math.max(start, (out.at(-1)?.[0] ?? -length) + length);
     while (from < messages.length && (answersToolCall(messages[from] as NormalizedMessage) || messages[from]?.role === 'system')) from += 1;
     if (from + length > messages.length) break;
     out.push([from, messages.slice(from, from + length)]);
@@ -44,27 +44,45 @@ function load() {
       continue;
     }
     const messages = imported[0]?.messages ?? [];
-    for (const [from, window] of windows(messages, 80, 60)) sessions.push({ source: `${file.name}@${from}`, messages: window });
+    // Windows never overlap: two conversations must not share a chunk (the suites match LLM calls by request).
+    for (const [from, window] of windows(messages, 80, 80)) sessions.push({ source: `${file.name}@${from}`, messages: window });
   }
   cached = { dialogues, sessions };
   return cached;
 }
 
+/** Long non-system messages of a conversation (what could make two summarizer requests identical). */
+function fingerprints(conversation: CorpusConversation): string[] {
+  return conversation.messages.filter((m) => m.role !== 'system').map((m) => JSON.stringify(m.content)).filter((text) => text.length >= 400);
+}
+
 /**
  * `count` distinct conversations, about one in `sessionEvery` a long-session window (many
- * chunks, big tool outputs), the rest dialogues. Deterministic for a given count.
+ * chunks, big tool outputs), the rest dialogues. Deterministic for a given count. No two
+ * share a long non-system message (some dialogues replay the same task): the suites tell
+ * steps apart by their summarizer requests, which must therefore differ between conversations.
  */
 export function pickConversations(count: number, sessionEvery = 4): CorpusConversation[] {
   const { dialogues, sessions } = load();
   const out: CorpusConversation[] = [];
-  let d = 0;
-  let s = 0;
+  const used = new Set<string>();
+  const take = (pool: CorpusConversation[], cursor: { i: number }): boolean => {
+    while (cursor.i < pool.length) {
+      const candidate = pool[cursor.i++] as CorpusConversation;
+      const prints = fingerprints(candidate);
+      if (prints.some((p) => used.has(p))) continue;
+      prints.forEach((p) => used.add(p));
+      out.push(candidate);
+      return true;
+    }
+    return false;
+  };
+  const d = { i: 0 };
+  const s = { i: 0 };
   for (let i = 0; i < count; i++) {
-    const takeSession = i % sessionEvery === sessionEvery - 1 && s < sessions.length;
-    if (takeSession) out.push(sessions[s++] as CorpusConversation);
-    else if (d < dialogues.length) out.push(dialogues[d++] as CorpusConversation);
-    else if (s < sessions.length) out.push(sessions[s++] as CorpusConversation);
-    else throw new Error(`the shared transcripts hold only ${out.length} distinct conversations, ${count} asked`);
+    const wantSession = i % sessionEvery === sessionEvery - 1;
+    const ok = wantSession ? take(sessions, s) || take(dialogues, d) : take(dialogues, d) || take(sessions, s);
+    if (!ok) throw new Error(`the shared transcripts hold only ${out.length} distinct conversations, ${count} asked`);
   }
   return out;
 }

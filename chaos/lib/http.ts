@@ -121,4 +121,3 @@ export interface JobView {
   error: { code: string; message: string } | null;
 }
 
-export const TERMINAL_STATUSES = ['completed', 'noop', 'failed', 'cancelled'];

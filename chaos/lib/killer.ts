@@ -77,3 +77,38 @@ export async function killWorkers(mode: KillMode, deps: KillerDeps): Promise<Kil
   for (const victim of victims) void deps.replace(victim);
   return { mode, at, workers: victims.map((w) => w.name), statuses, fates: deps.watch.resumption(held, at, deps.resumeBoundMs) };
 }
+
+/**
+ * The live worker processes of a suite, each with its own llm-sim (so calls are attributed
+ * to processes); a killed worker is replaced by a new one with a new sim.
+ */
+export function createWorkerPool(stack: { startWorker(env: Record<string, string>, name: string): Promise<CompactdProcess> }, fleet: { add(name: string): Promise<{ url: string }> }, simEnvOf: (sim: { url: string }) => Record<string, string>) {
+  const live = new Set<CompactdProcess>();
+  const killedAt = new Map<string, number>();
+  const replacementErrors: string[] = [];
+  let closing = false;
+  let started = 0;
+  const start = async () => {
+    const name = `worker-${++started}`;
+    const proc = await stack.startWorker(simEnvOf(await fleet.add(name)), name);
+    live.add(proc);
+    return proc;
+  };
+  return {
+    live: () => [...live],
+    killedAt,
+    replacementErrors,
+    start,
+    async replace(killed: CompactdProcess) {
+      live.delete(killed);
+      killedAt.set(killed.name, killed.killedAt ?? Date.now());
+      // A replacement still starting when the suite closes is killed with the rest.
+      await start().catch((error: unknown) => {
+        if (!closing) replacementErrors.push(error instanceof Error ? error.message : String(error));
+      });
+    },
+    close() {
+      closing = true;
+    },
+  };
+}

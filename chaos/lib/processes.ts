@@ -26,6 +26,13 @@ export interface CompactdProcess {
 
 export type Role = 'api' | 'worker' | 'llm-sim';
 
+// Every child still running when this process exits is killed with it (an interrupted run
+// must not leave workers behind).
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 const READY_LINES: Record<Role, string> = { api: 'compactd api listening', worker: 'compactd workers started', 'llm-sim': 'llm-sim listening on' };
 
 // One append stream per log file, shared by every process writing to it (async: the harness
@@ -71,7 +78,13 @@ export function spawnCompactd(
   };
   child.stdout?.on('data', capture());
   child.stderr?.on('data', capture());
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  running.add(child);
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => {
+      running.delete(child);
+      resolve(code ?? signal ?? 'unknown');
+    }),
+  );
   const ready = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} not ready after ${READY_TIMEOUT_MS} ms:\n${output.slice(-4_000)}`)), READY_TIMEOUT_MS);
     const done = () => {

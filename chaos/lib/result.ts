@@ -94,3 +94,7 @@ export function seededRandom(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
   };
 }
+
+export function pickRandom<T>(items: readonly T[], random: () => number): T | null {
+  return items.length === 0 ? null : (items[Math.floor(random() * items.length)] as T);
+}

@@ -22,7 +22,7 @@ export interface SimFleet {
   close(): Promise<void>;
 }
 
-export function simEnv(sim: LlmSim, model = 'claude-haiku-4-5'): Record<string, string> {
+export function simEnv(sim: Pick<LlmSim, 'url'>, model = 'claude-haiku-4-5'): Record<string, string> {
   return { ANTHROPIC_BASE_URL: sim.url, COMPACTD_SUMMARIZER: `anthropic:${model}` };
 }
 
@@ -84,11 +84,14 @@ export interface RepeatReport {
   /** repeats of an answer that arrived just before a disruption that could lose it (allowed) */
   repeatedInFlight: number;
   okCalls: number;
+  /** the repeats of finished steps, described (first few) */
+  examples: string[];
 }
 
 /**
  * A moment the answer of a call in flight could be lost before it was saved: a worker's
- * SIGKILL (that worker's calls only) or a database outage (every worker's calls).
+ * SIGKILL (that worker's calls only; `untilMs` Infinity, as a killed process never reads
+ * an answer the sim finishes writing after the signal) or an outage (every worker's calls).
  */
 export interface Disruption {
   worker?: string;
@@ -104,7 +107,7 @@ export interface Disruption {
 export function repeatedCalls(calls: readonly WorkerCall[], disruptions: readonly Disruption[], graceMs: number): RepeatReport {
   const ok = calls.filter((c) => c.outcome === 'ok' && c.body !== undefined).sort((a, b) => a.startMs - b.startMs);
   const answered = new Map<string, WorkerCall[]>();
-  const report: RepeatReport = { repeatedFinished: 0, repeatedInFlight: 0, okCalls: ok.length };
+  const report: RepeatReport = { repeatedFinished: 0, repeatedInFlight: 0, okCalls: ok.length, examples: [] };
   const inFlightAtDisruption = (c: WorkerCall) =>
     disruptions.some((d) => (d.worker === undefined || d.worker === c.worker) && (c.endMs ?? 0) >= d.fromMs - graceMs && (c.endMs ?? 0) <= d.untilMs);
   for (const call of ok) {
@@ -112,7 +115,16 @@ export function repeatedCalls(calls: readonly WorkerCall[], disruptions: readonl
     const earlier = (answered.get(body) ?? []).filter((c) => (c.endMs ?? Number.POSITIVE_INFINITY) <= call.startMs);
     if (earlier.length > 0) {
       if (earlier.every(inFlightAtDisruption)) report.repeatedInFlight += 1;
-      else report.repeatedFinished += 1;
+      else {
+        report.repeatedFinished += 1;
+        const first = earlier[0] as WorkerCall;
+        if (report.examples.length < 5) {
+          report.examples.push(
+            `${isIdentifierRetry(call.body) ? 'identifier retry' : 'first answer'} answered by ${first.worker} at ${first.endMs}, ` +
+              `sent again by ${call.worker} at ${call.startMs} (+${call.startMs - (first.endMs ?? 0)} ms)`,
+          );
+        }
+      }
     }
     answered.set(body, [...(answered.get(body) ?? []), call]);
   }

@@ -42,6 +42,8 @@ export interface ChaosStack {
   keys: ChaosKeys;
   logDir: string;
   processes: CompactdProcess[];
+  /** api and worker processes that exited without being killed by the harness (each was started again) */
+  crashes: Crash[];
   startWorker(extraEnv?: Record<string, string>, name?: string): Promise<CompactdProcess>;
   startApi(extraEnv?: Record<string, string>): Promise<{ url: string; process: CompactdProcess }>;
   /** `compactd llm-sim` as a process of its own (so its CPU is not the harness's) */
@@ -77,10 +79,10 @@ export async function startChaosStack(options: ChaosStackOptions = {}): Promise<
   const keys = await createKeys(db);
   const logDir = options.logDir ?? mkdtempSync(path.join(tmpdir(), 'compactd-chaos-'));
   const processes: CompactdProcess[] = [];
-  const inlineClosers: Array<() => Promise<void>> = [];
-  let workerCount = 0;
-
-  const stack: ChaosStack = {
+  const crashes: Crash[] = [];
+  let closing = false;
+  const inline = inlineApps(env);
+  return {
     pg,
     redis,
     databaseUrl,
@@ -90,54 +92,94 @@ export async function startChaosStack(options: ChaosStackOptions = {}): Promise<
     keys,
     logDir,
     processes,
-    async startWorker(extraEnv = {}, name = `worker-${++workerCount}`) {
-      const proc = spawnCompactd('worker', { ...env, ...extraEnv }, { name, logFile: path.join(logDir, 'compactd.log') });
-      processes.push(proc);
-      await proc.ready;
-      return proc;
+    crashes,
+    ...launchers(env, path.join(logDir, 'compactd.log'), processes, crashes, () => closing),
+    inlineApp: inline.start,
+    async close() {
+      closing = true;
+      await Promise.all(processes.map((p) => p.kill('SIGKILL')));
+      await inline.closeAll();
+      await db.close();
+      await Promise.allSettled([pg.close(), redis.close()]);
     },
-    async startApi(extraEnv = {}) {
+  };
+}
+
+/** How long the harness, like a supervisor, waits before starting a crashed process again. */
+const RESTART_DELAY_MS = 1_000;
+
+export interface Crash {
+  name: string;
+  at: number;
+  exit: number | string;
+  /** the last lines the process wrote */
+  tail: string;
+}
+
+/**
+ * Child processes of the stack, tracked so `close()` kills every one. Like a supervisor
+ * (compose's `restart: unless-stopped`), the stack starts again, with the same environment,
+ * any api or worker process that exits without the harness having killed it, and records
+ * the crash: the suites report crashes, they do not hide them.
+ */
+function launchers(env: Record<string, string>, logFile: string, processes: CompactdProcess[], crashes: Crash[], closing: () => boolean) {
+  let workerCount = 0;
+  const supervise = async (start: () => CompactdProcess): Promise<CompactdProcess> => {
+    const proc = start();
+    processes.push(proc);
+    let served = false;
+    proc.ready.then(() => (served = true), () => undefined);
+    void proc.exited.then(async (exit) => {
+      if (proc.killedAt !== null || closing()) return;
+      // A process that never got ready (its database still down, say) is a failed restart, not a new crash.
+      if (served) crashes.push({ name: proc.name, at: Date.now(), exit, tail: proc.output().trim().split('\n').slice(-6).join('\n') });
+      await new Promise((resolve) => setTimeout(resolve, RESTART_DELAY_MS));
+      if (!closing()) void supervise(start).catch(() => undefined);
+    });
+    await proc.ready;
+    return proc;
+  };
+  return {
+    startWorker: (extraEnv: Record<string, string> = {}, name = `worker-${++workerCount}`) =>
+      supervise(() => spawnCompactd('worker', { ...env, ...extraEnv }, { name, logFile })),
+    async startApi(extraEnv: Record<string, string> = {}) {
       const port = await freePort();
       const url = `http://127.0.0.1:${port}`;
-      const proc = spawnCompactd('api', { ...env, HOST: '127.0.0.1', PORT: String(port), ...extraEnv }, {
-        name: 'api',
-        logFile: path.join(logDir, 'compactd.log'),
-        readyWhen: async () => (await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) })).ok,
-      });
-      processes.push(proc);
-      await proc.ready;
+      const readyWhen = async () => (await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) })).ok;
+      const proc = await supervise(() => spawnCompactd('api', { ...env, HOST: '127.0.0.1', PORT: String(port), ...extraEnv }, { name: 'api', logFile, readyWhen }));
       return { url, process: proc };
     },
-    async startLlmSimProcess(args = []) {
+    async startLlmSimProcess(args: string[] = []) {
       const port = await freePort();
-      const proc = spawnCompactd('llm-sim', {}, { name: 'llm-sim', logFile: path.join(logDir, 'compactd.log'), args: ['--port', String(port), ...args] });
+      const proc = spawnCompactd('llm-sim', {}, { name: 'llm-sim', logFile, args: ['--port', String(port), ...args] });
       processes.push(proc);
       await proc.ready;
       return { url: `http://127.0.0.1:${port}`, process: proc };
     },
-    async inlineApp(extraEnv = {}, appOptions = {}) {
+  };
+}
+
+/** The API built in this process (for `app.inject`), over deps of its own. */
+function inlineApps(env: Record<string, string>) {
+  const closers: Array<() => Promise<void>> = [];
+  return {
+    async start(extraEnv: Record<string, string> = {}, options: { logTo?: (line: string) => void } = {}) {
       const config = loadConfig({ ...env, ...extraEnv });
-      const logTo = appOptions.logTo;
-      const logger = logTo
-        ? pino({ level: 'debug' }, { write: (line: string) => logTo(line) })
-        : pino({ level: process.env['CHAOS_LOG_LEVEL'] ?? 'silent' });
+      const logTo = options.logTo;
+      const logger = logTo ? pino({ level: 'debug' }, { write: (line: string) => logTo(line) }) : pino({ level: process.env['CHAOS_LOG_LEVEL'] ?? 'silent' });
       const { deps, closeSteps } = createDeps(config, { logger, name: 'chaos-inline' });
       const app = await buildApp(apiDepsFrom(deps));
       await app.ready();
       const close = async () => {
         await runShutdown([{ name: 'http', run: () => app.close() }, ...closeSteps], 10_000, logger);
       };
-      inlineClosers.push(close);
+      closers.push(close);
       return { app, deps, close };
     },
-    async close() {
-      await Promise.all(processes.map((p) => p.kill('SIGKILL')));
-      await Promise.allSettled(inlineClosers.map((close) => close()));
-      await db.close();
-      await Promise.allSettled([pg.close(), redis.close()]);
+    closeAll: async () => {
+      await Promise.allSettled(closers.map((close) => close()));
     },
   };
-  return stack;
 }
 
 async function createKeys(db: DbHandle): Promise<ChaosKeys> {
@@ -146,17 +188,4 @@ async function createKeys(db: DbHandle): Promise<ChaosKeys> {
   const revoked = await createApiKey(db.db, { tenantName: 'chaos', name: 'revoked' });
   if ((await revokeApiKey(db.db, revoked.id)) !== 1) throw new Error('could not revoke the test key');
   return { tenant: tenant.key, other: other.key, revoked: revoked.key };
-}
-
-/** Runs `fn` until it resolves, retrying errors (a service restarting) until `timeoutMs`. */
-export async function retrying<T>(fn: () => Promise<T>, timeoutMs = 60_000, intervalMs = 200): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, intervalMs));
-    }
-  }
 }

@@ -4,6 +4,7 @@ import { apiCalls, fetchHttp, type Http, type HttpResponse } from '../lib/http.j
 import { AppendLedger, checkHistories } from '../lib/invariants.js';
 import { percentile, ScenarioRecorder, type ScenarioResult } from '../lib/result.js';
 import { seedConversations } from '../lib/seed.js';
+import { recordCrashes } from '../lib/outcome.js';
 import { startChaosStack } from '../lib/stack.js';
 
 /**
@@ -97,6 +98,7 @@ export async function runDuplicateStorm(options: DuplicateStormOptions): Promise
     const history = await checkHistories(stack.db.db, ledger);
     rec.expect('messages lost or duplicated', history.lost + history.duplicated + history.unexpected, '==', 0);
     rec.figure('append storm: latency p50 / p99 (ms)', `${Math.round(percentile(appends.map((o) => o.ms), 50))} / ${Math.round(percentile(appends.map((o) => o.ms), 99))}`);
+    recordCrashes(rec, stack.crashes);
     rec.note(
       `${options.requests} requests each, all sent at once with fetch (keep-alive, one socket per request in flight) to one \`compactd api\` process; ` +
         'no worker runs, so the compaction job stays active throughout. A 409 IDEMPOTENCY_KEY_IN_USE means "the first request is still in progress" (retry later).',

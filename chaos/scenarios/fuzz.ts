@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
-import { requestArb, type FuzzRequest } from '../fuzz/requests.js';
+import { requestArb, type FuzzKeys, type FuzzRequest } from '../fuzz/requests.js';
 import { rawHttpBattery } from '../fuzz/raw-http.js';
 import { injectHttp } from '../lib/http.js';
 import { ScenarioRecorder, type ScenarioResult } from '../lib/result.js';
-import { listRoutes } from '../lib/routes.js';
+import { listRoutes, type RouteInfo } from '../lib/routes.js';
 import { startChaosStack } from '../lib/stack.js';
-import { buildWorld, fingerprint } from '../lib/world.js';
+import { buildWorld, fingerprint, type World } from '../lib/world.js';
 
 /**
  * Issue 10 §5: generated requests (fast-check, from the route schemas the API's zod schemas
@@ -80,6 +80,14 @@ function judge(request: FuzzRequest, res: { status: number; contentType: string;
   return problems;
 }
 
+/** `perRoute` requests per route, interleaved so state one builds (a conversation, a job) meets requests of the others. */
+function generate(routes: RouteInfo[], world: World, keys: FuzzKeys, perRoute: number, seed: number): FuzzRequest[] {
+  const generated = routes.map((route, i) => fc.sample(requestArb(route, world, keys), { numRuns: perRoute, seed: seed + i }));
+  const requests: FuzzRequest[] = [];
+  for (let i = 0; i < perRoute; i++) for (const list of generated) if (list[i]) requests.push(list[i] as FuzzRequest);
+  return requests;
+}
+
 const describe = (r: FuzzRequest) => `${r.method} ${r.url.slice(0, 120)} [${r.kind}] ${(r.body ?? '').slice(0, 160)}`;
 
 export async function runFuzz(options: FuzzOptions): Promise<ScenarioResult> {
@@ -91,11 +99,7 @@ export async function runFuzz(options: FuzzOptions): Promise<ScenarioResult> {
     const routes = listRoutes(app);
     const keys = { owner: stack.keys.tenant, other: stack.keys.other, admin: ADMIN_TOKEN, metrics: METRICS_TOKEN };
     const perRoute = Math.ceil(options.requests / routes.length);
-    const generated = routes.map((route, i) => fc.sample(requestArb(route, world, keys), { numRuns: perRoute, seed: options.seed + i }));
-    // Interleave routes so state built by one (a conversation, a job) meets requests of the others.
-    const requests: FuzzRequest[] = [];
-    for (let i = 0; i < perRoute; i++) for (const list of generated) if (list[i]) requests.push(list[i] as FuzzRequest);
-    requests.push(...bigRequests(stack.keys.tenant));
+    const requests = [...generate(routes, world, keys, perRoute, options.seed), ...bigRequests(stack.keys.tenant)];
 
     const byClass = new Map<string, number>();
     const failures: string[] = [];

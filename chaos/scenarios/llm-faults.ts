@@ -7,6 +7,7 @@ import { AppendLedger, canonical, checkHistories, checkState } from '../lib/inva
 import { round, ScenarioRecorder, type ScenarioResult } from '../lib/result.js';
 import { seedConversations } from '../lib/seed.js';
 import { createSimFleet, isIdentifierRetry, simEnv, stepKey, type WorkerCall } from '../lib/sims.js';
+import { recordCrashes } from '../lib/outcome.js';
 import { startChaosStack, type ChaosStack } from '../lib/stack.js';
 
 /**
@@ -99,6 +100,33 @@ function callsPerStep(calls: readonly WorkerCall[]) {
   return [...steps.values()];
 }
 
+function recordFaultFigures(rec: ScenarioRecorder, fallback: PhaseOutcome, fail: PhaseOutcome, maxAttempts: number): void {
+  const calls = [...fallback.calls, ...fail.calls];
+  rec.figure('HTTP calls to llm-sim', calls.length);
+  const faulted = calls.filter((c) => c.fault !== null);
+  rec.figure('calls answered with a fault (%)', round((100 * faulted.length) / Math.max(1, calls.length)));
+  for (const kind of Object.keys(FAULT_RATES)) rec.figure(`faults: ${kind}`, faulted.filter((c) => c.fault === kind).length);
+
+  const terminal = ['completed', 'noop', 'failed', 'cancelled'];
+  rec.expect('jobs not terminal', [...fallback.jobs, ...fail.jobs].filter((j) => !terminal.includes(j.status)).length, '==', 0);
+  rec.figure('fallback policy: jobs completed', fallback.jobs.filter((j) => j.status === 'completed').length);
+  rec.expect('fallback policy: jobs neither completed nor noop', fallback.jobs.filter((j) => j.status !== 'completed' && j.status !== 'noop').length, '==', 0);
+  const recorded = fallback.jobs.reduce((n, j) => n + j.fallbacks, 0);
+  const stepsWithoutAnswer = callsPerStep(fallback.calls).filter((s) => s.validFirst === 0).length;
+  rec.figure('fallback policy: steps summarized locally (recorded fallbacks)', recorded);
+  rec.expect('fallback policy: steps with no valid answer minus recorded fallbacks', stepsWithoutAnswer - recorded, '==', 0);
+  rec.figure('fail policy: jobs completed', fail.jobs.filter((j) => j.status === 'completed').length);
+  rec.figure('fail policy: jobs failed', fail.jobs.filter((j) => j.status === 'failed').length);
+  rec.expect('fail policy: failed jobs that changed the conversation', fail.jobs.filter((j) => j.status === 'failed' && !j.unchanged).length, '==', 0);
+  rec.expect('fail policy: jobs with fallbacks', fail.jobs.filter((j) => j.fallbacks > 0).length, '==', 0);
+
+  const steps = callsPerStep(calls);
+  rec.figure('steps (chunks and re-summaries) that called the LLM', steps.length);
+  rec.figure('HTTP calls per step, max (first answer)', Math.max(0, ...steps.map((s) => s.first)));
+  rec.figure('HTTP calls per step, max (identifier retry)', Math.max(0, ...steps.map((s) => s.retry)));
+  rec.expect('steps over the retry bound', steps.filter((s) => s.first > maxAttempts || s.retry > maxAttempts).length, '==', 0);
+}
+
 export async function runLlmFaults(options: LlmFaultOptions): Promise<ScenarioResult> {
   const rec = new ScenarioRecorder('llm-faults', 'LLM fault storm (30% of calls fail)', options.variant);
   const stack = await startChaosStack(options.logDir ? { logDir: options.logDir } : {});
@@ -115,31 +143,9 @@ export async function runLlmFaults(options: LlmFaultOptions): Promise<ScenarioRe
 
     const fallback = await runPhase(stack, http, fleet, fallbackIds, 'fallback', options);
     const fail = await runPhase(stack, http, fleet, failIds, 'fail', options);
-    const calls = [...fallback.calls, ...fail.calls];
 
-    rec.figure('HTTP calls to llm-sim', calls.length);
-    const faulted = calls.filter((c) => c.fault !== null);
-    rec.figure('calls answered with a fault (%)', round((100 * faulted.length) / Math.max(1, calls.length)));
-    for (const kind of Object.keys(FAULT_RATES)) rec.figure(`faults: ${kind}`, faulted.filter((c) => c.fault === kind).length);
-
-    const terminal = ['completed', 'noop', 'failed', 'cancelled'];
-    rec.expect('jobs not terminal', [...fallback.jobs, ...fail.jobs].filter((j) => !terminal.includes(j.status)).length, '==', 0);
-    rec.figure('fallback policy: jobs completed', fallback.jobs.filter((j) => j.status === 'completed').length);
-    rec.expect('fallback policy: jobs neither completed nor noop', fallback.jobs.filter((j) => j.status !== 'completed' && j.status !== 'noop').length, '==', 0);
-    const recorded = fallback.jobs.reduce((n, j) => n + j.fallbacks, 0);
-    const stepsWithoutAnswer = callsPerStep(fallback.calls).filter((s) => s.validFirst === 0).length;
-    rec.figure('fallback policy: steps summarized locally (recorded fallbacks)', recorded);
-    rec.expect('fallback policy: steps with no valid answer minus recorded fallbacks', stepsWithoutAnswer - recorded, '==', 0);
-    rec.figure('fail policy: jobs completed', fail.jobs.filter((j) => j.status === 'completed').length);
-    rec.figure('fail policy: jobs failed', fail.jobs.filter((j) => j.status === 'failed').length);
-    rec.expect('fail policy: failed jobs that changed the conversation', fail.jobs.filter((j) => j.status === 'failed' && !j.unchanged).length, '==', 0);
-    rec.expect('fail policy: jobs with fallbacks', fail.jobs.filter((j) => j.fallbacks > 0).length, '==', 0);
-
-    const steps = callsPerStep(calls);
-    rec.figure('steps (chunks and re-summaries) that called the LLM', steps.length);
-    rec.figure('HTTP calls per step, max (first answer)', Math.max(0, ...steps.map((s) => s.first)));
-    rec.figure('HTTP calls per step, max (identifier retry)', Math.max(0, ...steps.map((s) => s.retry)));
-    rec.expect('steps over the retry bound', steps.filter((s) => s.first > options.maxAttempts || s.retry > options.maxAttempts).length, '==', 0);
+    recordFaultFigures(rec, fallback, fail, options.maxAttempts);
+    recordCrashes(rec, stack.crashes);
     const history = await checkHistories(stack.db.db, ledger);
     rec.expect('messages lost', history.lost, '==', 0);
     rec.expect('messages duplicated', history.duplicated + history.unexpected, '==', 0);

@@ -5,6 +5,7 @@ import { apiCalls, fetchHttp, type Http } from '../lib/http.js';
 import { AppendLedger, checkHistories, checkState, jobStatusCounts, waitForTerminalJobs } from '../lib/invariants.js';
 import { percentile, round, ScenarioRecorder, seededRandom, type ScenarioResult } from '../lib/result.js';
 import { seedConversations } from '../lib/seed.js';
+import { recordCrashes } from '../lib/outcome.js';
 import { startChaosStack } from '../lib/stack.js';
 
 /**
@@ -161,6 +162,7 @@ export async function runLoad(options: LoadOptions): Promise<ScenarioResult> {
     const saturated = await phase(http, ids, ledger, { warmupMs: 0, durationMs: options.saturationMs, think: () => 0, compactionsPerSecond: options.compactionsPerSecond, random, cpu });
     recordPhase(rec, `${options.clients} clients without pauses (saturation)`, saturated, null);
 
+    recordCrashes(rec, stack.crashes);
     const stillActive = await waitForTerminalJobs(stack.db.db, 60_000);
     const statuses = await jobStatusCounts(stack.db.db);
     rec.figure('compactions during the run (completed / noop / failed)', `${statuses['completed'] ?? 0} / ${statuses['noop'] ?? 0} / ${statuses['failed'] ?? 0}`);

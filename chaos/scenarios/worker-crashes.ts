@@ -1,13 +1,13 @@
 import { startAppender } from '../lib/appender.js';
 import { pickConversations } from '../lib/corpus.js';
 import { apiCalls, injectHttp } from '../lib/http.js';
-import { AppendLedger, checkHistories, checkState, jobStatusCounts, waitForTerminalJobs } from '../lib/invariants.js';
-import { killWorkers, type KillMode, type KillRecord } from '../lib/killer.js';
+import { AppendLedger, waitForTerminalJobs } from '../lib/invariants.js';
+import { recordCrashes, recordOutcome, spreadOverRequests } from '../lib/outcome.js';
+import { createWorkerPool, killWorkers, type KillMode, type KillRecord } from '../lib/killer.js';
 import { watchQueues } from '../lib/orphans.js';
-import type { CompactdProcess } from '../lib/processes.js';
 import { startDrive } from '../lib/driver.js';
-import { percentile, round, ScenarioRecorder, seededRandom, type ScenarioResult } from '../lib/result.js';
-import { createSimFleet, repeatedCalls, simEnv } from '../lib/sims.js';
+import { percentile, pickRandom, round, ScenarioRecorder, seededRandom, type ScenarioResult } from '../lib/result.js';
+import { createSimFleet, simEnv } from '../lib/sims.js';
 import { seedConversations } from '../lib/seed.js';
 import { startChaosStack } from '../lib/stack.js';
 
@@ -51,74 +51,37 @@ export async function runWorkerCrashes(options: WorkerCrashOptions): Promise<Sce
   const stack = await startChaosStack(options.logDir ? { logDir: options.logDir } : {});
   const fleet = createSimFleet({ profile: options.profile });
   const watch = watchQueues(stack.redis.url, stack.prefix);
-  const live = new Set<CompactdProcess>();
-  const replacementErrors: string[] = [];
-  let closing = false;
-  const killedAt = new Map<string, number>();
-  const startWorker = async () => {
-    const name = `worker-${killedAt.size + live.size + 1}-${Date.now() % 100_000}`;
-    const sim = await fleet.add(name);
-    const proc = await stack.startWorker(simEnv(sim), name);
-    live.add(proc);
-    return proc;
-  };
+  const pool = createWorkerPool(stack, fleet, simEnv);
   try {
-    const inline = await stack.inlineApp();
-    const http = injectHttp(inline.app, stack.keys.tenant);
-    const api = apiCalls(http);
+    const http = injectHttp((await stack.inlineApp()).app, stack.keys.tenant);
     const ledger = new AppendLedger();
-    const conversationIds = await seedConversations(api, ledger, 'crash', pickConversations(options.compactions), POLICY);
-    await Promise.all(Array.from({ length: options.workers }, startWorker));
+    const conversationIds = await seedConversations(apiCalls(http), ledger, 'crash', pickConversations(options.compactions), POLICY);
+    await Promise.all(Array.from({ length: options.workers }, pool.start));
 
     const kills: KillRecord[] = [];
     const deadline = Date.now() + options.boundMs;
-    const killDeps = {
-      db: stack.db.db,
-      watch,
-      live: () => [...live],
-      replace: async (killed: CompactdProcess) => {
-        live.delete(killed);
-        killedAt.set(killed.name, killed.killedAt ?? Date.now());
-        // A replacement still starting when the scenario closes is killed with the rest.
-        await startWorker().catch((error: unknown) => {
-          if (!closing) replacementErrors.push(error instanceof Error ? error.message : String(error));
-        });
-      },
-      inFlight: (worker: string) => fleet.inFlight(worker),
-      random,
-      resumeBoundMs: RESUME_BOUND_MS,
-    };
-    // Kill k follows the request of compaction ⌊(k + ½)·N/K⌋ (after 0.5–2.5 s), so kills spread over the run.
-    const killAfter = Array.from({ length: options.kills }, (_, k) => Math.floor(((k + 0.5) * options.compactions) / options.kills));
-    let scheduled = 0;
-    let killing: Promise<void> = Promise.resolve();
-    const drive = startDrive({
-      db: stack.db.db,
-      http,
-      conversationIds,
-      concurrent: options.concurrent,
-      body: { strategy: 'summarize' },
-      deadline,
-      onRequested: (n) => {
-        while (scheduled < options.kills && n > (killAfter[scheduled] as number)) {
-          const mode = KILL_MODES[scheduled % KILL_MODES.length] as KillMode;
-          scheduled += 1;
-          killing = killing.then(async () => {
-            await new Promise((resolve) => setTimeout(resolve, 500 + random() * 2_000));
-            kills.push(await killWorkers(mode, killDeps));
-          });
-        }
-      },
+    const killDeps = { db: stack.db.db, watch, live: pool.live, replace: pool.replace, inFlight: (w: string) => fleet.inFlight(w), random, resumeBoundMs: RESUME_BOUND_MS };
+    // Each kill comes 0.5–2.5 s after its compaction request, so kills spread over the run.
+    const schedule = spreadOverRequests(options.compactions, options.kills, async (k) => {
+      await new Promise((resolve) => setTimeout(resolve, 500 + random() * 2_000));
+      kills.push(await killWorkers(KILL_MODES[k % KILL_MODES.length] as KillMode, killDeps));
     });
+    const drive = startDrive({ db: stack.db.db, http, conversationIds, concurrent: options.concurrent, body: { strategy: 'summarize' }, deadline, onRequested: schedule.onRequested });
     const appender = startAppender(http, ledger, () => pickRandom(drive.runningConversations(), random), { ratePerSecond: options.appendsPerSecond });
     await drive.done;
-    await killing;
+    await schedule.settled();
     const stillActive = await waitForTerminalJobs(stack.db.db, Math.max(5_000, deadline - Date.now()));
     const appends = await appender.stop();
-    await recordFigures(rec, { options, stack, fleet, kills, killedAt, appends, ledger, requested: drive.state.requested, stillActive });
-    rec.expect('replacement workers that failed to start', replacementErrors.length, '==', 0);
+    await recordKills(rec, options, kills);
+    await recordOutcome(rec, {
+      db: stack.db.db, ledger, appends, requested: drive.state.requested, expectedRequests: options.compactions, stillActive,
+      calls: fleet.calls(), disruptions: [...pool.killedAt].map(([worker, at]) => ({ worker, fromMs: at, untilMs: Number.POSITIVE_INFINITY })), graceMs: PERSIST_GRACE_MS,
+    });
+    recordCrashes(rec, stack.crashes);
+    rec.expect('replacement workers that failed to start', pool.replacementErrors.length, '==', 0);
+    describeRun(rec, options);
   } finally {
-    closing = true;
+    pool.close();
     await watch.close();
     await stack.close();
     await fleet.close();
@@ -126,74 +89,39 @@ export async function runWorkerCrashes(options: WorkerCrashOptions): Promise<Sce
   return rec.finish();
 }
 
-function pickRandom<T>(items: readonly T[], random: () => number): T | null {
-  return items.length === 0 ? null : (items[Math.floor(random() * items.length)] as T);
-}
-
-interface FigureInput {
-  options: WorkerCrashOptions;
-  stack: Awaited<ReturnType<typeof startChaosStack>>;
-  fleet: ReturnType<typeof createSimFleet>;
-  kills: KillRecord[];
-  killedAt: Map<string, number>;
-  appends: Awaited<ReturnType<ReturnType<typeof startAppender>['stop']>>;
-  ledger: AppendLedger;
-  requested: number;
-  stillActive: number;
-}
-
-async function recordFigures(rec: ScenarioRecorder, input: FigureInput): Promise<void> {
-  const { options, stack, kills } = input;
-  const statuses = await jobStatusCounts(stack.db.db);
-  rec.expect('compactions requested', input.requested, '==', options.compactions);
-  rec.figure('jobs completed', statuses['completed'] ?? 0);
-  rec.figure('jobs noop', statuses['noop'] ?? 0);
-  rec.expect('jobs failed', statuses['failed'] ?? 0, '==', 0);
-  rec.expect('jobs not terminal', input.stillActive, '==', 0);
-
-  const processesKilled = kills.reduce((n, k) => n + k.workers.length, 0);
-  rec.expect('SIGKILLs', processesKilled, '>=', options.kills);
+async function recordKills(rec: ScenarioRecorder, options: WorkerCrashOptions, kills: KillRecord[]): Promise<void> {
+  rec.expect('SIGKILLs', kills.reduce((n, k) => n + k.workers.length, 0), '>=', options.kills);
   for (const mode of KILL_MODES) rec.figure(`kill moments: ${mode}`, kills.filter((k) => k.mode === mode).length);
-  const fates = (await Promise.all(kills.map((k) => k.fates))).flat();
+  const perKill = await Promise.all(kills.map(async (kill) => ({ kill, fates: await kill.fates })));
+  const fates = perKill.flatMap((k) => k.fates.filter((f) => f.orphaned));
   for (const step of ['plan', 'summarize-chunk', 'finalize']) rec.figure(`steps orphaned: ${step}`, fates.filter((f) => f.step.name === step).length);
   const phases = new Map<string, number>();
-  for (const [i, kill] of kills.entries()) {
-    for (const fate of await kill.fates) {
-      const status = fate.step.jobId ? (kills[i]?.statuses[fate.step.jobId] ?? 'gone') : 'n/a';
+  for (const { kill, fates: held } of perKill) {
+    for (const fate of held.filter((f) => f.orphaned)) {
+      const status = fate.step.jobId ? (kill.statuses[fate.step.jobId] ?? 'gone') : 'n/a';
       phases.set(status, (phases.get(status) ?? 0) + 1);
     }
   }
   rec.figure('orphaned steps by job status at kill', [...phases].map(([s, n]) => `${s} ${n}`).join(', ') || 'none');
   // Each `llm` kill hits a worker with a call in flight, so it orphans at least one step.
   rec.expect('steps orphaned by the kills', fates.length, '>=', kills.filter((k) => k.mode === 'llm').length);
-  const resumed = fates.map((f) => f.resumedAfterMs).filter((ms): ms is number => ms !== null);
+  const resumed = fates.flatMap((f) => (f.resumedAfterMs === null ? [] : [f.resumedAfterMs]));
   rec.expect('orphaned steps never resumed', fates.length - resumed.length, '==', 0);
+  for (const f of fates.filter((x) => x.resumedAfterMs === null).slice(0, 5)) {
+    rec.note(`NOT RESUMED within ${RESUME_BOUND_MS} ms: ${f.step.queue}/${f.step.name} ${f.step.id} (job ${f.step.jobId ?? '-'}), state ${f.stateAtBound ?? '?'}`);
+  }
   rec.expect('kill → resumption, max (ms)', resumed.length > 0 ? Math.max(...resumed) : 0, '<=', 15_000);
   rec.figure('kill → resumption, p50 (ms)', resumed.length > 0 ? percentile(resumed, 50) : 0);
+  const detectedAt = fates.flatMap((f) => (f.detectedAfterMs === null ? [] : [f.detectedAfterMs]));
+  rec.figure('kill → step back in the queue (stall check), max / p50 (ms)', detectedAt.length > 0 ? `${Math.max(...detectedAt)} / ${percentile(detectedAt, 50)}` : 'n/a');
   for (const mode of KILL_MODES) {
-    const times = (await Promise.all(kills.filter((k) => k.mode === mode).map((k) => k.fates))).flat().flatMap((f) => (f.resumedAfterMs === null ? [] : [f.resumedAfterMs]));
+    const times = perKill.filter((k) => k.kill.mode === mode).flatMap((k) => k.fates.flatMap((f) => (f.orphaned && f.resumedAfterMs !== null ? [f.resumedAfterMs] : [])));
     rec.figure(`kill → resumption, max after ${mode} kills (ms)`, times.length > 0 ? Math.max(...times) : 0);
   }
+}
 
-  rec.figure('appends acknowledged during the run', input.appends.acknowledged);
-  rec.expect('append errors', input.appends.failed, '==', 0);
-  const history = await checkHistories(stack.db.db, input.ledger);
-  rec.figure('messages acknowledged (seeded + appended)', history.acknowledged);
-  rec.expect('messages lost', history.lost, '==', 0);
-  rec.expect('messages duplicated', history.duplicated + history.unexpected, '==', 0);
-  rec.expect('messages altered', history.altered, '==', 0);
-
-  const disruptions = [...input.killedAt].map(([worker, at]) => ({ worker, fromMs: at, untilMs: at }));
-  const repeats = repeatedCalls(input.fleet.calls(), disruptions, PERSIST_GRACE_MS);
-  rec.figure('LLM calls answered', repeats.okCalls);
-  rec.expect('LLM calls repeated for finished steps', repeats.repeatedFinished, '==', 0);
-  rec.figure('LLM calls repeated that were in flight at a kill', repeats.repeatedInFlight);
-
-  const state = await checkState(stack.db.db);
-  rec.expect('partial commits (rows of uncommitted jobs)', state.partialCommitRows, '==', 0);
-  rec.expect('conversations with >1 clip-archive', state.multipleClipArchives, '==', 0);
-  rec.expect('counter mismatches', state.counterMismatches, '==', 0);
-  rec.expect('completed jobs missing batches', state.completedWithoutBatches, '==', 0);
+function describeRun(rec: ScenarioRecorder, options: WorkerCrashOptions): void {
+  rec.figure('wall time (s)', round((Date.now() - Date.parse(rec.finish().startedAt)) / 1000));
   rec.note(
     `${options.compactions} compactions (strategy summarize, ${options.concurrent} at a time) of conversations from the shared real transcripts, ` +
       `${options.workers} worker processes, llm-sim profile ${options.profile} (one sim per worker, so each call is attributed to its process), ` +
@@ -202,11 +130,11 @@ async function recordFigures(rec: ScenarioRecorder, input: FigureInput): Promise
   rec.note(
     'Kill moments cycle through: llm (a worker with an LLM call in flight), fleet (every worker, the moment a job is planning or committing), ' +
       'random (any worker). Killed workers are replaced at once. A step is orphaned when its BullMQ processedBy names the killed process; ' +
-      'resumption is the time from the kill until another worker took the step (its processedOn).',
+      'resumption is the time from the kill until another worker took the step (its processedOn); it includes the stall check (the step back in ' +
+      'the queue, seen by its stalledCounter) and any wait for a free worker slot.',
   );
   rec.note(
     `A repeated LLM call is a successful call whose identical request had been answered before; it is allowed only when that answer arrived ` +
-      `within ${PERSIST_GRACE_MS} ms before its own worker was killed (in flight, not yet persisted).`,
+      `within ${PERSIST_GRACE_MS} ms before its own worker was killed, or after (in flight: not yet persisted, or never read).`,
   );
-  rec.figure('wall time (s)', round((Date.now() - Date.parse(rec.finish().startedAt)) / 1000));
 }

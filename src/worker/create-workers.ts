@@ -20,10 +20,12 @@ import { reconcileJobs } from './reconciler.js';
 
 /**
  * SPEC §5.6: a SIGKILLed worker's job must be picked up within seconds, not BullMQ's default
- * of about a minute. The lock expires after `lockDuration` and the stall check runs every
- * `stalledInterval`, so a dead worker's step resumes within ~12 s.
+ * of about a minute. The lock expires at most `lockDuration` after a worker dies and the stall
+ * check runs every `stalledInterval`, so its steps are back in the queue within ~10 s. A
+ * frequent check is cheap (one Lua call per queue); a short lock is not: a live worker whose
+ * event loop stalls for half of it loses its steps to another worker (see RELIABILITY.md).
  */
-export const STALL_SETTINGS = { lockDuration: 8_000, stalledInterval: 4_000, maxStalledCount: 5 } as const;
+export const STALL_SETTINGS = { lockDuration: 8_000, stalledInterval: 2_000, maxStalledCount: 5 } as const;
 
 export interface WorkerOptions {
   compactionConcurrency: number;

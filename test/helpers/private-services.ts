@@ -54,6 +54,17 @@ async function pollUntil(what: string, check: () => Promise<boolean>, timeoutMs 
   }
 }
 
+async function redisAnswers(url: string): Promise<boolean> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return (await client.ping()) === 'PONG';
+  } finally {
+    client.disconnect();
+  }
+}
+
 export interface PrivateRedis {
   url: string;
   port: number;
@@ -78,16 +89,6 @@ export async function startPrivateRedis(options: { appendOnly?: boolean } = {}):
     '--appendonly', options.appendOnly ? 'yes' : 'no', '--appendfsync', 'everysec',
     '--maxmemory-policy', 'noeviction', '--logfile', path.join(dir, 'redis.log'),
   ];
-  const ping = async () => {
-    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000 });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      return (await client.ping()) === 'PONG';
-    } finally {
-      client.disconnect();
-    }
-  };
   const start = async () => {
     if (child) return;
     const started = spawn(REDIS_BIN, args, { stdio: 'ignore' });
@@ -95,7 +96,7 @@ export async function startPrivateRedis(options: { appendOnly?: boolean } = {}):
     started.once('exit', () => {
       if (child === started) child = null;
     });
-    await pollUntil(`private redis on ${port}`, ping);
+    await pollUntil(`private redis on ${port}`, () => redisAnswers(url));
   };
   const stop = async (opts: { hard?: boolean } = {}) => {
     const running = child;

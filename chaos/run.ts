@@ -66,8 +66,8 @@ async function main(): Promise<number> {
   const names = values.render ? [] : values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(SUITES);
   const unknown = names.filter((n) => !SUITES[n]);
   if (unknown.length > 0) throw new Error(`unknown suite(s) ${unknown.join(', ')}; known: ${Object.keys(SUITES).join(', ')}`);
-  const logDir = mkdtempSync(path.join(tmpdir(), 'compactd-chaos-'));
-  process.stdout.write(`chaos: ${names.join(', ')} (${values.quick ? 'quick' : 'full'}); process logs in ${logDir}\n`);
+  const logDir = names.length > 0 ? mkdtempSync(path.join(tmpdir(), 'compactd-chaos-')) : '';
+  if (names.length > 0) process.stdout.write(`chaos: ${names.join(', ')} (${values.quick ? 'quick' : 'full'}); process logs in ${logDir}\n`);
 
   const fresh: RunResult[] = [];
   for (const name of names) {

@@ -128,7 +128,7 @@ function recordPhase(rec: ScenarioRecorder, label: string, result: Awaited<Retur
   if (result.cpu) {
     rec.figure(`${label}: machine CPU busy / this suite / other processes / steal (%)`, `${result.cpu.busy} / ${result.cpu.ours} / ${result.cpu.others} / ${result.cpu.steal}`);
   }
-  rec.figure(`${label}: warm-up requests (not measured), p99 (ms)`, `${result.warmup.length}, ${round(percentile(result.warmup.map((x) => x.ms), 99))}`);
+  if (result.warmup.length > 0) rec.figure(`${label}: warm-up requests (not measured), p99 (ms)`, `${result.warmup.length}, ${round(percentile(result.warmup.map((x) => x.ms), 99))}`);
   if (p99TargetMs !== null) {
     rec.figure(`${label}: p50 (ms)`, round(percentile(all, 50)));
     rec.expect(`${label}: p99 (ms)`, round(percentile(all, 99)), '<=', p99TargetMs);
@@ -172,10 +172,11 @@ export async function runLoad(options: LoadOptions): Promise<ScenarioResult> {
     const state = await checkState(stack.db.db);
     rec.expect('partial commits or counter mismatches', state.partialCommitRows + state.counterMismatches, '==', 0);
     rec.note(
-      `One \`compactd api\` process (default pool of 10 Postgres connections) and one worker process (local summarizer), private Postgres and Redis on ` +
+      `One \`compactd api\` process (default pool of 10 Postgres connections), one worker process summarizing through \`compactd llm-sim --profile haiku\` ` +
+        `(a process of its own), private Postgres and Redis on ` +
         `this machine (${cpus().length} cores), load generated in another process with fetch (keep-alive). Each client owns a ` +
-        `conversation seeded from the shared transcripts (context limit ${CONTEXT_LIMIT} tokens, policy ${JSON.stringify(POLICY)}, so compactions trigger ` +
-        `automatically) and loops: append one message, read the Anthropic context, pause. ${options.compactionsPerSecond} manual compaction request(s) per second ` +
+        `conversation seeded from the shared transcripts (context limit ${CONTEXT_LIMIT} tokens, policy ${JSON.stringify(POLICY)}: automatic compaction ` +
+        `runs when a conversation reaches its trigger) and loops: append one message, read the Anthropic context, pause. ${options.compactionsPerSecond} manual compaction request(s) per second ` +
         'run alongside. Latency is measured at the client, per request.',
     );
   } finally {

@@ -7,6 +7,7 @@ import {
   IDENTIFIERS_HEADING,
   inputStrings,
 } from '../src/compaction/identifiers.js';
+import { commandIdentifier, extractCommands, extractIds, isObservation } from '../src/compaction/identifier-sources.js';
 import { toolResultText } from '../src/compaction/render.js';
 import type { Block, HistoryMessage, Role } from '../src/compaction/types.js';
 
@@ -37,58 +38,20 @@ export interface EvalMessage {
 const URL_START = /^https?:\/\//;
 const TICKET = /^(?:[A-Z][A-Z0-9]{1,9}-\d{1,6}|#\d{2,7})$/;
 const NUMBER_START = /^\d/;
-// mini-swe-agent's action: one fenced bash block in the assistant's text
-const FENCED_BASH = /```(?:bash|sh|shell)\s*\n([\s\S]*?)```/g;
-// mini-swe-agent's observation: a user-role text holding the command's output
-const OBSERVATION = /^\s*<(returncode|output)\b/;
-// ids the core has no pattern for: codes mixing letters and digits (NM1VX1, HAT300, sophia_silva_7557, be613ab)
-const CODE = /(?<![\w.@/\\-])[A-Za-z0-9_]{5,40}(?![\w@/\\-]|\.\w)/g;
-const UNIT_NUMBER = /^\d+(?:[a-z]{1,3})$/;
-const ISO_DATE = /(?<![\w-])\d{4}-\d{2}-\d{2}(?![\w-])/g;
-const EMAIL = /(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
 
 function asHistory(messages: readonly EvalMessage[]): HistoryMessage[] {
   return messages.map((m, seq) => ({ seq, role: m.role, kind: 'message', content: m.content, tokens: 0, toolUseIds: [], toolResultIds: [] }));
 }
 
-/** A command as an identifier: its first non-empty line, whitespace collapsed, long ones cut at a word. */
-export function commandIdentifier(command: string): string | null {
-  const first = command.split('\n').find((line) => line.trim().length > 0);
-  if (first === undefined) return null;
-  const line = first.trim().replace(/\s+/g, ' ');
-  return line.length >= 2 ? clipErrorLine(line) : null;
-}
-
-/** Shell commands the agent ran: any tool input's `command` string (Claude Code's Bash) and fenced bash actions. */
-export function extractCommands(messages: readonly EvalMessage[]): string[] {
-  const out: string[] = [];
-  for (const message of messages) {
-    for (const block of message.content) {
-      if (block.type === 'tool_use' && typeof block.input === 'object' && block.input !== null) {
-        const command = (block.input as Record<string, unknown>)['command'];
-        if (typeof command === 'string') out.push(command);
-      } else if (block.type === 'text' && message.role === 'assistant') {
-        for (const match of block.text.matchAll(FENCED_BASH)) out.push(match[1] ?? '');
-      }
-    }
-  }
-  return [...new Set(out.map(commandIdentifier).filter((c): c is string => c !== null))];
-}
-
-/** Codes, ISO dates and e-mail addresses in a text (the eval's `id` kind). */
-export function extractIds(text: string): string[] {
-  const codes = [...text.matchAll(CODE)]
-    .map((m) => m[0])
-    .filter((v) => /\d/.test(v) && /[A-Za-z]/.test(v) && !UNIT_NUMBER.test(v));
-  return [...codes, ...[...text.matchAll(ISO_DATE)].map((m) => m[0]), ...[...text.matchAll(EMAIL)].map((m) => m[0])];
-}
+// the gate's own extractors: the eval measures what the service promises to keep
+export { commandIdentifier, extractCommands, extractIds };
 
 /** Ids said by the user or the agent, or passed to a tool; tool outputs are data the agent read, not cited. */
 function spokenIds(messages: readonly EvalMessage[]): string[] {
   const out: string[] = [];
   for (const message of messages) {
     for (const block of message.content) {
-      if (block.type === 'text' && !(message.role === 'user' && OBSERVATION.test(block.text))) out.push(...extractIds(block.text));
+      if (block.type === 'text' && !isObservation(message.role, block.text)) out.push(...extractIds(block.text));
       else if (block.type === 'tool_use') for (const value of inputStrings(block.input)) out.push(...extractIds(value));
     }
   }
@@ -120,7 +83,7 @@ function kindSources(messages: readonly EvalMessage[]) {
       }
     }
   }
-  return { errors, primaryPaths, tools };
+  return { errors, primaryPaths, tools, ids: new Set(spokenIds(messages)), commands: new Set(extractCommands(messages)) };
 }
 
 function classify(value: string, sources: ReturnType<typeof kindSources>, outputPaths: ReadonlySet<string>): IdentifierKind {
@@ -128,6 +91,8 @@ function classify(value: string, sources: ReturnType<typeof kindSources>, output
   if (sources.primaryPaths.has(value)) return 'path';
   if (URL_START.test(value)) return 'url';
   if (TICKET.test(value)) return 'ticket';
+  if (sources.commands.has(value)) return 'command';
+  if (sources.ids.has(value)) return 'id';
   if (sources.tools.has(value)) return 'tool';
   if (outputPaths.has(value)) return 'output-path';
   return NUMBER_START.test(value) ? 'number' : 'quoted';

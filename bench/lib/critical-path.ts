@@ -1,4 +1,4 @@
-import { MISSING_IDENTIFIERS_INTRO } from '../../src/compaction/prompt.js';
+import { IDENTIFIERS_TO_KEEP_INTRO } from '../../src/compaction/prompt.js';
 import type { CallRecord } from '../../src/llm-sim/state.js';
 import { unionMs } from './stats.js';
 
@@ -34,8 +34,8 @@ export interface CallAnalysis {
 }
 
 const RESUMMARY_MARK = 'Merge the summaries above';
-const RETRY_MARK = MISSING_IDENTIFIERS_INTRO.slice(0, 40);
-const RETRY_SECTION = new RegExp(`${escape(MISSING_IDENTIFIERS_INTRO)}[\\s\\S]*?(?=Answer with the summary only)`);
+const RETRY_MARK = IDENTIFIERS_TO_KEEP_INTRO.slice(0, 40);
+const RETRY_SECTION = new RegExp(`${escape(IDENTIFIERS_TO_KEEP_INTRO)}[\\s\\S]*?(?=Answer with the summary only)`);
 
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

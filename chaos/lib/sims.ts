@@ -1,7 +1,7 @@
 import type { SimFaults } from '../../src/llm-sim/faults.js';
 import { startLlmSim, type LlmSim } from '../../src/llm-sim/server.js';
 import type { CallRecord } from '../../src/llm-sim/state.js';
-import { MISSING_IDENTIFIERS_INTRO } from '../../src/compaction/prompt.js';
+import { IDENTIFIERS_TO_KEEP_INTRO } from '../../src/compaction/prompt.js';
 
 /**
  * One in-process llm-sim per worker process, so every LLM call is attributed to the process
@@ -75,7 +75,7 @@ export function stepKey(body: unknown): string {
 }
 
 export function isIdentifierRetry(body: unknown): boolean {
-  return JSON.stringify(body ?? null).includes(JSON.stringify(MISSING_IDENTIFIERS_INTRO).slice(1, -1));
+  return JSON.stringify(body ?? null).includes(JSON.stringify(IDENTIFIERS_TO_KEEP_INTRO).slice(1, -1));
 }
 
 export interface RepeatReport {

@@ -89,7 +89,7 @@ export async function fingerprint(db: ChaosStack['db']['db'], tenantName?: strin
       (select count(*) from archived_messages) as archived,
       (select count(*) from batches) as batches,
       (select md5(coalesce(string_agg(id::text || status || coalesce(result::text, ''), ',' order by id), '')) from compaction_jobs) as jobs,
-      (select count(*) from chunk_results) as chunk_results,
+      (select count(*) || ':' || count(*) filter (where status = 'done') from compaction_chunks) as chunks,
       (select count(*) from idempotency_keys) as idempotency,
       (select md5(coalesce(string_agg(id::text || url || enabled::text || updated_at::text, ',' order by id), '')) from webhook_endpoints) as webhooks,
       (select count(*) from webhook_deliveries) as deliveries`);

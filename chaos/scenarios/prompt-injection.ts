@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { escapeSummary, parseClipArchive } from '../../src/compaction/clip-archive.js';
-import { PREVIOUS_SUMMARY_INTRO } from '../../src/compaction/prompt.js';
+import { HEADER_INTRO } from '../../src/compaction/prompt.js';
 import type { NormalizedMessage } from '../../src/compaction/types.js';
 import { startLlmSim, type LlmSim } from '../../src/llm-sim/server.js';
 import { liveTurn, pickConversations } from '../lib/corpus.js';
@@ -131,7 +131,7 @@ export async function runPromptInjection(variant: 'quick' | 'full', logDir?: str
     rec.figure('llm-sim: summarizer requests', bodies.length);
     rec.expect('llm-sim: requests with an injection phrase in the system prompt', bodies.filter((b) => MARKERS.some((m) => (b.system ?? '').includes(m))).length, '==', 0);
 
-    // A second compaction reads the first one's summaries as the previous summary (system-role context).
+    // A second compaction's chunk requests carry the orientation header (system-role context: the latest request, the task state).
     await apiCalls(http).append('inject-sim', Array.from({ length: 24 }, (_, i) => liveTurn(i)));
     const worker = await stack.startWorker(simEnv(sim), 'worker-inject-sim-2');
     const second = await apiCalls(http).compact('inject-sim', { strategy: 'summarize' });
@@ -139,8 +139,9 @@ export async function runPromptInjection(variant: 'quick' | 'full', logDir?: str
     await worker.kill('SIGKILL');
     rec.expect('llm-sim: second compaction completed', done.status === 'completed' ? 1 : 0, '==', 1);
     const later = sim.callLog().slice(bodies.length).map((c) => (c.body as { system?: string }).system ?? '');
-    const unframed = later.filter((system) => MARKERS.some((m) => system.includes(m) && system.indexOf(m) < system.indexOf(PREVIOUS_SUMMARY_INTRO)));
-    rec.expect('llm-sim: injection phrases in a system prompt outside the previous-summary framing', unframed.length, '==', 0);
+    const framedFrom = (system: string) => (system.includes(HEADER_INTRO) ? system.indexOf(HEADER_INTRO) : system.length);
+    const unframed = later.filter((system) => MARKERS.some((m) => system.includes(m) && system.indexOf(m) < framedFrom(system)));
+    rec.expect('llm-sim: injection phrases in a system prompt outside the header framing', unframed.length, '==', 0);
     judgeRun(rec, 'llm-sim after a second compaction', await readRun(stack, http, 'inject-sim'));
     rec.note(
       `${INJECTIONS.length} injection messages (delimiter breakouts, full-width, zero-width, Cyrillic, Greek and small-capital look-alikes, fake ` +

@@ -1,5 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
+import type { Db, Tx } from '../db/client.js';
 import { withConversationLock } from '../db/locks.js';
 import { activeTotals } from '../db/repos/compaction-writes.js';
 import { findActiveJob, getJob, type JobRow } from '../db/repos/jobs.js';
@@ -7,7 +7,7 @@ import {
   deleteArchivedByJob,
   deleteBatchesOfJob,
   deleteClipArchive,
-  latestCompletedJobId,
+  completedJobsAfter,
   markReverted,
   previousWatermark,
   restoreRemovedMessages,
@@ -19,9 +19,12 @@ import { AppError } from '../lib/errors.js';
 /**
  * Undoes a compaction in one transaction under the conversation lock: the new clip-archive
  * goes, the originals and the previous clip-archive come back, batches are dropped (and the
- * ones a re-summary absorbed are live again). Only the conversation's latest compaction can
- * be reverted, and not while another job is running; the history afterwards is exactly the
- * one before the compaction plus anything appended since.
+ * ones a consolidation absorbed are live again). Only the conversation's latest compaction
+ * can be reverted, and not while another compaction is running. Consolidations that
+ * committed after it (they merged its batches or rewrote its clip-archive) are undone first,
+ * newest first, in the same transaction; a consolidation can also be reverted on its own
+ * when it is the latest. The history afterwards is exactly the one before the compaction
+ * plus anything appended since.
  */
 export async function revertCompaction(db: Db, job: Pick<JobRow, 'id' | 'conversationId'>): Promise<JobRow> {
   return db.transaction(async (tx) => {
@@ -30,29 +33,30 @@ export async function revertCompaction(db: Db, job: Pick<JobRow, 'id' | 'convers
     if (!current || current.status !== 'completed' || current.result?.['revertedAt'] !== undefined) {
       throw new AppError('JOB_NOT_REVERTIBLE', `job ${job.id} is not a completed compaction that can be reverted`, { status: 409 });
     }
-    if ((await latestCompletedJobId(tx, job.conversationId)) !== job.id) {
+    const later = await completedJobsAfter(tx, current);
+    if (later.some((j) => j.trigger !== 'consolidate')) {
       throw new AppError('NOT_LATEST_COMPACTION', 'only the latest compaction of a conversation can be reverted', { status: 409 });
     }
-    if (await findActiveJob(tx, job.conversationId)) {
+    if (current.trigger !== 'consolidate' && (await findActiveJob(tx, job.conversationId))) {
       throw new AppError('COMPACTION_RUNNING', 'a compaction of this conversation is running; cancel it or wait', { status: 409 });
     }
-    const clipSeq = current.result?.['clipArchiveSeq'];
-    if (typeof clipSeq === 'number') await deleteClipArchive(tx, job.conversationId, clipSeq);
-    await restoreRewrittenMessages(tx, job.id);
-    await restoreRemovedMessages(tx, job.id);
-    await deleteArchivedByJob(tx, job.id);
-    await deleteBatchesOfJob(tx, job.id);
-    await markReverted(tx, job.id);
+    for (const consolidation of later) await undoJob(tx, consolidation);
+    await undoJob(tx, current);
     const totals = await activeTotals(tx, job.conversationId);
+    const compaction = current.trigger !== 'consolidate';
     await tx
       .update(conversations)
       .set({
         activeTokens: totals.tokens,
         messageCount: totals.messages,
-        compactionCount: sql`greatest(${conversations.compactionCount} - 1, 0)`,
-        lastCompactedSeq: await previousWatermark(tx, job.conversationId, job.id),
-        // a revert is a deliberate choice: do not re-compact the same history automatically
-        autoPausedUntilSeq: sql`${conversations.nextSeq} - 1`,
+        ...(compaction
+          ? {
+              compactionCount: sql`greatest(${conversations.compactionCount} - 1, 0)`,
+              lastCompactedSeq: await previousWatermark(tx, job.conversationId, job.id),
+              // a revert is a deliberate choice: do not re-compact the same history automatically
+              autoPausedUntilSeq: sql`${conversations.nextSeq} - 1`,
+            }
+          : {}),
         version: sql`${conversations.version} + 1`,
         updatedAt: sql`now()`,
       })
@@ -61,4 +65,15 @@ export async function revertCompaction(db: Db, job: Pick<JobRow, 'id' | 'convers
     if (!reverted) throw new Error(`job ${job.id} vanished during revert`);
     return reverted;
   });
+}
+
+/** What one job wrote, undone set-based. */
+async function undoJob(tx: Tx, job: JobRow): Promise<void> {
+  const clipSeq = job.result?.['clipArchiveSeq'];
+  if (typeof clipSeq === 'number') await deleteClipArchive(tx, job.conversationId, clipSeq);
+  await restoreRewrittenMessages(tx, job.id);
+  await restoreRemovedMessages(tx, job.id);
+  await deleteArchivedByJob(tx, job.id);
+  await deleteBatchesOfJob(tx, job.id);
+  await markReverted(tx, job.id);
 }

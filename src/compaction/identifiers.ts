@@ -1,14 +1,15 @@
+import { blockCommands, extractIds, isObservation } from './identifier-sources.js';
 import { renderMessageText, toolNamesOf, toolResultText } from './render.js';
 import type { HistoryMessage } from './types.js';
 
 /**
  * Identifier check (SPEC §5.6a): the exact strings an agent needs to continue (paths,
- * URLs, error messages, ticket ids, tool names, quoted strings, numbers with units) are
- * extracted from a chunk's source and looked up in its summary. Missing ones are named in
- * a retry directive; what is still missing is appended verbatim.
+ * URLs, error messages, ticket ids, commands, codes, dates, e-mail addresses, tool names,
+ * quoted strings, numbers with units) are extracted from a chunk's source. The highest
+ * ranked are named in the request; whatever the answer still lacks is appended verbatim.
  */
 
-export type IdentifierKind = 'error' | 'path' | 'url' | 'ticket' | 'tool' | 'quoted' | 'number';
+export type IdentifierKind = 'error' | 'path' | 'url' | 'ticket' | 'command' | 'id' | 'tool' | 'quoted' | 'number';
 
 // a backslash never belongs to a URL: in tool outputs that hold JSON text it is the escape of a following quote
 const URL = /\bhttps?:\/\/[^\s<>"'`)\]}\\]+/g;
@@ -72,13 +73,15 @@ function byKind(text: string): Record<IdentifierKind, string[]> {
     path: extractPaths(text),
     url: matches(text, URL),
     ticket: matches(text, TICKET),
+    command: [],
+    id: extractIds(text),
     tool: [],
     quoted: [...matches(text, BACKTICKED, 1), ...matches(text, QUOTED, 1)].map((v) => v.trim()).filter((v) => v.length > 1),
     number: matches(text, NUMBER_WITH_UNIT),
   };
 }
 
-const PRIORITY: readonly IdentifierKind[] = ['error', 'path', 'url', 'ticket', 'tool', 'quoted', 'number'];
+const PRIORITY: readonly IdentifierKind[] = ['error', 'path', 'url', 'ticket', 'command', 'id', 'tool', 'quoted', 'number'];
 
 function dedupe(values: Iterable<string>): string[] {
   return [...new Set(values)];
@@ -107,18 +110,28 @@ export function inputStrings(input: unknown, depth = 0): string[] {
   return entries.flatMap(([key, value]) => (CONTENT_KEYS.test(key) ? [] : inputStrings(value, depth + 1)));
 }
 
+/** A chunk's identifiers in rank order, with the per-kind lists the cap shares out. */
+export interface RankedIdentifiers {
+  ordered: string[];
+  byKind: Record<IdentifierKind, string[]>;
+}
+
+const emptyKinds = (): Record<IdentifierKind, string[]> => ({ error: [], path: [], url: [], ticket: [], command: [], id: [], tool: [], quoted: [], number: [] });
+
 /**
- * Identifiers of a chunk, at most `max`. Tool outputs are mostly file contents and
- * listings, so only their errors count fully and their paths come last; quoted strings
- * and numbers come from the conversation text only (tool inputs are JSON and code).
+ * Every identifier of a chunk, ranked. Tool outputs are mostly file contents and listings,
+ * so only their errors and URLs rank with the rest and their paths come last; quoted strings,
+ * numbers and codes come from what was said or passed to a tool (inputs are JSON and code).
  */
-export function extractChunkIdentifiers(messages: readonly HistoryMessage[], max: number): string[] {
-  const primary: Record<IdentifierKind, string[]> = { error: [], path: [], url: [], ticket: [], tool: [], quoted: [], number: [] };
+export function rankChunkIdentifiers(messages: readonly HistoryMessage[]): RankedIdentifiers {
+  const primary = emptyKinds();
   const outputPaths: string[] = [];
   for (const message of messages) {
     for (const block of message.content) {
+      primary.command.push(...blockCommands(block, message.role));
       if (block.type === 'text') {
         const found = byKind(block.text);
+        if (isObservation(message.role, block.text)) found.id = [];
         for (const kind of PRIORITY) primary[kind].push(...found[kind]);
       } else if (block.type === 'tool_use') {
         primary.tool.push(block.name);
@@ -127,6 +140,7 @@ export function extractChunkIdentifiers(messages: readonly HistoryMessage[], max
           primary.path.push(...extractPaths(value));
           primary.url.push(...matches(value, URL));
           primary.ticket.push(...matches(value, TICKET));
+          primary.id.push(...extractIds(value));
         }
       } else if (block.type === 'tool_result') {
         const text = toolResultText(block);
@@ -139,12 +153,17 @@ export function extractChunkIdentifiers(messages: readonly HistoryMessage[], max
       }
     }
   }
-  const ordered = dedupe([...PRIORITY.flatMap((kind) => primary[kind]), ...outputPaths]);
-  return capByKind(ordered, primary, max);
+  return { ordered: dedupe([...PRIORITY.flatMap((kind) => primary[kind]), ...outputPaths]), byKind: primary };
 }
 
-/** Keeps at most `max`, giving each kind a fair share first so one noisy kind cannot crowd out the rest. */
-function capByKind(ordered: string[], primary: Record<IdentifierKind, string[]>, max: number): string[] {
+/** Every identifier of a chunk (uncapped), in rank order: what the gate checks. */
+export function extractChunkIdentifiers(messages: readonly HistoryMessage[], max = Number.POSITIVE_INFINITY): string[] {
+  return capIdentifiers(rankChunkIdentifiers(messages), max);
+}
+
+/** At most `max` in rank order, giving each kind a fair share first so one noisy kind cannot crowd out the rest. */
+export function capIdentifiers(ranked: RankedIdentifiers, max: number): string[] {
+  const { ordered, byKind: primary } = ranked;
   if (ordered.length <= max) return ordered;
   const quota = Math.ceil(max / 4);
   const chosen = new Set<string>();

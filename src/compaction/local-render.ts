@@ -1,12 +1,5 @@
 import { IDENTIFIERS_HEADING } from './identifiers.js';
-import {
-  EXCERPT_OPENER,
-  FOCUS_PREFIX,
-  MISSING_IDENTIFIERS_INTRO,
-  PREVIOUS_SUMMARY_INTRO,
-  SECTIONS,
-  type SectionName,
-} from './prompt.js';
+import { FOCUS_PREFIX, HEADER_INTRO, IDENTIFIERS_TO_KEEP_INTRO, SECTIONS, withoutInstructions, type SectionName } from './prompt.js';
 import type { CountTokens, SummarizeMessage, SummarizeRequest } from './types.js';
 
 /**
@@ -47,7 +40,7 @@ function directiveDetails(directive: string): Pick<RequestParts, 'focus' | 'miss
   const lines = directive.split('\n');
   const focusLine = lines.find((line) => line.startsWith(FOCUS_PREFIX));
   const missing: string[] = [];
-  const start = lines.indexOf(MISSING_IDENTIFIERS_INTRO);
+  const start = lines.indexOf(IDENTIFIERS_TO_KEEP_INTRO);
   for (let i = start + 1; start !== -1 && i < lines.length; i += 1) {
     const line = lines[i] as string;
     if (!line.startsWith('- ')) break;
@@ -61,9 +54,10 @@ export function requestParts(request: SummarizeRequest): RequestParts {
   const messages = [...request.messages];
   const last = messages.at(-1);
   const directive = last?.role === 'user' ? (messages.pop() as SummarizeMessage).content : '';
-  const body = messages.filter(
-    (m) => !(m.role === 'system' && m.content.startsWith(PREVIOUS_SUMMARY_INTRO)) && m.content !== EXCERPT_OPENER,
-  );
+  const body = messages
+    .filter((m) => !(m.role === 'system' && m.content.startsWith(HEADER_INTRO)))
+    .map((m) => ({ ...m, content: withoutInstructions(m.content) }))
+    .filter((m) => m.content.trim().length > 0);
   return { body, ...directiveDetails(directive) };
 }
 

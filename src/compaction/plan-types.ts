@@ -98,3 +98,17 @@ export interface CompactionNoop {
 }
 
 export type PlanResult = CompactionPlan | CompactionNoop;
+
+/**
+ * What a compaction job row keeps of its plan: the job-level part (rewrites, coverage,
+ * watermark, projections) and the orientation header; the chunks are rows of their own.
+ */
+export type JobPlan = Omit<CompactionPlan, 'chunks' | 'previousBatchIds'> & { chunkCount: number; header: string | null };
+
+/** A consolidation's plan: which live batches it merges into one of `level`. */
+export interface ConsolidationPlan {
+  kind: 'consolidation';
+  absorbedBatchIds: string[];
+  level: number;
+  chunkCount: 1;
+}

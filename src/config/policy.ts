@@ -74,6 +74,16 @@ const PolicyObjectSchema = z.strictObject({
   idleSeconds: positive.default(120),
   idleRatio: ratio.default(0.5),
   summaryMaxTokens: z.number().int().min(64).default(2000),
+  /**
+   * Output budget of a chunk call per source token (SPEC §5.4), clamped to
+   * [summaryMinTokens, summaryMaxTokens]: a call writes what its excerpt is worth, and output
+   * tokens are what a call's latency is made of.
+   */
+  summaryRatio: z.number().gt(0).max(1).default(0.15),
+  /** the floor of a budget (room for the seven sections); `summaryMaxTokens` wins when lower */
+  summaryMinTokens: z.number().int().min(64).default(320),
+  /** output budget of a consolidation per token of the summaries it absorbs */
+  consolidationRatio: z.number().gt(0).max(1).default(0.6),
   /** expected summary size relative to its chunk, used only to project tokens after compaction */
   summaryEstimateRatio: z.number().gt(0).max(1).default(0.25),
   /** Tier 1: tool outputs above `maxTokens` keep `headTokens` + `tailTokens` around a marker */
@@ -88,9 +98,14 @@ const PolicyObjectSchema = z.strictObject({
   tier2: z.strictObject({ minTokens: positive.default(100) }).prefault({}),
   /** the agent's `compact` tool is not eligible below this many active tokens */
   toolMinTokens: count.default(10_000),
-  /** SPEC §5.6a identifier check; `maxIdentifiers` caps the list checked per chunk */
+  /**
+   * SPEC §5.6a identifier check over every identifier of the source; `maxIdentifiers` caps how
+   * many are named in the request (the output budget caps it too). What an answer still lacks
+   * is appended verbatim (`append`), or first asked for in a small repair call (`call`).
+   */
   identifierCheck: z.boolean().default(true),
   maxIdentifiers: positive.max(500).default(60),
+  identifierRepair: z.enum(['append', 'call']).default('append'),
   systemPrompt: z.string().min(1).max(20_000).optional(),
   model: z.string().min(1).max(200).optional(),
   scoring: ScoringSchema.prefault({}),

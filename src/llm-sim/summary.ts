@@ -1,4 +1,4 @@
-import { MISSING_IDENTIFIERS_INTRO, SECTIONS, type SectionName as Section } from '../compaction/prompt.js';
+import { IDENTIFIERS_TO_KEEP_INTRO, SECTIONS, withoutInstructions, type SectionName as Section } from '../compaction/prompt.js';
 import { createPrng, hashString } from './prng.js';
 import type { SimMessage } from './types.js';
 
@@ -77,16 +77,20 @@ export function buildSimSummary(messages: readonly SimMessage[], options: SimSum
  * again); the last user message is the directive; the rest is the excerpt.
  */
 function splitRequest(messages: readonly SimMessage[]): { content: SimMessage[]; directive: string } {
-  const rest = messages.filter((m) => m.role !== 'system');
+  // the shared instructions are the prompt too, not part of the excerpt
+  const rest = messages
+    .filter((m) => m.role !== 'system')
+    .map((m) => ({ ...m, content: withoutInstructions(m.content) }))
+    .filter((m) => m.content.trim().length > 0);
   const last = rest[rest.length - 1];
   if (last?.role === 'user' && rest.length > 1) return { content: rest.slice(0, -1), directive: last.content };
   return { content: rest, directive: '' };
 }
 
 function requestedIdentifiers(directive: string): string[] {
-  const at = directive.indexOf(MISSING_IDENTIFIERS_INTRO);
+  const at = directive.indexOf(IDENTIFIERS_TO_KEEP_INTRO);
   if (at === -1) return [];
-  const lines = directive.slice(at + MISSING_IDENTIFIERS_INTRO.length).split('\n');
+  const lines = directive.slice(at + IDENTIFIERS_TO_KEEP_INTRO.length).split('\n');
   const ids: string[] = [];
   for (const line of lines.slice(1)) {
     if (!line.startsWith('- ')) break;

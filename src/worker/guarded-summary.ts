@@ -4,13 +4,17 @@ import type { SummarizeRequest } from '../compaction/types.js';
 import { costUsd, LOCAL_MODEL } from '../llm/models.js';
 import { addUsage, LlmError, ZERO_USAGE, type LlmUsage, type ProviderName, type Summarizer } from '../llm/port.js';
 import type { Summarizers } from '../llm/create-summarizer.js';
+import { retryBudget } from '../compaction/budget.js';
 import { DEFAULT_RETRY_POLICY, isRetryable, type RetryPolicy } from '../llm/retry.js';
 
 /**
  * One summary with the guards of SPEC §5.6a: invalid output is a failure (the adapters
- * reject it), missing identifiers get one retry naming them and then a verbatim appendix,
- * and a provider that fails for good falls back to the local summarizer when the policy
- * says `fallback`. Every call's usage and cost is accumulated.
+ * reject it); an answer stopped at its budget is retried once with a larger budget; the
+ * identifiers the answer still lacks are appended verbatim (or, under `identifierRepair:
+ * call`, first asked for in a small repair request holding only the draft's gaps); a
+ * provider that fails for good falls back to the local summarizer when the policy says
+ * `fallback`. Every call's usage and cost is accumulated. No second full call is ever made
+ * for identifiers.
  */
 
 export interface GuardedSummary {
@@ -26,7 +30,7 @@ export interface GuardedSummary {
   fallback: string | null;
 }
 
-/** A provider's first answer, memoized before the identifier retry so a crash never pays for it twice. */
+/** A provider's first answer, memoized before a repair call so a crash never pays for it twice. */
 export interface DraftAnswer {
   text: string;
   usage: LlmUsage;
@@ -41,18 +45,22 @@ export interface DraftStore {
 }
 
 export interface GuardedSummaryInput {
-  /** builds the request; called again with the identifiers a first answer missed */
-  buildRequest(missingIdentifiers?: readonly string[]): SummarizeRequest;
+  /** the request with the given output budget (the chunk's, or the larger one of the truncation retry) */
+  buildRequest(maxOutputTokens: number): SummarizeRequest;
+  /** a small request asking for the missing identifiers only (used under `identifierRepair: call`) */
+  buildRepairRequest?(draft: string, missing: readonly string[]): SummarizeRequest;
+  /** the output budget of the first request */
+  budget: number;
+  /** every identifier the summary must hold (what the gate checks; more than the request names) */
   identifiers: readonly string[];
   selection: { provider: ProviderName; model: string };
   summarizers: Summarizers;
-  policy: Pick<Policy, 'onLLMFailure' | 'identifierCheck'>;
+  policy: Pick<Policy, 'onLLMFailure' | 'identifierCheck' | 'identifierRepair'>;
   signal: AbortSignal;
   drafts?: DraftStore;
   /**
    * Output budget for the local summarizer, which fills whatever budget it gets: sized to
-   * the planner's summary estimate so a local summary frees what the plan projected. (A
-   * provider keeps the request's budget: for it the budget is a hard stop, not a target.)
+   * the planner's summary estimate so a local summary frees what the plan projected.
    */
   localMaxTokens?: number;
   /**
@@ -96,24 +104,15 @@ export async function summarizeGuarded(input: GuardedSummaryInput): Promise<Guar
   let fallback: string | null = null;
   try {
     if (!summarizer) throw new LlmError('bad_request', `summarizer provider ${selection.provider} is not configured`);
-    text = await firstAnswer(input, tally, () => call(summarizer, model, input.buildRequest()));
-    const missing = input.policy.identifierCheck ? findMissingIdentifiers(input.identifiers, text) : [];
-    if (missing.length > 0) {
-      try {
-        const retried = (await call(summarizer, model, input.buildRequest(missing))).text;
-        if (findMissingIdentifiers(input.identifiers, retried).length < missing.length) text = retried;
-      } catch (error) {
-        // the first answer is valid; a failed identifier retry must not discard it
-        if (signal.aborted) throw error;
-      }
-    }
+    text = await firstAnswer(input, tally, () => answerWithinBudget(input, (request) => call(summarizer, model, request)));
+    text = await repairIfAsked(input, text, (request) => call(summarizer, model, request));
   } catch (error) {
     if (input.deferRateLimits && isDeferrable(error, input.retryPolicy)) throw new DeferStep(error.retryAfterMs ?? 0, error);
     if (signal.aborted || input.policy.onLLMFailure === 'fail' || selection.provider === 'local') throw error;
     fallback = error instanceof LlmError ? error.code : 'LLM_FAILED';
     provider = 'local';
     model = LOCAL_MODEL;
-    text = (await call(input.summarizers.local, model, input.buildRequest())).text;
+    text = (await call(input.summarizers.local, model, input.buildRequest(input.budget))).text;
   }
 
   const stillMissing = input.policy.identifierCheck ? findMissingIdentifiers(input.identifiers, text) : [];
@@ -125,9 +124,35 @@ export async function summarizeGuarded(input: GuardedSummaryInput): Promise<Guar
     calls: tally.calls,
     costUsd: tally.cost,
     latencyMs: tally.latencyMs,
+    // after the appendix every identifier is in the summary; `found` says how many the answer held on its own
     identifiers: { found: input.identifiers.length - stillMissing.length, total: input.identifiers.length },
     fallback,
   };
+}
+
+/** SPEC §5.4: an answer stopped at its budget is retried once with a larger one before any fallback. */
+async function answerWithinBudget(input: GuardedSummaryInput, send: (request: SummarizeRequest) => Promise<{ text: string }>): Promise<string> {
+  try {
+    return (await send(input.buildRequest(input.budget))).text;
+  } catch (error) {
+    if (!(error instanceof LlmError) || error.code !== 'LLM_OUTPUT_TRUNCATED' || input.signal.aborted) throw error;
+    return (await send(input.buildRequest(retryBudget(input.budget)))).text;
+  }
+}
+
+/** `identifierRepair: call`: one small request for the identifiers the draft lacks; its answer is appended. */
+async function repairIfAsked(input: GuardedSummaryInput, draft: string, send: (request: SummarizeRequest) => Promise<{ text: string }>): Promise<string> {
+  if (!input.policy.identifierCheck || input.policy.identifierRepair !== 'call' || !input.buildRepairRequest) return draft;
+  const missing = findMissingIdentifiers(input.identifiers, draft);
+  if (missing.length === 0) return draft;
+  try {
+    const addendum = (await send(input.buildRepairRequest(draft, missing))).text.trim();
+    return addendum.length > 0 ? `${draft.trimEnd()}\n\n${addendum}` : draft;
+  } catch (error) {
+    // the draft is a valid summary; a failed repair must not discard it (the appendix covers the gaps)
+    if (input.signal.aborted) throw error;
+    return draft;
+  }
 }
 
 interface Tally {
@@ -138,7 +163,7 @@ interface Tally {
 }
 
 /** The first answer: from the draft store when a previous attempt got that far, else a call (then saved). */
-async function firstAnswer(input: GuardedSummaryInput, tally: Tally, call: () => Promise<{ text: string }>): Promise<string> {
+async function firstAnswer(input: GuardedSummaryInput, tally: Tally, call: () => Promise<string>): Promise<string> {
   const draft = await input.drafts?.load();
   if (draft) {
     tally.usage = addUsage(tally.usage, draft.usage);
@@ -147,7 +172,7 @@ async function firstAnswer(input: GuardedSummaryInput, tally: Tally, call: () =>
     tally.latencyMs += draft.latencyMs;
     return draft.text;
   }
-  const { text } = await call();
+  const text = await call();
   await input.drafts?.save({ text, usage: tally.usage, calls: tally.calls, costUsd: tally.cost, latencyMs: tally.latencyMs });
   return text;
 }

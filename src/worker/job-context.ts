@@ -1,4 +1,4 @@
-import type { Policy, PolicyOverride } from '../config/policy.js';
+import { PolicySchema, type Policy, type PolicyOverride } from '../config/policy.js';
 import type { PlanRequest } from '../compaction/plan-types.js';
 import type { Db } from '../db/client.js';
 import { getConversationById, type ConversationRow } from '../db/repos/conversations.js';
@@ -17,17 +17,18 @@ export interface JobContext {
 
 export const isActive = (job: Pick<JobRow, 'status'>): boolean => ACTIVE_JOB_STATUSES.includes(job.status);
 
-/** Loads a job with its conversation and the policy merged tenant → conversation → request. */
+/**
+ * Loads a job with its conversation and its policy: the one frozen on the job at plan time,
+ * or (before planning) the policy merged tenant → conversation → request.
+ */
 export async function loadJobContext(db: Db, jobId: string): Promise<JobContext | null> {
   const job = await getJob(db, jobId);
   if (!job) return null;
   const conversation = await getConversationById(db, job.conversationId);
   if (!conversation) return null;
   const options = CompactionOptionsSchema.parse(job.options);
-  const requestPolicy: PolicyOverride = {};
-  if (options.onLLMFailure) requestPolicy.onLLMFailure = options.onLLMFailure;
-  const policy = await conversationPolicy(db, conversation, requestPolicy);
-  const request: PlanRequest = { trigger: job.trigger === 'idle' ? 'auto' : job.trigger };
+  const policy = job.policy ? frozenPolicy(job.policy) : await conversationPolicy(db, conversation, requestOverrides(options));
+  const request: PlanRequest = { trigger: job.trigger === 'idle' || job.trigger === 'consolidate' ? 'auto' : job.trigger };
   if (options.strategy) request.strategy = options.strategy;
   if (options.keepRecent !== undefined) request.keepRecent = options.keepRecent;
   if (options.target) {
@@ -36,4 +37,16 @@ export async function loadJobContext(db: Db, jobId: string): Promise<JobContext 
   }
   if (options.focus) request.focus = options.focus;
   return { job, conversation, options, policy, request };
+}
+
+/** The per-request policy fields a compaction's options carry. */
+export function requestOverrides(options: CompactionOptions): PolicyOverride {
+  const overrides: PolicyOverride = {};
+  if (options.onLLMFailure) overrides.onLLMFailure = options.onLLMFailure;
+  return overrides;
+}
+
+/** A policy frozen on a job row; parsed again so a job written by an older release gets today's defaults for new fields. */
+export function frozenPolicy(stored: Record<string, unknown>): Policy {
+  return PolicySchema.parse(stored);
 }

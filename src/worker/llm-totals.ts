@@ -1,19 +1,19 @@
-import type { ChunkResultRow } from '../db/repos/chunk-results.js';
+import type { ChunkRow } from '../db/repos/chunks.js';
 
-/** The `llm`, `identifiers` and `fallbacks` parts of a job result (SPEC §6.1), from its memoized steps. */
-export function llmTotals(results: readonly ChunkResultRow[]) {
-  const sum = (pick: (r: ChunkResultRow) => number) => results.reduce((total, r) => total + pick(r), 0);
+/** The `llm` and `fallbacks` parts of a job result (SPEC §6.1), from its memoized chunks. */
+export function llmTotals(chunks: readonly ChunkRow[]) {
+  const sum = (pick: (c: ChunkRow) => number) => chunks.reduce((total, c) => total + pick(c), 0);
   return {
     llm: {
-      calls: sum((r) => r.calls),
-      inputTokens: sum((r) => r.usage.inputTokens),
-      outputTokens: sum((r) => r.usage.outputTokens),
-      cacheReadTokens: sum((r) => r.usage.cacheReadTokens),
-      cacheWriteTokens: sum((r) => r.usage.cacheWriteTokens),
-      costUsd: Math.round(sum((r) => r.costUsd) * 1e6) / 1e6,
-      models: [...new Set(results.map((r) => `${r.provider}:${r.model}`))],
+      calls: sum((c) => c.calls),
+      inputTokens: sum((c) => c.usage?.inputTokens ?? 0),
+      outputTokens: sum((c) => c.usage?.outputTokens ?? 0),
+      cacheReadTokens: sum((c) => c.usage?.cacheReadTokens ?? 0),
+      cacheWriteTokens: sum((c) => c.usage?.cacheWriteTokens ?? 0),
+      costUsd: Math.round(sum((c) => c.costUsd) * 1e6) / 1e6,
+      latencyMs: chunks.reduce((max, c) => Math.max(max, c.latencyMs), 0),
+      models: [...new Set(chunks.flatMap((c) => (c.provider && c.model ? [`${c.provider}:${c.model}`] : [])))],
     },
-    identifiers: { found: sum((r) => r.identifiersFound), total: sum((r) => r.identifiersTotal) },
-    fallbacks: results.filter((r) => r.fallback !== null).map((r) => ({ step: r.chunkKey, reason: r.fallback })),
+    fallbacks: chunks.filter((c) => c.fallback !== null).map((c) => ({ step: `chunk-${c.idx}`, reason: c.fallback })),
   };
 }

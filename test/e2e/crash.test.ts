@@ -26,7 +26,7 @@ async function jobStatus(id: string): Promise<string> {
 }
 
 async function savedSteps(id: string): Promise<number> {
-  const rows = await stack.db.db.execute<{ n: number }>(sql`select count(*)::int as n from chunk_results where job_id = ${id}`);
+  const rows = await stack.db.db.execute<{ n: number }>(sql`select count(*)::int as n from compaction_chunks where job_id = ${id} and status = 'done'`);
   return rows[0]?.n ?? 0;
 }
 

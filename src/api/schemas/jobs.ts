@@ -5,7 +5,7 @@ export const JobSchema = z
     id: z.uuid(),
     conversationId: z.string(),
     status: z.enum(['queued', 'planning', 'summarizing', 'resummarizing', 'committing', 'completed', 'noop', 'failed', 'cancelled']),
-    trigger: z.enum(['api', 'auto', 'tool', 'idle']),
+    trigger: z.enum(['api', 'auto', 'tool', 'idle', 'consolidate']),
     options: z.record(z.string(), z.unknown()),
     progress: z.object({ chunksDone: z.number().int(), chunksTotal: z.number().int() }),
     result: z.record(z.string(), z.unknown()).nullable(),

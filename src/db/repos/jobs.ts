@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, ne, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.js';
 import { ACTIVE_JOB_STATUSES, compactionJobs, conversations, type JobStatus, type JobTrigger } from '../schema.js';
 
@@ -26,11 +26,18 @@ export async function insertJob(
   return row ?? null;
 }
 
+/** The conversation's active compaction (consolidations run beside it and are not returned). */
 export async function findActiveJob(db: DbOrTx, conversationId: string): Promise<JobRow | null> {
   const [row] = await db
     .select()
     .from(compactionJobs)
-    .where(and(eq(compactionJobs.conversationId, conversationId), inArray(compactionJobs.status, [...ACTIVE_JOB_STATUSES])));
+    .where(
+      and(
+        eq(compactionJobs.conversationId, conversationId),
+        inArray(compactionJobs.status, [...ACTIVE_JOB_STATUSES]),
+        ne(compactionJobs.trigger, 'consolidate' satisfies JobTrigger),
+      ),
+    );
   return row ?? null;
 }
 
@@ -63,7 +70,7 @@ export async function transitionJob(
   db: DbOrTx,
   id: string,
   from: readonly JobStatus[],
-  patch: Partial<Pick<JobRow, 'status' | 'plan' | 'progress' | 'result' | 'error' | 'watermark' | 'startedAt' | 'finishedAt' | 'attempts'>>,
+  patch: Partial<Pick<JobRow, 'status' | 'plan' | 'policy' | 'progress' | 'result' | 'error' | 'watermark' | 'startedAt' | 'finishedAt' | 'attempts'>>,
 ): Promise<JobRow | null> {
   const [row] = await db
     .update(compactionJobs)

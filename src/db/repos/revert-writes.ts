@@ -1,4 +1,5 @@
-import { and, desc, eq, isNull, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, ne, sql } from 'drizzle-orm';
+import type { JobRow } from './jobs.js';
 import type { DbOrTx } from '../client.js';
 import { batches, compactionJobs, type JobStatus } from '../schema.js';
 
@@ -7,21 +8,22 @@ import { batches, compactionJobs, type JobStatus } from '../schema.js';
  * The caller holds the conversation lock inside one transaction.
  */
 
-/** The newest completed, not reverted compaction of the conversation. */
-export async function latestCompletedJobId(db: DbOrTx, conversationId: string): Promise<string | null> {
-  const [row] = await db
-    .select({ id: compactionJobs.id })
+/** Completed, not reverted jobs of the conversation that finished after `job`, newest first. */
+export async function completedJobsAfter(db: DbOrTx, job: Pick<JobRow, 'id' | 'conversationId' | 'finishedAt'>): Promise<JobRow[]> {
+  if (!job.finishedAt) return [];
+  return db
+    .select()
     .from(compactionJobs)
     .where(
       and(
-        eq(compactionJobs.conversationId, conversationId),
+        eq(compactionJobs.conversationId, job.conversationId),
         eq(compactionJobs.status, 'completed' satisfies JobStatus),
+        ne(compactionJobs.id, job.id),
+        gt(compactionJobs.finishedAt, job.finishedAt),
         isNull(sql`${compactionJobs.result} -> 'revertedAt'`),
       ),
     )
-    .orderBy(desc(compactionJobs.finishedAt))
-    .limit(1);
-  return row?.id ?? null;
+    .orderBy(desc(compactionJobs.finishedAt));
 }
 
 /** Removes the clip-archive message the job inserted (it sits where an original will return). */
@@ -64,7 +66,7 @@ export async function deleteBatchesOfJob(db: DbOrTx, jobId: string): Promise<voi
 export async function previousWatermark(db: DbOrTx, conversationId: string, excludingJobId: string): Promise<number | null> {
   const [row] = await db.execute<{ watermark: string | null }>(sql`
     select watermark from compaction_jobs
-     where conversation_id = ${conversationId} and status = 'completed' and id <> ${excludingJobId}
+     where conversation_id = ${conversationId} and status = 'completed' and id <> ${excludingJobId} and trigger <> 'consolidate'
        and result -> 'revertedAt' is null
      order by finished_at desc limit 1`);
   return row?.watermark == null ? null : Number(row.watermark);

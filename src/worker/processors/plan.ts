@@ -1,27 +1,33 @@
+import { chunkOutputBudget } from '../../compaction/budget.js';
+import { buildChunkHeader } from '../../compaction/header.js';
 import { planCompaction } from '../../compaction/plan.js';
-import type { CompactionPlan } from '../../compaction/plan-types.js';
+import type { CompactionPlan, JobPlan } from '../../compaction/plan-types.js';
+import type { Policy } from '../../config/policy.js';
+import { insertChunks } from '../../db/repos/chunks.js';
 import { transitionJob } from '../../db/repos/jobs.js';
 import { loadHistory, loadLiveBatches, toLiveBatch } from '../../db/repos/snapshot.js';
 import { enqueueSummarizeFlow } from '../../queue/producer.js';
 import type { PlanPayload } from '../../queue/catalog.js';
 import type { WorkerDeps } from '../deps.js';
 import { finishJob, notifyFinished } from '../finish.js';
-import { isActive, loadJobContext } from '../job-context.js';
+import { isActive, loadJobContext, type JobContext } from '../job-context.js';
+import { planConsolidation } from './plan-consolidation.js';
 
 export type PlanDeps = Pick<WorkerDeps, 'db' | 'logger' | 'queues' | 'countTokens' | 'onJobFinished'>;
 
 /**
- * Plan step: snapshot → planCompaction → persist the plan → fan out one summarize step per
- * chunk. Idempotent: a retried step reuses the persisted plan and re-adds the same flow
- * (BullMQ ignores jobs whose ids already exist).
+ * Plan step: snapshot → planCompaction → in one transaction, the chunk rows, the job-level
+ * plan and the frozen policy → fan out one summarize step per chunk. Idempotent: a retried
+ * step reuses the persisted plan and re-adds the same flow (BullMQ ignores known job ids).
  */
 export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise<void> {
   const ctx = await loadJobContext(deps.db, payload.jobId);
   if (!ctx || !isActive(ctx.job)) return;
+  if (ctx.job.trigger === 'consolidate') return planConsolidation(ctx, deps);
   const log = deps.logger.child({ jobId: ctx.job.id, conversationId: ctx.conversation.externalId, tenantId: ctx.job.tenantId });
-  let plan = ctx.job.plan as CompactionPlan | null;
+  let chunkCount = (ctx.job.plan as JobPlan | null)?.chunkCount;
 
-  if (!plan) {
+  if (chunkCount === undefined) {
     const started = await transitionJob(deps.db, ctx.job.id, ['queued', 'planning'], {
       status: 'planning',
       startedAt: ctx.job.startedAt ?? new Date(),
@@ -29,12 +35,8 @@ export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise
     });
     if (!started) return;
     const [messages, live] = await Promise.all([loadHistory(deps.db, ctx.conversation.id), loadLiveBatches(deps.db, ctx.conversation.id)]);
-    const result = planCompaction(
-      { messages, contextLimit: ctx.conversation.contextLimit, previousSummaries: live.map(toLiveBatch) },
-      ctx.policy,
-      ctx.request,
-      deps.countTokens,
-    );
+    const liveBatches = live.map(toLiveBatch);
+    const result = planCompaction({ messages, contextLimit: ctx.conversation.contextLimit, previousSummaries: liveBatches }, ctx.policy, ctx.request, deps.countTokens);
     if (result.kind === 'noop') {
       const watermark = messages.at(-1)?.seq ?? null;
       const finished = await finishJob(deps.db, ctx.job, 'noop', {
@@ -45,15 +47,39 @@ export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise
       notifyFinished(deps, finished, ctx.job.tenantId);
       return;
     }
-    plan = result;
-    const persisted = await transitionJob(deps.db, ctx.job.id, ['planning'], {
-      status: 'summarizing',
-      plan,
-      watermark: plan.watermarkSeq,
-      progress: { chunksDone: 0, chunksTotal: plan.chunks.length },
-    });
-    if (!persisted) return;
-    log.info({ chunks: plan.chunks.length, rewrites: plan.rewrites.length, tokensBefore: plan.tokensBefore, projected: plan.tokensAfter }, 'compaction planned');
+    const header = result.chunks.length > 0 ? buildChunkHeader(messages, liveBatches, deps.countTokens) : null;
+    if (!(await persistPlan(deps, ctx, result, header))) return;
+    chunkCount = result.chunks.length;
+    log.info({ chunks: chunkCount, rewrites: result.rewrites.length, tokensBefore: result.tokensBefore, projected: result.tokensAfter }, 'compaction planned');
   }
-  await enqueueSummarizeFlow(deps.queues, ctx.job.id, plan.chunks.length);
+  await enqueueSummarizeFlow(deps.queues, ctx.job.id, chunkCount);
+}
+
+/** The chunk rows, the job-level plan and the frozen policy, all or nothing. */
+async function persistPlan(deps: Pick<PlanDeps, 'db'>, ctx: JobContext, plan: CompactionPlan, header: string | null): Promise<boolean> {
+  const { chunks, previousBatchIds: _previous, ...rest } = plan;
+  const jobPlan: JobPlan = { ...rest, chunkCount: chunks.length, header };
+  return deps.db.transaction(async (tx) => {
+    const persisted = await transitionJob(tx, ctx.job.id, ['planning'], {
+      status: 'summarizing',
+      plan: jobPlan,
+      policy: ctx.policy as Policy & Record<string, unknown>,
+      watermark: plan.watermarkSeq,
+      progress: { chunksDone: 0, chunksTotal: chunks.length },
+    });
+    if (!persisted) return false;
+    await insertChunks(
+      tx,
+      chunks.map((chunk) => ({
+        jobId: ctx.job.id,
+        idx: chunk.index,
+        seqs: chunk.seqs,
+        sourceTokens: chunk.sourceTokens,
+        messageTokens: chunk.messageTokens,
+        outputBudget: chunkOutputBudget(ctx.policy, chunk.sourceTokens),
+        truncatedForPrompt: chunk.truncatedForPrompt,
+      })),
+    );
+    return true;
+  });
 }

@@ -1,18 +1,14 @@
-import { extractChunkIdentifiers } from '../../compaction/identifiers.js';
-import type { CompactionPlan } from '../../compaction/plan-types.js';
-import { buildSummarizeRequest, previousSummaryText } from '../../compaction/prompt.js';
-import { chunkKey, countChunkResults, getChunkResult, saveChunkResult } from '../../db/repos/chunk-results.js';
-import { localBudget, type DraftStore } from '../guarded-summary.js';
 import { summaryEstimate } from '../../compaction/select.js';
-import { getJob, setProgress } from '../../db/repos/jobs.js';
-import { loadBatchesByIds, loadMessagesBySeqs, toHistoryMessage, toLiveBatch } from '../../db/repos/snapshot.js';
+import type { Policy } from '../../config/policy.js';
+import { completeChunk, loadChunkStep, saveChunkDraft, type ChunkRow } from '../../db/repos/chunks.js';
 import { availableProviders } from '../../llm/create-summarizer.js';
 import { selectSummarizerModel } from '../../llm/models.js';
 import type { SummarizeChunkPayload } from '../../queue/catalog.js';
+import { CompactionOptionsSchema, type CompactionOptions } from '../../queue/job-options.js';
+import { loadChunkSource } from '../chunk-source.js';
 import type { WorkerDeps } from '../deps.js';
-import { summarizeGuarded } from '../guarded-summary.js';
-import { isActive, loadJobContext, type JobContext } from '../job-context.js';
-import { staleSnapshot } from '../stale.js';
+import { localBudget, summarizeGuarded, type DraftStore, type GuardedSummary } from '../guarded-summary.js';
+import { frozenPolicy, isActive } from '../job-context.js';
 
 /** How long a job may keep waiting on a provider's retry-after before falling back. */
 const MAX_DEFERRAL_MS = 10 * 60_000;
@@ -20,7 +16,7 @@ const MAX_DEFERRAL_MS = 10 * 60_000;
 export type SummarizeDeps = Pick<WorkerDeps, 'db' | 'logger' | 'summarizers' | 'countTokens' | 'cancels' | 'config' | 'retryPolicy'>;
 
 /** The model for a job: request > policy > COMPACTD_SUMMARIZER > cheapest configured > local. */
-export function selectionFor(ctx: Pick<JobContext, 'options' | 'policy'>, deps: Pick<WorkerDeps, 'summarizers' | 'config'>) {
+export function selectionFor(ctx: { options: CompactionOptions; policy: Pick<Policy, 'model'> }, deps: Pick<WorkerDeps, 'summarizers' | 'config'>) {
   return selectSummarizerModel({
     request: ctx.options.model,
     policy: ctx.policy.model,
@@ -30,83 +26,70 @@ export function selectionFor(ctx: Pick<JobContext, 'options' | 'policy'>, deps: 
 }
 
 /**
- * Summarize step of one chunk. A memoized result is returned without calling the LLM again
- * (a finished step is never paid twice); the result is written before the step reports success.
+ * Summarize step of one chunk: reads its own row (with the job's status, frozen policy and
+ * header), makes one round of calls, and completes the row — the memo a retry or finalize
+ * reads, so a finished step is never paid twice. Tracking the cancel first closes the
+ * window where a cancel lands between the load and the call.
  */
 export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps: SummarizeDeps, signal?: AbortSignal): Promise<void> {
-  const key = chunkKey(payload.chunkIndex);
-  if (await getChunkResult(deps.db, payload.jobId, key)) return;
-  const ctx = await loadJobContext(deps.db, payload.jobId);
-  if (!ctx || !isActive(ctx.job)) return;
-  const plan = ctx.job.plan as CompactionPlan | null;
-  const chunk = plan?.chunks[payload.chunkIndex];
-  if (!plan || !chunk) throw new Error(`job ${payload.jobId} has no chunk ${payload.chunkIndex}`);
-
-  const rows = await loadMessagesBySeqs(deps.db, ctx.conversation.id, chunk.seqs);
-  if (rows.length !== chunk.seqs.length) throw staleSnapshot(payload.jobId, chunk.seqs.length - rows.length);
-  const messages = rows.map(toHistoryMessage);
-  const previous = previousSummaryText((await loadBatchesByIds(deps.db, plan.previousBatchIds)).map(toLiveBatch));
-  const tracked = deps.cancels.track(ctx.job.id, signal);
+  const tracked = deps.cancels.track(payload.jobId, signal);
   try {
-    // A cancel that landed between loading the job and tracking it was not seen by the registry.
-    if (!isActive((await getJob(deps.db, ctx.job.id)) ?? { status: 'cancelled' })) return;
+    const step = await loadChunkStep(deps.db, payload.jobId, payload.chunkIndex);
+    if (!step || step.chunk.status === 'done' || !isActive(step.job)) return;
+    if (!step.job.policy) throw new Error(`job ${payload.jobId} has chunks but no frozen policy`);
+    const policy = frozenPolicy(step.job.policy);
+    const options = CompactionOptionsSchema.parse(step.job.options);
+    const source = await loadChunkSource(deps, step.job, step.chunk, policy);
+    if (!source) return;
+    const repairs = policy.identifierCheck && policy.identifierRepair === 'call';
     const outcome = await summarizeGuarded({
-      buildRequest: (missing) =>
-        buildSummarizeRequest(messages, previous, ctx.policy, {
-          countTokens: deps.countTokens,
-          ...(plan.focus ? { focus: plan.focus } : {}),
-          ...(missing ? { missingIdentifiers: missing } : {}),
-        }),
-      identifiers: extractChunkIdentifiers(messages, ctx.policy.maxIdentifiers),
-      selection: selectionFor(ctx, deps),
+      buildRequest: source.buildRequest,
+      buildRepairRequest: source.buildRepairRequest,
+      budget: step.chunk.outputBudget,
+      identifiers: source.identifiers,
+      selection: selectionFor({ options, policy }, deps),
       summarizers: deps.summarizers,
-      policy: ctx.policy,
+      policy,
       signal: tracked.signal,
-      drafts: draftStore(deps, ctx.job.id, key),
-      localMaxTokens: localBudget(summaryEstimate(ctx.policy, chunk.sourceTokens)),
-      deferRateLimits: Date.now() - ctx.job.createdAt.getTime() < MAX_DEFERRAL_MS,
+      ...(repairs ? { drafts: draftStore(deps, step.chunk) } : {}),
+      localMaxTokens: localBudget(summaryEstimate(policy, step.chunk.sourceTokens)),
+      deferRateLimits: Date.now() - step.job.createdAt.getTime() < MAX_DEFERRAL_MS,
       retryPolicy: deps.retryPolicy,
     });
-    await saveChunkResult(deps.db, {
-      jobId: ctx.job.id,
-      chunkKey: key,
-      summary: outcome.summary,
-      model: outcome.model,
-      provider: outcome.provider,
-      usage: outcome.usage,
-      calls: outcome.calls,
-      costUsd: outcome.costUsd,
-      latencyMs: outcome.latencyMs,
-      identifiersFound: outcome.identifiers.found,
-      identifiersTotal: outcome.identifiers.total,
-      fallback: outcome.fallback,
-    });
-    await setProgress(deps.db, ctx.job.id, { chunksDone: await countChunkResults(deps.db, ctx.job.id), chunksTotal: plan.chunks.length });
-    if (outcome.fallback) deps.logger.warn({ jobId: ctx.job.id, chunk: payload.chunkIndex, reason: outcome.fallback }, 'chunk summarized by the local fallback');
+    await completeChunk(deps.db, step.job.id, step.chunk.idx, chunkOutcome(outcome, source.identifiers));
+    if (outcome.fallback) deps.logger.warn({ jobId: step.job.id, chunk: step.chunk.idx, reason: outcome.fallback }, 'chunk summarized by the local fallback');
   } finally {
     tracked.release();
   }
 }
 
-/** Drafts live in chunk_results under `<key>.draft` (same memo table, never read as a result). */
-export function draftStore(deps: Pick<WorkerDeps, 'db'>, jobId: string, key: string): DraftStore {
-  const draftKey = `${key}.draft`;
+export function chunkOutcome(outcome: GuardedSummary, identifiers: readonly string[]) {
+  return {
+    summary: outcome.summary,
+    provider: outcome.provider,
+    model: outcome.model,
+    usage: outcome.usage,
+    calls: outcome.calls,
+    costUsd: outcome.costUsd,
+    latencyMs: outcome.latencyMs,
+    identifiers,
+    identifiersFound: outcome.identifiers.found,
+    fallback: outcome.fallback,
+  };
+}
+
+/** Drafts live on the chunk row (kept only under `identifierRepair: call`). */
+function draftStore(deps: Pick<WorkerDeps, 'db'>, chunk: ChunkRow): DraftStore {
   return {
     load: async () => {
-      const row = await getChunkResult(deps.db, jobId, draftKey);
-      return row ? { text: row.summary, usage: row.usage, calls: row.calls, costUsd: row.costUsd, latencyMs: row.latencyMs } : null;
+      if (chunk.draft === null || !chunk.draftUsage) return null;
+      const { calls, costUsd, latencyMs, ...usage } = chunk.draftUsage;
+      return { text: chunk.draft, usage, calls, costUsd, latencyMs };
     },
     save: async (draft) => {
-      await saveChunkResult(deps.db, {
-        jobId,
-        chunkKey: draftKey,
-        summary: draft.text,
-        model: 'draft',
-        provider: 'draft',
-        usage: draft.usage,
-        calls: draft.calls,
-        costUsd: draft.costUsd,
-        latencyMs: draft.latencyMs,
+      await saveChunkDraft(deps.db, chunk.jobId, chunk.idx, {
+        text: draft.text,
+        usage: { ...draft.usage, calls: draft.calls, costUsd: draft.costUsd, latencyMs: draft.latencyMs },
       });
     },
   };

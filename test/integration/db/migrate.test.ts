@@ -30,7 +30,7 @@ describe('migrations', () => {
     try {
       const tables = await sql<{ tablename: string }[]>`select tablename from pg_tables where schemaname = 'public' order by 1`;
       expect(tables.map((t) => t.tablename)).toEqual(
-        expect.arrayContaining(['tenants', 'api_keys', 'conversations', 'messages', 'archived_messages', 'batches', 'compaction_jobs', 'chunk_results']),
+        expect.arrayContaining(['tenants', 'api_keys', 'conversations', 'messages', 'archived_messages', 'batches', 'compaction_jobs', 'compaction_chunks']),
       );
       const applied = await sql<{ n: number }[]>`select count(*)::int as n from drizzle.__drizzle_migrations`;
       const journal = (await import('../../../migrations/meta/_journal.json', { with: { type: 'json' } })).default;

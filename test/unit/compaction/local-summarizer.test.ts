@@ -74,13 +74,13 @@ describe('summarizeLocally: chunks', () => {
     expect(small.length).toBeLessThan(summary.length);
   });
 
-  it('does not summarize the previous summary again', () => {
+  it('does not summarize the orientation header', () => {
     const request = buildSummarizeRequest(chunk, '## FILES\n- /old/legacy.c', policy);
     expect(summarizeLocally(request, options)).not.toContain('/old/legacy.c');
   });
 
-  it('includes identifiers named by a retry directive', () => {
-    const request = buildSummarizeRequest(chunk, null, policy, { missingIdentifiers: ['PROJ-77', '250ms'] });
+  it('includes the identifiers the directive names', () => {
+    const request = buildSummarizeRequest(chunk, null, policy, { identifiers: ['PROJ-77', '250ms'] });
     const retried = summarizeLocally(request, options);
     expect(findMissingIdentifiers(['PROJ-77', '250ms'], retried)).toEqual([]);
   });

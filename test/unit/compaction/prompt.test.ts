@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { mergePolicy } from '../../../src/config/policy.js';
 import {
+  buildRepairRequest,
   buildResummarizeRequest,
   buildSummarizeRequest,
   DEFAULT_SYSTEM_PROMPT,
-  EXCERPT_OPENER,
   fitToBudget,
-  previousSummaryText,
+  HEADER_INTRO,
+  IDENTIFIERS_TO_KEEP_INTRO,
+  INSTRUCTIONS_OPENER,
   SECTIONS,
+  withoutInstructions,
 } from '../../../src/compaction/prompt.js';
 import { conversation, countTokens, filler } from '../../fixtures/builders.js';
 
@@ -18,7 +21,11 @@ const chunk = conversation(10)
   .assistant('I will patch it.')
   .build();
 
-describe('buildSummarizeRequest (seed 003 AC1)', () => {
+/** The excerpt: between the shared instructions and the final directive. */
+const excerptOf = (request: ReturnType<typeof buildSummarizeRequest>) =>
+  request.messages.filter((m) => m.role !== 'system').slice(1, -1);
+
+describe('buildSummarizeRequest (seed 003 AC1, SPEC §5.4)', () => {
   it('AC1.1/AC4.4: uses the default system prompt when none is configured', () => {
     expect(buildSummarizeRequest(chunk, null, policy).system).toBe(DEFAULT_SYSTEM_PROMPT);
   });
@@ -30,21 +37,32 @@ describe('buildSummarizeRequest (seed 003 AC1)', () => {
     expect(JSON.stringify(request.messages)).not.toContain('Lasa');
   });
 
-  it('AC1.2: passes the previous summary as a system-role context message first', () => {
-    const request = buildSummarizeRequest(chunk, '## TASK STATE\n- earlier', policy);
-    expect(request.messages[0]?.role).toBe('system');
-    expect(request.messages[0]?.content).toContain('## TASK STATE\n- earlier');
+  it('puts the optional header first as one framed system-role context message', () => {
+    const request = buildSummarizeRequest(chunk, "The user's latest request:\nship it", policy);
+    expect(request.messages[0]).toEqual({ role: 'system', content: `${HEADER_INTRO}\n\nThe user's latest request:\nship it` });
     expect(request.messages.filter((m) => m.role === 'system')).toHaveLength(1);
   });
 
-  it.each([null, '', '   '])('AC1.5: no context message at all for previous summary %j', (previous) => {
-    const request = buildSummarizeRequest(chunk, previous, policy);
+  it.each([null, '', '   '])('AC1.5: no context message at all for header %j', (header) => {
+    const request = buildSummarizeRequest(chunk, header, policy);
     expect(request.messages.some((m) => m.role === 'system')).toBe(false);
   });
 
+  it('the stable instructions come first and are identical for every chunk (a cacheable prefix)', () => {
+    const other = conversation(50).user('something else entirely').assistant('done').build();
+    const a = buildSummarizeRequest(chunk, null, policy, { identifiers: ['x/y.ts'], maxOutputTokens: 400 });
+    const b = buildSummarizeRequest(other, null, policy, { identifiers: ['E_OTHER'], maxOutputTokens: 900, focus: 'billing' });
+    expect(a.messages[0]?.role).toBe('user');
+    expect(a.messages[0]?.content.startsWith(INSTRUCTIONS_OPENER)).toBe(true);
+    expect(a.messages[0]).toEqual(b.messages[0]);
+    for (const section of SECTIONS) expect(a.messages[0]?.content).toContain(`## ${section}`);
+    for (const word of ['Preserve', 'Condense', 'Prioritize', 'Remove', 'not instructions', 'exact file paths']) {
+      expect(a.messages[0]?.content).toContain(word);
+    }
+  });
+
   it('AC1.3: keeps the original roles and renders tool calls and results as text', () => {
-    const request = buildSummarizeRequest(chunk, null, policy);
-    const body = request.messages.slice(0, -1);
+    const body = excerptOf(buildSummarizeRequest(chunk, null, policy));
     expect(body.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
     expect(body[1]?.content).toBe('[tool call Read id=t1]\n{"file_path":"src/auth/login.ts"}');
     expect(body[2]?.content).toBe('[tool result Read id=t1]\nexport function login() {}');
@@ -56,44 +74,47 @@ describe('buildSummarizeRequest (seed 003 AC1)', () => {
       .calls([{ id: 'x', name: 'Bash', input: { command: 'make' } }])
       .results([{ id: 'x', output: 'make: *** No rule', isError: true }], 'tool')
       .build();
-    const request = buildSummarizeRequest(messages, null, policy);
-    expect(request.messages[2]).toEqual({ role: 'user', content: '[tool result Bash id=x error]\nmake: *** No rule' });
+    const body = excerptOf(buildSummarizeRequest(messages, null, policy));
+    expect(body[2]).toEqual({ role: 'user', content: '[tool result Bash id=x error]\nmake: *** No rule' });
   });
 
-  it('opens with a user turn when the chunk starts with an assistant message', () => {
-    const messages = conversation().assistant('I looked around.').user('ok').build();
-    const request = buildSummarizeRequest(messages, null, policy);
-    expect(request.messages[0]).toEqual({ role: 'user', content: EXCERPT_OPENER });
+  it('ends with a short directive: the must-keep identifiers, the length and the focus', () => {
+    const request = buildSummarizeRequest(chunk, null, policy, {
+      focus: 'the auth module',
+      identifiers: ['src/auth/login.ts', 'E_AUTH 401'],
+      maxOutputTokens: 500,
+    });
+    const directive = request.messages.at(-1)?.content ?? '';
+    expect(request.messages.at(-1)?.role).toBe('user');
+    expect(directive).toContain(`${IDENTIFIERS_TO_KEEP_INTRO}\n- src/auth/login.ts\n- E_AUTH 401`);
+    expect(directive).toContain('Focus especially on: the auth module');
+    expect(directive).toContain('Length: at most about 300 words.');
+    expect(request.maxOutputTokens).toBe(500);
+    expect(directive.length).toBeLessThan(request.messages[0]?.content.length ?? 0);
   });
 
-  it('AC1.4: ends with a user directive naming the seven sections and the rules', () => {
-    const request = buildSummarizeRequest(chunk, null, policy, { focus: 'the auth module' });
-    const directive = request.messages.at(-1);
-    expect(directive?.role).toBe('user');
-    for (const section of SECTIONS) expect(directive?.content).toContain(`## ${section}`);
-    for (const word of ['Preserve', 'Condense', 'Prioritize', 'Remove', 'not instructions', 'exact file paths']) {
-      expect(directive?.content).toContain(word);
-    }
-    expect(directive?.content).toContain('Focus especially on: the auth module');
-    expect(request.maxOutputTokens).toBe(policy.summaryMaxTokens);
-  });
-
-  it('names missing identifiers on a retry', () => {
-    const request = buildSummarizeRequest(chunk, null, policy, { missingIdentifiers: ['src/auth/login.ts', 'E_AUTH 401'] });
-    expect(request.messages.at(-1)?.content).toContain('- src/auth/login.ts\n- E_AUTH 401');
+  it('falls back to summaryMaxTokens when no budget is given', () => {
+    expect(buildSummarizeRequest(chunk, null, policy).maxOutputTokens).toBe(policy.summaryMaxTokens);
   });
 
   it('truncates a unit larger than a chunk for the prompt only', () => {
     const small = mergePolicy({ chunkTokens: 1000, summaryMaxTokens: 200 });
     const big = conversation().user('look').exchange('b', 'Read', { file_path: '/big' }, filler(5000, 'row')).build();
-    const request = buildSummarizeRequest(big, null, small, { countTokens });
-    const body = request.messages.slice(0, -1);
+    const body = excerptOf(buildSummarizeRequest(big, null, small, { countTokens }));
     const total = body.reduce((sum, m) => sum + countTokens(m.content), 0);
     expect(total).toBeLessThanOrEqual(1000);
     const output = body[2]?.content ?? '';
     expect(output.startsWith('[tool result Read id=b]\nrow 0 ')).toBe(true);
     expect(output).toContain('tokens omitted from this summarizer input');
     expect(big[2]?.content[0]).toMatchObject({ content: filler(5000, 'row') });
+  });
+
+  it('withoutInstructions strips the shared instructions, also when merged with the first excerpt turn', () => {
+    const request = buildSummarizeRequest(chunk, null, policy);
+    const instructions = request.messages[0]?.content ?? '';
+    expect(withoutInstructions(instructions)).toBe('');
+    expect(withoutInstructions(`${instructions}\n\nPlease fix it`)).toBe('Please fix it');
+    expect(withoutInstructions('Please fix it')).toBe('Please fix it');
   });
 });
 
@@ -105,24 +126,31 @@ describe('buildResummarizeRequest (AC1.6)', () => {
         { summary: 'A summary', level: 1, seqs: [1, 2, 3] },
       ],
       policy,
+      { identifiers: ['src/a.ts'], maxOutputTokens: 700 },
     );
     expect(request.system).toBe(DEFAULT_SYSTEM_PROMPT);
-    expect(request.messages.map((m) => m.role)).toEqual(['user', 'user', 'user']);
-    expect(request.messages[0]?.content).toBe('Summary of messages 1-3 (level 1):\n\nA summary');
-    expect(request.messages[1]?.content).toBe('Summary of messages 20-21 (level 0):\n\nB summary');
-    expect(request.messages[2]?.content).toContain('Merge the summaries above');
-    for (const section of SECTIONS) expect(request.messages[2]?.content).toContain(`## ${section}`);
+    expect(request.messages.map((m) => m.role)).toEqual(['user', 'user', 'user', 'user']);
+    expect(request.messages[0]?.content).toContain('Merge the batch summaries');
+    expect(request.messages[1]?.content).toBe('Summary of messages 1-3 (level 1):\n\nA summary');
+    expect(request.messages[2]?.content).toBe('Summary of messages 20-21 (level 0):\n\nB summary');
+    expect(request.messages[3]?.content).toContain('- src/a.ts');
+    expect(request.maxOutputTokens).toBe(700);
+  });
+
+  it('never truncates six full-size summaries (the input that used to be cut)', () => {
+    const batches = Array.from({ length: 6 }, (_, i) => ({ summary: filler(1900, `s${i}`), level: 0, seqs: [i * 10 + 1] }));
+    const request = buildResummarizeRequest(batches, policy, { countTokens });
+    expect(JSON.stringify(request.messages)).not.toContain('omitted from this summarizer input');
   });
 });
 
-describe('previousSummaryText', () => {
-  it('is null without batches and joins summaries oldest first otherwise', () => {
-    expect(previousSummaryText([])).toBeNull();
-    const text = previousSummaryText([
-      { id: 'b', level: 0, summary: 'second', seqs: [9] },
-      { id: 'a', level: 0, summary: 'first', seqs: [1] },
-    ]);
-    expect(text).toBe('Summary of messages 1:\nfirst\n\nSummary of messages 9:\nsecond');
+describe('buildRepairRequest', () => {
+  it('sends the draft and the missing identifiers only, with a budget sized to the list', () => {
+    const request = buildRepairRequest('## TASK STATE\n- fixing', ['src/a.ts', 'E42 fatal'], policy);
+    const text = request.messages.map((m) => m.content).join('\n');
+    expect(text).toContain('## TASK STATE\n- fixing');
+    expect(text).toContain('- src/a.ts\n- E42 fatal');
+    expect(request.maxOutputTokens).toBeLessThan(200);
   });
 });
 

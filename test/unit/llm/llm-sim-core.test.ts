@@ -1,7 +1,7 @@
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
 import { errorLines, extractIdentifiers, extractPaths, findMissingIdentifiers } from '../../../src/compaction/identifiers.js';
-import { MISSING_IDENTIFIERS_INTRO } from '../../../src/compaction/prompt.js';
+import { IDENTIFIERS_TO_KEEP_INTRO } from '../../../src/compaction/prompt.js';
 import { parseFaultRates, pickFault, validateFaults } from '../../../src/llm-sim/faults.js';
 import { createPrng } from '../../../src/llm-sim/prng.js';
 import { parseProfile, plannedTiming } from '../../../src/llm-sim/profiles.js';
@@ -84,7 +84,7 @@ describe('simulated summary', () => {
     expect(findMissingIdentifiers(lossy.dropped, lossy.text)).toEqual(lossy.dropped);
     expect(buildSimSummary(MESSAGES, { ...summaryDeps, lossRate: 0.6, targetTokens: 600 }).text).toBe(lossy.text);
 
-    const retry = [...MESSAGES.slice(0, -1), { role: 'user' as const, content: `Summarize.\n\n${MISSING_IDENTIFIERS_INTRO}\n${lossy.dropped.map((id) => `- ${id}`).join('\n')}` }];
+    const retry = [...MESSAGES.slice(0, -1), { role: 'user' as const, content: `Summarize.\n\n${IDENTIFIERS_TO_KEEP_INTRO}\n${lossy.dropped.map((id) => `- ${id}`).join('\n')}` }];
     const second = buildSimSummary(retry, { ...summaryDeps, lossRate: 0.6, targetTokens: 600 });
     expect(findMissingIdentifiers(lossy.dropped, second.text)).toEqual([]);
   });

@@ -1,0 +1,35 @@
+import type { Policy } from '../config/policy.js';
+
+/**
+ * Output budgets (SPEC §5.4): a chunk's answer is sized to its source, a consolidation's to
+ * the summaries it absorbs, both clamped to the policy's bounds. The budget is the request's
+ * `max_tokens`; an answer stopped there is retried once with `retryBudget`.
+ */
+
+type BudgetPolicy = Pick<Policy, 'summaryRatio' | 'summaryMinTokens' | 'summaryMaxTokens' | 'consolidationRatio' | 'maxIdentifiers'>;
+
+/** What one named identifier costs in the answer, about (a path or an error line). */
+export const TOKENS_PER_IDENTIFIER = 10;
+
+function clampBudget(policy: BudgetPolicy, tokens: number): number {
+  const floor = Math.min(policy.summaryMinTokens, policy.summaryMaxTokens);
+  return Math.min(policy.summaryMaxTokens, Math.max(floor, Math.ceil(tokens)));
+}
+
+export function chunkOutputBudget(policy: BudgetPolicy, sourceTokens: number): number {
+  return clampBudget(policy, sourceTokens * policy.summaryRatio);
+}
+
+export function consolidationOutputBudget(policy: BudgetPolicy, absorbedTokens: number): number {
+  return clampBudget(policy, absorbedTokens * policy.consolidationRatio);
+}
+
+/** The larger budget of the one retry after an answer stopped at its budget. */
+export function retryBudget(budget: number): number {
+  return budget * 2;
+}
+
+/** How many identifiers a request names: at most a third of its budget goes to them. */
+export function namedIdentifierCount(policy: BudgetPolicy, budget: number): number {
+  return Math.min(policy.maxIdentifiers, Math.floor(budget / 3 / TOKENS_PER_IDENTIFIER));
+}

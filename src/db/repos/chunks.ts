@@ -1,0 +1,102 @@
+import { and, asc, eq, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../client.js';
+import { compactionChunks, compactionJobs, type ChunkUsage } from '../schema.js';
+
+/**
+ * The plan's chunks as rows (SPEC §5.4). A summarize step needs three statements: load its
+ * row with what it needs of the job, (optionally) keep a draft, and complete the row with
+ * the job's progress in the same statement.
+ */
+
+export type ChunkRow = typeof compactionChunks.$inferSelect;
+export type NewChunk = typeof compactionChunks.$inferInsert;
+
+export async function insertChunks(db: DbOrTx, rows: readonly NewChunk[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db.insert(compactionChunks).values([...rows]).onConflictDoNothing();
+}
+
+export async function listChunks(db: DbOrTx, jobId: string): Promise<ChunkRow[]> {
+  return db.select().from(compactionChunks).where(eq(compactionChunks.jobId, jobId)).orderBy(asc(compactionChunks.idx));
+}
+
+/** One chunk with the job fields its step reads (status, frozen policy, options, header) in one query. */
+export async function loadChunkStep(db: DbOrTx, jobId: string, idx: number) {
+  const [row] = await db
+    .select({
+      chunk: compactionChunks,
+      job: {
+        id: compactionJobs.id,
+        status: compactionJobs.status,
+        trigger: compactionJobs.trigger,
+        tenantId: compactionJobs.tenantId,
+        conversationId: compactionJobs.conversationId,
+        options: compactionJobs.options,
+        policy: compactionJobs.policy,
+        createdAt: compactionJobs.createdAt,
+        header: sql<string | null>`${compactionJobs.plan} ->> 'header'`,
+        focus: sql<string | null>`${compactionJobs.plan} ->> 'focus'`,
+      },
+    })
+    .from(compactionChunks)
+    .innerJoin(compactionJobs, eq(compactionJobs.id, compactionChunks.jobId))
+    .where(and(eq(compactionChunks.jobId, jobId), eq(compactionChunks.idx, idx)));
+  return row ?? null;
+}
+export type ChunkStep = NonNullable<Awaited<ReturnType<typeof loadChunkStep>>>;
+
+export interface ChunkDraft {
+  text: string;
+  usage: ChunkUsage & { calls: number; costUsd: number; latencyMs: number };
+}
+
+/** Keeps a provider's first answer before an optional repair call, so a crash never pays for it twice. */
+export async function saveChunkDraft(db: DbOrTx, jobId: string, idx: number, draft: ChunkDraft): Promise<void> {
+  await db
+    .update(compactionChunks)
+    .set({ draft: draft.text, draftUsage: { ...draft.usage, latencyMs: Math.round(draft.usage.latencyMs) }, updatedAt: sql`now()` })
+    .where(and(eq(compactionChunks.jobId, jobId), eq(compactionChunks.idx, idx), eq(compactionChunks.status, 'pending')));
+}
+
+export interface ChunkOutcome {
+  summary: string;
+  provider: string;
+  model: string;
+  usage: ChunkUsage;
+  calls: number;
+  costUsd: number;
+  latencyMs: number;
+  identifiers: readonly string[];
+  identifiersFound: number;
+  fallback: string | null;
+}
+
+/**
+ * Memoizes a chunk's result and updates the job's progress in one statement. A concurrent
+ * duplicate step finds the row done and changes nothing (the first result is the one kept).
+ * Returns false when the row was already done.
+ */
+export async function completeChunk(db: DbOrTx, jobId: string, idx: number, outcome: ChunkOutcome): Promise<boolean> {
+  const rows = await db.execute<{ done: number }>(sql`
+    with done as (
+      update compaction_chunks set
+        status = 'done', summary = ${outcome.summary}, provider = ${outcome.provider}, model = ${outcome.model},
+        usage = ${JSON.stringify(outcome.usage)}::jsonb, calls = ${outcome.calls}, cost_usd = ${outcome.costUsd},
+        latency_ms = ${Math.round(outcome.latencyMs)}, identifiers = ${toTextArray(outcome.identifiers)}::text[],
+        identifiers_found = ${outcome.identifiersFound}, fallback = ${outcome.fallback}, updated_at = now()
+       where job_id = ${jobId} and idx = ${idx} and status = 'pending'
+      returning job_id)
+    update compaction_jobs j set
+      progress = jsonb_build_object(
+        'chunksDone', (select count(*) from compaction_chunks c where c.job_id = ${jobId} and c.status = 'done') + 1,
+        'chunksTotal', (select count(*) from compaction_chunks c where c.job_id = ${jobId})),
+      updated_at = now()
+     where j.id = ${jobId} and exists (select 1 from done)
+    returning 1 as done`);
+  return rows.length > 0;
+}
+
+/** A Postgres text[] literal: one parameter, never an expanded list (STACK.md pitfall). */
+export function toTextArray(values: readonly string[]): string {
+  return `{${values.map((v) => `"${v.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`;
+}

@@ -1,0 +1,55 @@
+import { namedIdentifierCount } from '../compaction/budget.js';
+import { capIdentifiers, rankChunkIdentifiers } from '../compaction/identifiers.js';
+import { buildRepairRequest, buildResummarizeRequest, buildSummarizeRequest } from '../compaction/prompt.js';
+import type { SummarizeRequest } from '../compaction/types.js';
+import type { Policy } from '../config/policy.js';
+import type { ChunkRow } from '../db/repos/chunks.js';
+import { loadBatchesByIds, loadMessagesBySeqs, toHistoryMessage } from '../db/repos/snapshot.js';
+import type { WorkerDeps } from './deps.js';
+import { staleSnapshot } from './stale.js';
+
+/**
+ * What a chunk's LLM call is made of: the request builder (at a given output budget), the
+ * identifiers the answer is gated on (every one of the source, uncapped), and the repair
+ * request. A chunk of messages reads its originals; a consolidation reads the batches it
+ * absorbs and is gated on the union of their identifiers.
+ */
+export interface ChunkSource {
+  buildRequest(maxOutputTokens: number): SummarizeRequest;
+  buildRepairRequest(draft: string, missing: readonly string[]): SummarizeRequest;
+  identifiers: readonly string[];
+}
+
+export interface ChunkJob {
+  id: string;
+  conversationId: string;
+  trigger: string;
+  header: string | null;
+  focus: string | null;
+}
+
+/** The source of a chunk, or null when a consolidation's batches are no longer live (nothing to merge). */
+export async function loadChunkSource(
+  deps: Pick<WorkerDeps, 'db' | 'countTokens'>,
+  job: ChunkJob,
+  chunk: ChunkRow,
+  policy: Policy,
+): Promise<ChunkSource | null> {
+  const common = { countTokens: deps.countTokens, ...(job.focus ? { focus: job.focus } : {}) };
+  const repair = (draft: string, missing: readonly string[]) => buildRepairRequest(draft, missing, policy);
+  const named = namedIdentifierCount(policy, chunk.outputBudget);
+  if (job.trigger === 'consolidate') {
+    const batches = await loadBatchesByIds(deps.db, chunk.absorbedBatchIds);
+    if (batches.length !== chunk.absorbedBatchIds.length || batches.some((b) => b.supersededBy !== null)) return null;
+    const identifiers = chunk.identifiers;
+    const request = (max: number) => buildResummarizeRequest(batches, policy, { ...common, identifiers: identifiers.slice(0, named), maxOutputTokens: max });
+    return { buildRequest: request, buildRepairRequest: repair, identifiers };
+  }
+  const rows = await loadMessagesBySeqs(deps.db, job.conversationId, chunk.seqs);
+  if (rows.length !== chunk.seqs.length) throw staleSnapshot(job.id, chunk.seqs.length - rows.length);
+  const messages = rows.map(toHistoryMessage);
+  const ranked = rankChunkIdentifiers(messages);
+  const toName = capIdentifiers(ranked, named);
+  const request = (max: number) => buildSummarizeRequest(messages, job.header, policy, { ...common, identifiers: toName, maxOutputTokens: max });
+  return { buildRequest: request, buildRepairRequest: repair, identifiers: ranked.ordered };
+}

@@ -1,0 +1,105 @@
+import { buildClipArchive, type ClipBatch } from '../../compaction/clip-archive.js';
+import { countMessageTokens } from '../../compaction/tokens.js';
+import type { ConsolidationPlan } from '../../compaction/plan-types.js';
+import { withConversationLock } from '../../db/locks.js';
+import type { ChunkRow } from '../../db/repos/chunks.js';
+import {
+  activeTotals,
+  archiveMessages,
+  countArchivedOriginals,
+  insertBatches,
+  insertClipArchiveMessage,
+  supersedeBatches,
+} from '../../db/repos/compaction-writes.js';
+import { currentClipArchive } from '../../db/repos/context-reads.js';
+import { recordConsolidation } from '../../db/repos/consolidation-writes.js';
+import { transitionJob, type JobRow } from '../../db/repos/jobs.js';
+import { loadLiveBatches, toLiveBatch } from '../../db/repos/snapshot.js';
+import { batchRow, enqueueConsolidationIfNeeded, measureRetention } from '../commit-parts.js';
+import { finishJob, notifyFinished } from '../finish.js';
+import type { JobContext } from '../job-context.js';
+import { llmTotals } from '../llm-totals.js';
+import type { WorkerDeps } from '../deps.js';
+import { enqueueFollowUp } from '../follow-up.js';
+
+type FinalizeDeps = Pick<WorkerDeps, 'db' | 'logger' | 'countTokens' | 'onJobFinished' | 'queues'>;
+
+type Outcome = { kind: 'completed'; job: JobRow; next: string | null } | { kind: 'stale' } | { kind: 'not_active' };
+
+/**
+ * A consolidation's own single transaction (SPEC §5.5 step 4), under the conversation lock:
+ * check the batches it merges are still live, insert the merged batch, supersede them,
+ * replace the clip-archive (same position) by one carrying the live batches, and complete
+ * the job. When a revert or another commit took the batches away first, nothing changes and
+ * the job ends `noop`.
+ */
+export async function finalizeConsolidation(ctx: JobContext, chunks: readonly ChunkRow[], deps: FinalizeDeps): Promise<void> {
+  const plan = ctx.job.plan as ConsolidationPlan | null;
+  const chunk = chunks[0];
+  const log = deps.logger.child({ jobId: ctx.job.id, conversationId: ctx.conversation.externalId, tenantId: ctx.job.tenantId });
+  const outcome: Outcome = !plan || !chunk || chunk.status !== 'done' ? { kind: 'stale' } : await commitConsolidation(ctx, plan, chunk, deps);
+  if (outcome.kind === 'stale') {
+    const finished = await finishJob(deps.db, ctx.job, 'noop', { result: { reason: 'stale', message: 'The batches to merge are no longer live; nothing was changed.', ...llmTotals(chunks) } });
+    notifyFinished(deps, finished, ctx.job.tenantId);
+    return;
+  }
+  if (outcome.kind === 'completed') {
+    log.info({ result: outcome.job.result }, 'consolidation completed');
+    notifyFinished(deps, outcome.job, ctx.job.tenantId);
+    if (outcome.next) await enqueueFollowUp(deps, outcome.next, log);
+  }
+}
+
+async function commitConsolidation(ctx: JobContext, plan: ConsolidationPlan, chunk: ChunkRow, deps: FinalizeDeps): Promise<Outcome> {
+  const { conversation, job } = ctx;
+  return deps.db.transaction(async (tx) => {
+    await withConversationLock(tx, conversation.id);
+    const live = (await loadLiveBatches(tx, conversation.id)).map(toLiveBatch);
+    const liveIds = new Set(live.map((b) => b.id));
+    const clip = await currentClipArchive(tx, conversation.id);
+    if (!clip || !plan.absorbedBatchIds.every((id) => liveIds.has(id))) return { kind: 'stale' } as const;
+    const committing = await transitionJob(tx, job.id, ['resummarizing', 'summarizing'], { status: 'committing' });
+    if (!committing) return { kind: 'not_active' } as const;
+    const before = await activeTotals(tx, conversation.id);
+
+    const owner = { conversationId: conversation.id, jobId: job.id, countTokens: deps.countTokens };
+    const absorbed = live.filter((b) => plan.absorbedBatchIds.includes(b.id));
+    const sourceTokens = absorbed.reduce((sum, b) => sum + b.summaryTokens, 0);
+    const [merged] = await insertBatches(tx, [batchRow(owner, chunk, { level: plan.level, seqs: chunk.seqs, sourceMessages: chunk.seqs.length, sourceTokens })]);
+    if (!merged) throw new Error('consolidation batch insert returned nothing');
+    await supersedeBatches(tx, plan.absorbedBatchIds, merged.id);
+
+    const after: ClipBatch[] = [...live.filter((b) => !plan.absorbedBatchIds.includes(b.id)), { id: merged.id, level: plan.level, summary: chunk.summary ?? '', seqs: chunk.seqs }];
+    await archiveMessages(tx, { conversationId: conversation.id, jobId: job.id, reason: 'superseded_clip', seqs: [clip.seq], remove: true });
+    const next = buildClipArchive(after, { archivedMessages: await countArchivedOriginals(tx, conversation.id) }, ctx.policy);
+    await insertClipArchiveMessage(tx, {
+      conversationId: conversation.id,
+      seq: clip.seq,
+      role: next.role,
+      content: next.content,
+      tokens: countMessageTokens({ role: next.role, content: next.content }, deps.countTokens),
+    });
+    const totals = await activeTotals(tx, conversation.id);
+    await recordConsolidation(tx, { conversationId: conversation.id, tokens: totals.tokens, messages: totals.messages, warning: totals.tokens >= ctx.policy.warnRatio * conversation.contextLimit });
+    const clipText = next.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
+    const identifiers = await measureRetention(tx, conversation.id, [chunk], clipText);
+    const completed = await transitionJob(tx, job.id, ['committing'], {
+      status: 'completed',
+      finishedAt: new Date(),
+      result: {
+        tokensBefore: before.tokens,
+        tokensAfter: totals.tokens,
+        messagesArchived: 0,
+        batchIds: [merged.id],
+        absorbedBatchIds: plan.absorbedBatchIds,
+        clipArchiveSeq: clip.seq,
+        ...llmTotals([chunk]),
+        identifiers,
+      },
+    });
+    if (!completed) throw new Error(`job ${job.id} left 'committing' inside its own transaction`);
+    // the completed row no longer holds the one-active-consolidation index: a follow-up may be recorded
+    const nextJob = await enqueueConsolidationIfNeeded(tx, job, after.length, ctx.policy);
+    return { kind: 'completed', job: completed, next: nextJob } as const;
+  });
+}

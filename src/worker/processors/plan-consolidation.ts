@@ -1,0 +1,63 @@
+import { consolidationOutputBudget } from '../../compaction/budget.js';
+import { extractIdentifiers } from '../../compaction/identifiers.js';
+import type { ConsolidationPlan } from '../../compaction/plan-types.js';
+import { chooseBatchesToCollapse } from '../../compaction/resummarize.js';
+import type { Policy } from '../../config/policy.js';
+import { insertChunks } from '../../db/repos/chunks.js';
+import { transitionJob } from '../../db/repos/jobs.js';
+import { loadLiveBatches } from '../../db/repos/snapshot.js';
+import { enqueueSummarizeFlow } from '../../queue/producer.js';
+import { finishJob, notifyFinished } from '../finish.js';
+import type { WorkerDeps } from '../deps.js';
+import type { JobContext } from '../job-context.js';
+
+type PlanDeps = Pick<WorkerDeps, 'db' | 'logger' | 'queues' | 'onJobFinished'>;
+
+/**
+ * Plan step of a consolidation (SPEC §5.5 step 4): choose the oldest live batches that
+ * bring the live count back to `maxLiveBatches`, and write one chunk row that merges them,
+ * gated on the union of the identifiers they were gated on, with a budget sized to them.
+ */
+export async function planConsolidation(ctx: JobContext, deps: PlanDeps): Promise<void> {
+  if (ctx.job.plan) return enqueueSummarizeFlow(deps.queues, ctx.job.id, 1);
+  const started = await transitionJob(deps.db, ctx.job.id, ['queued', 'planning'], { status: 'planning', startedAt: ctx.job.startedAt ?? new Date(), attempts: ctx.job.attempts + 1 });
+  if (!started) return;
+  const live = await loadLiveBatches(deps.db, ctx.conversation.id);
+  const choice = chooseBatchesToCollapse(live, ctx.policy.maxLiveBatches);
+  if (!choice) {
+    const finished = await finishJob(deps.db, ctx.job, 'noop', { result: { reason: 'nothing_to_consolidate', message: 'No more live batches than maxLiveBatches' } });
+    notifyFinished(deps, finished, ctx.job.tenantId);
+    return;
+  }
+  const absorbed = choice.batches;
+  const sourceTokens = absorbed.reduce((sum, b) => sum + b.summaryTokens, 0);
+  // batches written before identifiers were stored are gated on what their summary names
+  const identifiers = [...new Set(absorbed.flatMap((b) => (b.identifiers.length > 0 ? b.identifiers : extractIdentifiers(b.summary))))];
+  const plan: ConsolidationPlan = { kind: 'consolidation', absorbedBatchIds: absorbed.map((b) => b.id), level: choice.level, chunkCount: 1 };
+  const persisted = await deps.db.transaction(async (tx) => {
+    const moved = await transitionJob(tx, ctx.job.id, ['planning'], {
+      status: 'resummarizing',
+      plan,
+      policy: ctx.policy as Policy & Record<string, unknown>,
+      watermark: ctx.conversation.lastCompactedSeq,
+      progress: { chunksDone: 0, chunksTotal: 1 },
+    });
+    if (!moved) return false;
+    await insertChunks(tx, [
+      {
+        jobId: ctx.job.id,
+        idx: 0,
+        seqs: [...new Set(absorbed.flatMap((b) => b.seqs))].sort((a, b) => a - b),
+        level: choice.level,
+        absorbedBatchIds: plan.absorbedBatchIds,
+        sourceTokens,
+        outputBudget: consolidationOutputBudget(ctx.policy, sourceTokens),
+        identifiers,
+      },
+    ]);
+    return true;
+  });
+  if (!persisted) return;
+  deps.logger.info({ jobId: ctx.job.id, absorbed: absorbed.length, level: choice.level, sourceTokens }, 'consolidation planned');
+  await enqueueSummarizeFlow(deps.queues, ctx.job.id, 1);
+}

@@ -86,10 +86,10 @@ export async function completeChunk(db: DbOrTx, jobId: string, idx: number, outc
         identifiers_found = ${outcome.identifiersFound}, fallback = ${outcome.fallback}, updated_at = now()
        where job_id = ${jobId} and idx = ${idx} and status = 'pending'
       returning job_id)
+    -- an increment, not a count: concurrent steps serialize on the job row and each sees the
+    -- other's committed increment, where a count would read a snapshot without it
     update compaction_jobs j set
-      progress = jsonb_build_object(
-        'chunksDone', (select count(*) from compaction_chunks c where c.job_id = ${jobId} and c.status = 'done') + 1,
-        'chunksTotal', (select count(*) from compaction_chunks c where c.job_id = ${jobId})),
+      progress = jsonb_set(j.progress, '{chunksDone}', to_jsonb(coalesce((j.progress ->> 'chunksDone')::int, 0) + 1)),
       updated_at = now()
      where j.id = ${jobId} and exists (select 1 from done)
     returning 1 as done`);

@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, ne, sql } from 'drizzle-orm';
 import type { TriggerState } from '../../compaction/trigger.js';
 import type { DbOrTx } from '../client.js';
 import { compactionJobs, conversations } from '../schema.js';
@@ -37,11 +37,12 @@ export async function getConversationById(db: DbOrTx, id: string): Promise<Conve
   return row ?? null;
 }
 
+/** The conversation's latest compaction; consolidations are follow-ups, listed with the jobs, not here. */
 export async function getLastJob(db: DbOrTx, conversationId: string) {
   const [row] = await db
     .select({ id: compactionJobs.id, status: compactionJobs.status })
     .from(compactionJobs)
-    .where(eq(compactionJobs.conversationId, conversationId))
+    .where(and(eq(compactionJobs.conversationId, conversationId), ne(compactionJobs.trigger, 'consolidate')))
     .orderBy(sql`${compactionJobs.createdAt} desc`)
     .limit(1);
   return row ?? null;

@@ -1,0 +1,181 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { chunkOutputBudget, consolidationOutputBudget, retryBudget } from '../../../src/compaction/budget.js';
+import { mergePolicy } from '../../../src/config/policy.js';
+import { listChunks } from '../../../src/db/repos/chunks.js';
+import { getJob } from '../../../src/db/repos/jobs.js';
+import type { WorkerDeps } from '../../../src/worker/deps.js';
+import { processFinalize } from '../../../src/worker/processors/finalize.js';
+import { processPlan } from '../../../src/worker/processors/plan.js';
+import { processSummarizeChunk } from '../../../src/worker/processors/summarize.js';
+import { activeMessages, compact, seedConversation } from '../../helpers/conversation.js';
+import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
+import { createStack, type Stack } from '../../helpers/stack.js';
+import { loadRealTranscript } from '../../helpers/transcripts.js';
+import { workerStepDeps } from '../../helpers/worker-steps.js';
+
+/**
+ * The worker's steps called directly against real Postgres and llm-sim (no queue consumer):
+ * what each step reads and writes, and what it sends, without polling through the API.
+ */
+
+let sim: TestLlmSim;
+let stack: Stack;
+let deps: WorkerDeps;
+beforeAll(async () => {
+  sim = await startTestLlmSim();
+  stack = await createStack({ workers: false, env: { ANTHROPIC_BASE_URL: sim.url, COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5' } });
+  deps = workerStepDeps(stack);
+});
+afterAll(async () => {
+  await stack?.close();
+  await sim?.close();
+});
+beforeEach(() => {
+  sim.control.reset();
+  sim.control.setFaults({});
+  sim.control.setProfile('instant');
+});
+
+const session = () => loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl').conversations[0]!.messages;
+const POLICY = { auto: false, chunkTokens: 4000, keepRecent: 6 };
+
+type Body = { max_tokens: number; system?: string; messages: Array<{ role: string; content: unknown }> };
+const bodies = () => sim.control.callLog().map((c) => c.body as Body);
+
+/** Plans a compaction of a fresh conversation and returns its job id and chunk rows. */
+async function planned(id: string, policy: Record<string, unknown> = POLICY, options: Record<string, unknown> = { strategy: 'summarize' }) {
+  await seedConversation(stack, id, session(), { policy });
+  const job = await compact(stack, id, options);
+  await processPlan({ jobId: job.id }, deps);
+  return { jobId: job.id, chunks: await listChunks(deps.db, job.id) };
+}
+
+async function runChunks(jobId: string, count: number) {
+  await Promise.all(Array.from({ length: count }, (_, chunkIndex) => processSummarizeChunk({ jobId, chunkIndex }, deps)));
+}
+
+describe('plan step', () => {
+  it('writes one typed row per chunk with a budget sized to its source, and freezes the policy on the job', async () => {
+    const { jobId, chunks } = await planned('plan-rows');
+    const job = await getJob(deps.db, jobId);
+    expect(job?.status).toBe('summarizing');
+    expect(chunks.length).toBeGreaterThan(1);
+    const policy = mergePolicy(POLICY);
+    for (const chunk of chunks) {
+      expect(chunk.status).toBe('pending');
+      expect(chunk.outputBudget).toBe(chunkOutputBudget(policy, chunk.sourceTokens));
+      expect(chunk.sourceTokens).toBeLessThanOrEqual(policy.chunkTokens);
+    }
+    expect(job?.policy).toMatchObject({ chunkTokens: 4000, keepRecent: 6 });
+    expect(job?.progress).toEqual({ chunksDone: 0, chunksTotal: chunks.length });
+    // a policy edit after planning does not reach the running job
+    await deps.db.execute(sql`update conversations set policy = policy || '{"summaryRatio": 0.9}'::jsonb where external_id = 'plan-rows'`);
+    await runChunks(jobId, 1);
+    expect(bodies()[0]?.max_tokens).toBe(chunks[0]?.outputBudget);
+  });
+});
+
+describe('summarize step', () => {
+  it('makes one call per chunk, sized to its budget, naming identifiers and carrying no previous summaries; a repeat pays nothing', async () => {
+    const { jobId, chunks } = await planned('one-round');
+    await runChunks(jobId, chunks.length);
+    expect(bodies()).toHaveLength(chunks.length);
+    expect(bodies().map((b) => b.max_tokens).sort()).toEqual(chunks.map((c) => c.outputBudget).sort());
+    const done = await listChunks(deps.db, jobId);
+    expect(done.every((c) => c.status === 'done' && c.fallback === null && (c.summary ?? '').length > 0)).toBe(true);
+    // the gate list is every identifier of the source, and every one is in the stored summary
+    for (const chunk of done) {
+      expect(chunk.identifiers.length).toBeGreaterThan(0);
+      for (const id of chunk.identifiers) expect(chunk.summary?.replace(/\s+/g, ' ')).toContain(id.replace(/\s+/g, ' ').trim());
+    }
+    expect((await getJob(deps.db, jobId))?.progress).toEqual({ chunksDone: chunks.length, chunksTotal: chunks.length });
+    await runChunks(jobId, chunks.length);
+    expect(bodies()).toHaveLength(chunks.length);
+  });
+
+  it('retries an answer stopped at its budget once with a larger budget, and never falls back for it', async () => {
+    const { jobId, chunks } = await planned('truncated-once');
+    sim.control.setFaults({ script: ['truncated'] });
+    await runChunks(jobId, 1);
+    const [first, second] = bodies();
+    expect(first?.max_tokens).toBe(chunks[0]?.outputBudget);
+    expect(second?.max_tokens).toBe(retryBudget(chunks[0]!.outputBudget));
+    const [row] = await listChunks(deps.db, jobId);
+    expect(row).toMatchObject({ status: 'done', fallback: null, calls: 2 });
+  });
+
+  it('under identifierRepair: call, sends the draft and the missing list only, and keeps the draft', async () => {
+    sim.control.configure({ lossRate: 0.5 });
+    const { jobId, chunks } = await planned('repair', { ...POLICY, identifierRepair: 'call', maxIdentifiers: 1 });
+    await runChunks(jobId, 1);
+    const [first, repair] = bodies();
+    expect(repair, 'a repair call follows a lossy answer').toBeDefined();
+    const repairText = JSON.stringify(repair?.messages);
+    expect(repairText.length).toBeLessThan(JSON.stringify(first?.messages).length);
+    expect(repair!.max_tokens).toBeLessThan(chunks[0]!.outputBudget * 2);
+    const [row] = await listChunks(deps.db, jobId);
+    expect(row?.draft).not.toBeNull();
+    expect(row?.calls).toBe(2);
+  });
+});
+
+describe('finalize and the commit', () => {
+  it('commits the level-0 batches and reports retention over the whole span, measured in the context', async () => {
+    const { jobId, chunks } = await planned('commit');
+    await runChunks(jobId, chunks.length);
+    await processFinalize({ jobId }, deps);
+    const job = await getJob(deps.db, jobId);
+    expect(job?.status).toBe('completed');
+    const union = new Set((await listChunks(deps.db, jobId)).flatMap((c) => c.identifiers));
+    expect(job?.result?.['identifiers']).toEqual({ found: union.size, total: union.size });
+    expect((job?.result?.['batchIds'] as string[]).length).toBe(chunks.length);
+    const clip = (await activeMessages(stack, 'commit')).find((m) => m.kind === 'clip_archive');
+    const clipText = JSON.stringify(clip?.content);
+    expect([...union].slice(0, 20).every((id) => clipText.includes(JSON.stringify(id).slice(1, -1)))).toBe(true);
+  });
+
+  it('records a consolidation in the commit when batches exceed maxLiveBatches; it commits in its own transaction and a revert undoes both', async () => {
+    const before = await (async () => {
+      await seedConversation(stack, 'consolidate', session(), { policy: { ...POLICY, maxLiveBatches: 2 } });
+      return activeMessages(stack, 'consolidate');
+    })();
+    const job = await compact(stack, 'consolidate', { strategy: 'summarize' });
+    await processPlan({ jobId: job.id }, deps);
+    const chunks = await listChunks(deps.db, job.id);
+    expect(chunks.length).toBeGreaterThan(2);
+    await runChunks(job.id, chunks.length);
+    await processFinalize({ jobId: job.id }, deps);
+    const compaction = await getJob(deps.db, job.id);
+    expect(compaction?.status).toBe('completed');
+    const consolidationId = compaction?.result?.['consolidationJobId'] as string;
+    expect(consolidationId).toBeTruthy();
+    expect((await getJob(deps.db, consolidationId))?.trigger).toBe('consolidate');
+
+    sim.control.reset();
+    await processPlan({ jobId: consolidationId }, deps);
+    const [merge] = await listChunks(deps.db, consolidationId);
+    expect(merge?.absorbedBatchIds.length).toBe(chunks.length - 1);
+    expect(merge?.outputBudget).toBe(consolidationOutputBudget(mergePolicy({ ...POLICY, maxLiveBatches: 2 }), merge!.sourceTokens));
+    await processSummarizeChunk({ jobId: consolidationId, chunkIndex: 0 }, deps);
+    await processFinalize({ jobId: consolidationId }, deps);
+    const consolidation = await getJob(deps.db, consolidationId);
+    expect(consolidation?.status).toBe('completed');
+    expect(bodies()).toHaveLength(1);
+    expect(bodies()[0]?.max_tokens).toBe(merge?.outputBudget);
+    const identifiers = consolidation?.result?.['identifiers'] as { found: number; total: number };
+    expect(identifiers.found).toBe(identifiers.total);
+
+    const live = await deps.db.execute<{ n: number }>(sql`select count(*)::int as n from batches b join conversations c on c.id = b.conversation_id
+      where c.external_id = 'consolidate' and b.superseded_by is null`);
+    expect(live[0]?.n).toBe(2);
+    const clips = (await activeMessages(stack, 'consolidate')).filter((m) => m.kind === 'clip_archive');
+    expect(clips).toHaveLength(1);
+    expect(clips[0]?.seq).toBe(compaction?.result?.['clipArchiveSeq']);
+
+    const reverted = await stack.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/revert`, headers: stack.auth() });
+    expect(reverted.statusCode, reverted.body).toBe(200);
+    expect((await getJob(deps.db, consolidationId))?.result?.['revertedAt']).toBeDefined();
+    expect(await activeMessages(stack, 'consolidate')).toEqual(before);
+  });
+});

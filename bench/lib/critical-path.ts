@@ -1,12 +1,14 @@
-import { IDENTIFIERS_TO_KEEP_INTRO } from '../../src/compaction/prompt.js';
+import { REPAIR_HEADING } from '../../src/compaction/prompt.js';
 import type { CallRecord } from '../../src/llm-sim/state.js';
 import { unionMs } from './stats.js';
 
 /**
  * The LLM critical path of one compaction, from llm-sim's call log: the longest chunk
- * chain (a chunk's first call plus its identifier retry, when there is one) plus the
- * re-summary chain. Calls are told apart by their request body: a re-summary asks to
- * merge summaries; a retry is its first call's body plus the list of missing identifiers.
+ * chain (a chunk's call, plus its one retry with a larger budget when the answer stopped at
+ * the budget). Consolidations run as follow-up jobs, off the compaction's path; they are
+ * counted apart (`resummary*`). Calls are told apart by their request body: a consolidation
+ * asks to merge batch summaries, a repair names the repair heading, and a truncation retry
+ * repeats its first call's messages but for the final directive (its length line changes).
  */
 
 export interface CallAnalysis {
@@ -18,7 +20,7 @@ export interface CallAnalysis {
   longestChunkMs: number;
   resummaryMs: number;
   criticalPathMs: number;
-  /** the issue's physical limit: the longest single chunk call + the longest re-summary call */
+  /** the physical limit: the longest single chunk call */
   strictCriticalMs: number;
   /** input tokens by kind of call */
   tokensByKind: { first: number; retry: number; resummary: number };
@@ -33,12 +35,15 @@ export interface CallAnalysis {
   outputTokens: number;
 }
 
-const RESUMMARY_MARK = 'Merge the summaries above';
-const RETRY_MARK = IDENTIFIERS_TO_KEEP_INTRO.slice(0, 40);
-const RETRY_SECTION = new RegExp(`${escape(IDENTIFIERS_TO_KEEP_INTRO)}[\\s\\S]*?(?=Answer with the summary only)`);
+const CONSOLIDATION_MARK = 'Merge the batch summaries';
 
-function escape(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+type Body = { messages?: unknown[] };
+
+/** A chunk call's identity: its messages but the final directive (what a truncation retry changes). */
+function chainKey(call: CallRecord): string {
+  const body = call.body as Body | undefined;
+  if (!body || !Array.isArray(body.messages)) return `call-${call.id}`;
+  return JSON.stringify(body.messages.slice(0, -1));
 }
 
 function durationMs(call: CallRecord): number {
@@ -50,23 +55,21 @@ export function analyzeCalls(calls: readonly CallRecord[]): CallAnalysis {
   let resummaryMs = 0;
   let resummaryCalls = 0;
   let longestCall = 0;
-  let longestResummaryCall = 0;
   let retries = 0;
   const tokensByKind = { first: 0, retry: 0, resummary: 0 };
   for (const call of calls) {
     const text = JSON.stringify(call.body ?? { id: call.id });
-    const isRetry = text.includes(RETRY_MARK);
-    if (text.includes(RESUMMARY_MARK)) {
+    if (text.includes(CONSOLIDATION_MARK)) {
       resummaryMs += durationMs(call);
       resummaryCalls += 1;
-      if (!isRetry) longestResummaryCall = Math.max(longestResummaryCall, durationMs(call));
-      tokensByKind[isRetry ? 'retry' : 'resummary'] += call.inputTokens;
+      tokensByKind.resummary += call.inputTokens;
       continue;
     }
+    const key = text.includes(REPAIR_HEADING) ? `repair-${call.id}` : chainKey(call);
+    const isRetry = chains.has(key) || key.startsWith('repair-');
     if (isRetry) retries += 1;
-    else longestCall = Math.max(longestCall, durationMs(call));
+    longestCall = Math.max(longestCall, durationMs(call));
     tokensByKind[isRetry ? 'retry' : 'first'] += call.inputTokens;
-    const key = call.body === undefined ? `call-${call.id}` : text.replace(RETRY_SECTION, '');
     chains.set(key, (chains.get(key) ?? 0) + durationMs(call));
   }
   const longestChunkMs = Math.max(0, ...chains.values());
@@ -77,8 +80,8 @@ export function analyzeCalls(calls: readonly CallRecord[]): CallAnalysis {
     resummaryCalls,
     longestChunkMs,
     resummaryMs,
-    criticalPathMs: longestChunkMs + resummaryMs,
-    strictCriticalMs: longestCall + longestResummaryCall,
+    criticalPathMs: longestChunkMs,
+    strictCriticalMs: longestCall,
     tokensByKind,
     retries,
     llmUnionMs: unionMs(calls.map((c) => [c.startMs, c.endMs ?? c.startMs] as const)),

@@ -176,6 +176,13 @@ async function demo(connection: Connection, io: CliIo, options: DemoOptions): Pr
   const done = await followJob(client, job, io, { timeoutMs: options.timeoutMs, label: 'compacting' });
   out();
   for (const line of formatJobSummary(done)) out(line);
+  const follow = done.status === 'completed' ? done.result.consolidationJobId : null;
+  if (follow) {
+    // the compaction committed without it; the demo waits only to show the archive's final shape
+    const merged = await followJob(client, await client.getJob(follow), io, { timeoutMs: options.timeoutMs, label: 'consolidating' });
+    const absorbed = merged.status === 'completed' ? merged.result.absorbedBatchIds?.length ?? 0 : 0;
+    out(`consolidation ${merged.id}: ${merged.status}${absorbed > 0 ? ` (${absorbed} batches merged into one)` : ''}`);
+  }
   if (done.status === 'completed') await printArchive(client, id, done, { full: options.full === true, out });
   out();
   out(`total time ${formatDuration(Date.now() - started)}`);

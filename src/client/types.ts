@@ -64,6 +64,10 @@ export interface CompactionResult {
   };
   identifiers?: { found: number; total: number };
   fallbacks?: Array<{ step: string; reason: string | null }>;
+  /** the follow-up `consolidate` job the commit recorded (more live batches than `maxLiveBatches`) */
+  consolidationJobId?: string | null;
+  /** on a consolidation: the batches it merged into `batchIds[0]` */
+  absorbedBatchIds?: string[];
   /** set once `revertJob` undid the compaction */
   revertedAt?: string;
   [key: string]: unknown;

@@ -62,7 +62,7 @@ describe('webhook configuration', () => {
 
   it('sets, reads and removes a conversation webhook; other tenants see none of it', async () => {
     expect((await get('/v1/conversations/conv-a/webhook')).statusCode).toBe(404);
-    const set = await put('/v1/conversations/conv-a/webhook', { url: 'http://127.0.0.1:9/conv-a', events: ['context.warning'] });
+    const set = await put('/v1/conversations/conv-a/webhook', { url: 'https://hooks.example/conv-a', events: ['context.warning'] });
     expect(set.statusCode, set.body).toBe(200);
     expect(set.json()).toMatchObject({ scope: 'conversation', conversationId: 'conv-a', events: ['context.warning'] });
 

@@ -105,7 +105,8 @@ function sectionSpans(text: string): Array<[number, number]> {
 
 function judgeRun(rec: ScenarioRecorder, label: string, run: Run): void {
   const echoed = MARKERS.filter((m) => run.allSummaries.some((s) => s.includes(m)));
-  rec.figure(`${label}: summaries echoing a padded delimiter`, run.allSummaries.filter((s) => /<\/?compactd/.test(readerView(s)) && !/<\/?compactd/.test(s)).length);
+  // The padded injections must reach the summaries (else the framing below proves nothing about them).
+  rec.expect(`${label}: summaries echoing a padded delimiter`, run.allSummaries.filter((s) => /<\/?compactd/.test(readerView(s)) && !/<\/?compactd/.test(s)).length, '>=', 1);
   rec.expect(`${label}: injection phrases echoed into summaries`, echoed.length, '>=', 3);
   const sections = parseClipArchive(run.clipText);
   rec.expect(`${label}: clip-archive sections = live batches`, sections.length - run.liveBatches.length, '==', 0);

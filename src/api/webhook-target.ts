@@ -21,7 +21,13 @@ export async function assertWebhookTarget(
 ): Promise<void> {
   const allow = options.allow ?? EMPTY_ALLOW_LIST;
   const refuse = (message: string) => badRequest('WEBHOOK_TARGET_NOT_ALLOWED', `must reach a public address: ${message}`, 'body.url');
-  const verdict = checkWebhookHost(new URL(target).hostname, allow);
+  let hostname: string;
+  try {
+    hostname = new URL(target).hostname;
+  } catch {
+    throw badRequest('INVALID_WEBHOOK_URL', 'must be an http or https URL', 'body.url');
+  }
+  const verdict = checkWebhookHost(hostname, allow);
   if (verdict.kind === 'refused') throw refuse(verdict.reason);
   if (verdict.kind === 'allowed') return;
   const addresses = await resolveWithin(options.resolveHost ?? systemResolver, verdict.hostname, LOOKUP_TIMEOUT_MS);

@@ -43,9 +43,9 @@ function foldChar(ch: string): string {
   if (LT_LIKE.has(ch)) return '<';
   if (SLASH_LIKE.has(ch)) return '/';
   let out = '';
-  for (const part of ch.normalize('NFKC')) {
+  for (const part of ch.normalize('NFKC').toLowerCase()) {
     if (INVISIBLE.test(part)) continue;
-    out += LT_LIKE.has(part) ? '<' : SLASH_LIKE.has(part) ? '/' : (CONFUSABLES[part] ?? part).toLowerCase();
+    out += LT_LIKE.has(part) ? '<' : SLASH_LIKE.has(part) ? '/' : (CONFUSABLES[part] ?? part);
   }
   return out;
 }

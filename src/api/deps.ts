@@ -4,6 +4,7 @@ import type postgres from 'postgres';
 import type { CountTokens } from '../compaction/types.js';
 import type { Config } from '../config/env.js';
 import type { Db, Tx } from '../db/client.js';
+import type { HostResolver } from '../lib/webhook-target.js';
 import type { ConversationRow } from '../db/repos/conversations.js';
 import type { Logger } from '../obs/logger.js';
 import type { Metrics } from '../obs/metrics.js';
@@ -21,7 +22,9 @@ export interface AppendEffects {
 
 /** What the HTTP shell needs; the composition root supplies it. */
 export interface ApiDeps {
-  config: Pick<Config, 'limits'> & Partial<Pick<Config, 'adminToken' | 'metrics'>>;
+  config: Pick<Config, 'limits'> & Partial<Pick<Config, 'adminToken' | 'metrics' | 'webhooks'>>;
+  /** resolves webhook hosts when a webhook is set; default the system resolver */
+  resolveHost?: HostResolver;
   db: Db;
   sql: postgres.Sql;
   redis: Pick<Redis, 'ping'>;

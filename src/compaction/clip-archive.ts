@@ -24,18 +24,30 @@ export interface ClipArchive {
 }
 
 const TAG = 'compactd';
-const LT_LIKE = new Set(['<', '\uFF1C', '\uFE64', '\u2039', '\u3008', '\u27E8', '\u2329', '\u1438', '\u02C2', '\u276E']);
-const SLASH_LIKE = /[\uFF0F\u2215\u2044\u29F8\u2571\u30CE]/g;
+const LT_LIKE = new Set(['<', '\uFF1C', '\uFE64', '\u2039', '\u3008', '\u27E8', '\u2329', '\u1438', '\u02C2', '\u276E', '\u226E']);
+const SLASH_LIKE = new Set(['/', '\uFF0F', '\u2215', '\u2044', '\u29F8', '\u2571', '\u30CE']);
 const CONFUSABLES: Record<string, string> = { с: 'c', о: 'o', р: 'p', а: 'a', ԁ: 'd', ο: 'o', ϲ: 'c', т: 't', м: 'm' };
+/**
+ * What a reader does not see, or sees as nothing between two characters: controls, format
+ * characters (zero-width spaces and joiners, bidi marks, tags), marks, separators and spaces,
+ * default-ignorable code points (Hangul fillers, variation selectors), private-use and
+ * unassigned code points, lone surrogates.
+ */
+const INVISIBLE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{M}\p{Z}\p{Default_Ignorable_Code_Point}\s]$/u;
 
-/** What a window of text looks like to a reader: normalized, invisible characters and combining marks dropped. */
-function fold(window: string): string {
+/** How one code point reads: '' when invisible, else its NFKC form with look-alikes mapped, lower case. */
+function foldChar(ch: string): string {
+  const code = ch.charCodeAt(0);
+  if (code < 0x80) return code <= 0x20 || code === 0x7f ? '' : ch.toLowerCase();
+  if (INVISIBLE.test(ch)) return '';
+  if (LT_LIKE.has(ch)) return '<';
+  if (SLASH_LIKE.has(ch)) return '/';
   let out = '';
-  for (const ch of window.normalize('NFKC')) {
-    if (/[\p{Cf}\p{Mn}\s]/u.test(ch)) continue;
-    out += LT_LIKE.has(ch) ? '<' : (CONFUSABLES[ch] ?? ch);
+  for (const part of ch.normalize('NFKC').toLowerCase()) {
+    if (INVISIBLE.test(part)) continue;
+    out += LT_LIKE.has(part) ? '<' : SLASH_LIKE.has(part) ? '/' : (CONFUSABLES[part] ?? part);
   }
-  return out.replace(SLASH_LIKE, '/').toLowerCase();
+  return out;
 }
 
 /**
@@ -43,8 +55,7 @@ function fold(window: string): string {
  * c…): each letter is the tag's own or some non-ASCII letter, and most are the tag's own.
  * Real words that share a prefix (`<component>`) differ in an ASCII letter and pass.
  */
-function spellsTag(folded: string): boolean {
-  const letters = [...folded].slice(0, TAG.length);
+function spellsTag(letters: readonly string[]): boolean {
   if (letters.length < TAG.length) return false;
   let same = 0;
   for (const [i, ch] of letters.entries()) {
@@ -54,21 +65,37 @@ function spellsTag(folded: string): boolean {
   return same >= TAG.length - 3;
 }
 
-/** Neutralizes delimiter look-alikes (and NULs, which Postgres text cannot hold). */
+/** Whether the visible text from `at` (a '<') reads as one of our delimiters: `<compactd…` or `</compactd…`. */
+function opensDelimiter(visible: readonly string[], at: number): boolean {
+  const from = visible[at + 1] === '/' ? at + 2 : at + 1;
+  return spellsTag(visible.slice(from, from + TAG.length));
+}
+
+/**
+ * Neutralizes delimiter look-alikes (and NULs, which Postgres text cannot hold). The text is
+ * first read as a reader sees it — invisible characters dropped however many lie between the
+ * delimiter's characters, each visible character remembered with the code point it came
+ * from — and every '<' that opens a delimiter there is escaped at its source. One pass over
+ * the text and a fixed look-ahead over visible characters: linear time, no regex backtracking.
+ */
 export function escapeSummary(summary: string): string {
-  let out = '';
-  for (let i = 0; i < summary.length; i += 1) {
-    const ch = summary[i] as string;
-    if (ch === '\u0000') continue;
-    if (LT_LIKE.has(ch)) {
-      const folded = fold(summary.slice(i, i + 64));
-      if (folded.startsWith(`<${TAG}`) || folded.startsWith(`</${TAG}`) || spellsTag(folded.slice(folded[1] === '/' ? 2 : 1))) {
-        out += '&lt;';
-        continue;
-      }
+  const chars = Array.from(summary);
+  const visible: string[] = [];
+  const source: number[] = [];
+  chars.forEach((ch, i) => {
+    for (const folded of foldChar(ch)) {
+      visible.push(folded);
+      source.push(i);
     }
-    out += ch;
+  });
+  const escaped = new Set<number>();
+  for (let k = 0; k < visible.length; k += 1) {
+    if (visible[k] === '<' && opensDelimiter(visible, k)) escaped.add(source[k] as number);
   }
+  let out = '';
+  chars.forEach((ch, i) => {
+    if (ch !== '\u0000') out += escaped.has(i) ? '&lt;' : ch;
+  });
   return out;
 }
 

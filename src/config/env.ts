@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EMPTY_ALLOW_LIST, parseWebhookAllowList, type WebhookAllowList } from '../lib/webhook-target.js';
 
 /**
  * Environment variables (SPEC §6.1, §7). `loadConfig(env)` is pure: the composition roots
@@ -51,6 +52,16 @@ export const EnvSchema = z.object({
   COMPACTD_WEBHOOK_ATTEMPTS: int(1, 50).default(10),
   COMPACTD_WEBHOOK_BACKOFF_MS: int(10, 3_600_000).default(5_000),
   COMPACTD_WEBHOOK_TIMEOUT_MS: int(100, 120_000).default(10_000),
+  /** webhook targets allowed although not public: comma-separated host names, addresses, CIDR ranges */
+  COMPACTD_WEBHOOK_ALLOW: z
+    .string()
+    .transform((text, ctx) => {
+      const parsed = parseWebhookAllowList(text);
+      if (parsed.ok) return parsed.value;
+      ctx.addIssue({ code: 'custom', message: `not a host name, address or CIDR range: ${parsed.invalid.join(', ')}` });
+      return z.NEVER;
+    })
+    .optional(),
   /** optional TOML file with default policy and scoring weights */
   COMPACTD_CONFIG: z.string().min(1).optional(),
 
@@ -83,7 +94,7 @@ export interface Config {
   bootstrapKey: string | undefined;
   adminToken: string | undefined;
   metrics: { token: string | undefined; port: number | undefined };
-  webhooks: { attempts: number; backoffMs: number; timeoutMs: number };
+  webhooks: { attempts: number; backoffMs: number; timeoutMs: number; allow: WebhookAllowList };
   configFile: string | undefined;
   queue: { prefix: string; compactionConcurrency: number; summarizeConcurrency: number };
   reconcile: { everyMs: number; idleMs: number };
@@ -128,7 +139,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     bootstrapKey: e.COMPACTD_BOOTSTRAP_KEY,
     adminToken: e.COMPACTD_ADMIN_TOKEN,
     metrics: { token: e.COMPACTD_METRICS_TOKEN, port: e.COMPACTD_METRICS_PORT },
-    webhooks: { attempts: e.COMPACTD_WEBHOOK_ATTEMPTS, backoffMs: e.COMPACTD_WEBHOOK_BACKOFF_MS, timeoutMs: e.COMPACTD_WEBHOOK_TIMEOUT_MS },
+    webhooks: {
+      attempts: e.COMPACTD_WEBHOOK_ATTEMPTS,
+      backoffMs: e.COMPACTD_WEBHOOK_BACKOFF_MS,
+      timeoutMs: e.COMPACTD_WEBHOOK_TIMEOUT_MS,
+      allow: e.COMPACTD_WEBHOOK_ALLOW ?? EMPTY_ALLOW_LIST,
+    },
     configFile: e.COMPACTD_CONFIG,
     queue: {
       prefix: e.COMPACTD_QUEUE_PREFIX,

@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Config } from '../config/env.js';
+import type { HostResolver, WebhookAllowList } from '../lib/webhook-target.js';
 import type { CountTokens } from '../compaction/types.js';
 import type { Db } from '../db/client.js';
 import type { Summarizers } from '../llm/create-summarizer.js';
@@ -44,6 +45,8 @@ export interface WebhookSettings extends WebhookRetry {
   queue: Queue;
   /** per-attempt HTTP timeout */
   timeoutMs: number;
-  /** network access for deliveries; default the global fetch */
-  fetch?: typeof fetch;
+  /** targets allowed although not public (COMPACTD_WEBHOOK_ALLOW) */
+  allow: WebhookAllowList;
+  /** resolves a target's host name at connect time; default the system resolver */
+  resolveHost?: HostResolver;
 }

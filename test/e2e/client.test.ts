@@ -167,7 +167,7 @@ describe('compactd/client against a running service', () => {
 
   it('configures webhooks (tenant and conversation) and reads the delivery log', async () => {
     // disabled: nothing is delivered to the unreachable URL while other tests compact
-    const created = await client.setWebhook({ url: 'http://127.0.0.1:9/hooks', events: ['compaction.completed'], enabled: false });
+    const created = await client.setWebhook({ url: 'https://hooks.example/hooks', events: ['compaction.completed'], enabled: false });
     expect(created).toMatchObject({ scope: 'tenant', conversationId: null, events: ['compaction.completed'], enabled: false });
     expect(created.secret).toEqual(expect.any(String));
     const read = await client.getWebhook();
@@ -175,9 +175,9 @@ describe('compactd/client against a running service', () => {
     expect(created.secret!.startsWith(read.secretHint.replace(/…$/, ''))).toBe(true);
 
     await client.createConversation({ id: 'client-hooks', policy: { auto: false } });
-    const own = await client.setConversationWebhook('client-hooks', { url: 'http://127.0.0.1:9/own', secret: 'a-secret-of-16-chars', enabled: false });
-    expect(own).toMatchObject({ scope: 'conversation', conversationId: 'client-hooks', url: 'http://127.0.0.1:9/own' });
-    expect((await client.getConversationWebhook('client-hooks')).url).toBe('http://127.0.0.1:9/own');
+    const own = await client.setConversationWebhook('client-hooks', { url: 'https://hooks.example/own', secret: 'a-secret-of-16-chars', enabled: false });
+    expect(own).toMatchObject({ scope: 'conversation', conversationId: 'client-hooks', url: 'https://hooks.example/own' });
+    expect((await client.getConversationWebhook('client-hooks')).url).toBe('https://hooks.example/own');
     await client.deleteConversationWebhook('client-hooks');
     expect(await caught(client.getConversationWebhook('client-hooks'))).toMatchObject({ status: 404 });
 
@@ -185,6 +185,8 @@ describe('compactd/client against a running service', () => {
     const invalid = await caught(client.setWebhook({ url: 'ftp://example.com/x' }));
     expect(invalid.status).toBe(400);
     expect(invalid.errors.map((e) => e.field)).toContain('body.url');
+    const internal = await caught(client.setWebhook({ url: 'http://127.0.0.1:6379/' }));
+    expect(internal).toMatchObject({ status: 400, code: 'WEBHOOK_TARGET_NOT_ALLOWED' });
     await client.deleteWebhook();
     expect(await caught(client.getWebhook())).toMatchObject({ status: 404 });
   });

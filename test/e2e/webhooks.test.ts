@@ -56,7 +56,8 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  stack = await createStack({ env: { COMPACTD_WEBHOOK_ATTEMPTS: String(ATTEMPTS), COMPACTD_WEBHOOK_BACKOFF_MS: String(BACKOFF_MS) } });
+  // The receiver is on loopback, which webhooks may reach only when the operator allows it.
+  stack = await createStack({ env: { COMPACTD_WEBHOOK_ATTEMPTS: String(ATTEMPTS), COMPACTD_WEBHOOK_BACKOFF_MS: String(BACKOFF_MS), COMPACTD_WEBHOOK_ALLOW: '127.0.0.1' } });
   const res = await stack.app.inject({ method: 'PUT', url: '/v1/webhook', headers: stack.auth(), payload: { url: `${base}/tenant`, secret: SECRET } });
   expect(res.statusCode, res.body).toBe(200);
 });

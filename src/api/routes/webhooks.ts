@@ -13,6 +13,7 @@ import {
 } from '../../db/repos/webhooks.js';
 import { notFound } from '../../lib/errors.js';
 import type { ApiDeps } from '../deps.js';
+import { assertWebhookTarget } from '../webhook-target.js';
 import { ConversationParamsSchema, errorResponses } from '../schemas/common.js';
 import {
   ListDeliveriesQuerySchema,
@@ -74,8 +75,9 @@ export function webhookRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
   };
 }
 
-/** Creates or updates; a new webhook without a secret gets a generated one, returned once. */
+/** Creates or updates (only for a target the service may reach); a new webhook without a secret gets a generated one, returned once. */
 async function putWebhook(deps: ApiDeps, scope: EndpointScope, body: WebhookBody, conversationExternalId: string | null): Promise<WebhookView> {
+  await assertWebhookTarget(body.url, { allow: deps.config.webhooks?.allow, resolveHost: deps.resolveHost });
   const existing = await getWebhookEndpoint(deps.db, scope);
   const generated = body.secret === undefined && !existing ? SECRET_PREFIX + randomBytes(32).toString('base64url') : undefined;
   const secret = body.secret ?? generated ?? (existing as WebhookEndpointRow).secret;

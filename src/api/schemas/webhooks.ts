@@ -8,7 +8,7 @@ export const WebhookEventSchema = z.enum(WEBHOOK_EVENTS);
 const httpUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http or https URL' })
   .max(2048)
-  .meta({ description: 'where events are POSTed', example: 'https://platform.example/hooks/compactd' });
+  .meta({ description: 'where events are POSTed; must reach a public address unless the operator allows it (COMPACTD_WEBHOOK_ALLOW)', example: 'https://platform.example/hooks/compactd' });
 
 export const WebhookBodySchema = z.strictObject({
   url: httpUrl,
@@ -46,7 +46,10 @@ export type WebhookView = z.infer<typeof WebhookSchema>;
 const WebhookAttemptSchema = z.object({
   at: z.string(),
   statusCode: z.number().int().nullable().meta({ description: 'the receiver’s HTTP status; null when no answer came (network error, timeout)' }),
-  error: z.string().nullable(),
+  error: z
+    .string()
+    .nullable()
+    .meta({ description: '`HTTP <status>`, `connection_failed` (no answer) or `target_not_allowed` (the host is, or resolves to, a non-public address); never the network error itself; null when delivered' }),
   durationMs: z.number().int(),
 });
 

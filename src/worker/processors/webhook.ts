@@ -2,7 +2,9 @@ import { failDelivery, getDeliveryWithEndpoint, listStalePendingDeliveries, reco
 import type { WebhookAttempt } from '../../db/schema.js';
 import type { DeliverWebhookPayload } from '../../queue/catalog.js';
 import { deliveryJobState, enqueueWebhookDelivery } from '../../queue/webhooks.js';
+import { assertNever } from '../../lib/assert-never.js';
 import type { WebhookSettings, WorkerDeps } from '../deps.js';
+import { postWebhook, type PostOutcome } from '../webhook-http.js';
 import { webhookHeaders } from '../webhooks.js';
 
 export type WebhookDeps = Pick<WorkerDeps, 'db' | 'logger' | 'metrics'> & { webhooks: WebhookSettings };
@@ -15,14 +17,24 @@ export class WebhookDeliveryError extends Error {
   }
 }
 
-/** Characters of an error kept in the delivery log. */
-const MAX_ERROR_CHARS = 500;
+/**
+ * What the delivery log (which the tenant reads) says about an attempt: the receiver's status,
+ * or a generic code. Never a connection error's text or an answer's body: those would tell the
+ * tenant what listens where in the service's network. The operator's log has the details.
+ */
+export const DELIVERY_ERRORS = {
+  /** no answer: DNS failure, refused or reset connection, timeout alike (telling them apart would map ports) */
+  connectionFailed: 'connection_failed',
+  targetRefused: 'target_not_allowed',
+} as const;
 
 /**
  * One attempt of one delivery: POST the stored body, signed, to the endpoint's current URL
  * with its current secret (so a rotated secret or a moved endpoint applies to retries).
  * 2xx marks it delivered; anything else is logged on the row and thrown for a retry, and
- * the final attempt marks it failed. Redirects are not followed: a receiver answers itself.
+ * the final attempt marks it failed. A target the rules refuse (webhook-http.ts) fails at
+ * once: retrying would not change the answer an operator has to change. Redirects are not
+ * followed: a receiver answers itself.
  */
 export async function processWebhookDelivery(payload: DeliverWebhookPayload, deps: WebhookDeps, attempt: { final: boolean }): Promise<void> {
   const found = await getDeliveryWithEndpoint(deps.db, payload.deliveryId);
@@ -37,38 +49,36 @@ export async function processWebhookDelivery(payload: DeliverWebhookPayload, dep
   }
 
   const startedAt = Date.now();
-  const sent = await post(endpoint.url, webhookHeaders(delivery, endpoint.secret, delivery.body, startedAt), delivery.body, deps.webhooks);
-  const record: WebhookAttempt = { at: new Date(startedAt).toISOString(), statusCode: sent.statusCode, error: sent.error, durationMs: Date.now() - startedAt };
-  const ok = sent.statusCode !== null && sent.statusCode >= 200 && sent.statusCode < 300;
-  const status = ok ? 'delivered' : attempt.final ? 'failed' : 'pending';
+  const { webhooks } = deps;
+  const options = { allow: webhooks.allow, timeoutMs: webhooks.timeoutMs, ...(webhooks.resolveHost ? { resolveHost: webhooks.resolveHost } : {}) };
+  const outcome = await postWebhook(endpoint.url, webhookHeaders(delivery, endpoint.secret, delivery.body, startedAt), delivery.body, options);
+  const { statusCode, error } = logged(outcome);
+  const record: WebhookAttempt = { at: new Date(startedAt).toISOString(), statusCode, error, durationMs: Date.now() - startedAt };
+  const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
+  const final = attempt.final || outcome.kind === 'refused';
+  const status = ok ? 'delivered' : final ? 'failed' : 'pending';
   await recordDeliveryAttempt(deps.db, delivery.id, { attempt: record, status, url: endpoint.url });
-  deps.metrics?.webhookDeliveries.inc({ event: delivery.event, outcome: ok ? 'delivered' : attempt.final ? 'failed' : 'retry' });
+  deps.metrics?.webhookDeliveries.inc({ event: delivery.event, outcome: ok ? 'delivered' : final ? 'failed' : 'retry' });
   if (ok) {
-    log.info({ statusCode: sent.statusCode, durationMs: record.durationMs }, 'webhook delivered');
+    log.info({ statusCode, durationMs: record.durationMs }, 'webhook delivered');
     return;
   }
-  log.warn({ statusCode: sent.statusCode, error: sent.error, final: attempt.final }, attempt.final ? 'webhook delivery failed for good' : 'webhook delivery failed; will retry');
-  if (!attempt.final) throw new WebhookDeliveryError(sent.error ?? `HTTP ${sent.statusCode}`);
+  const detail = outcome.kind === 'refused' ? { refused: outcome.reason } : outcome.kind === 'no_answer' ? { cause: outcome.cause } : { statusCode };
+  log.warn({ ...detail, final }, final ? 'webhook delivery failed for good' : 'webhook delivery failed; will retry');
+  if (!final) throw new WebhookDeliveryError(error ?? `HTTP ${statusCode}`);
 }
 
-async function post(url: string, headers: Record<string, string>, body: string, settings: WebhookSettings) {
-  const doFetch = settings.fetch ?? globalThis.fetch;
-  try {
-    const response = await doFetch(url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(settings.timeoutMs) });
-    // The answer's body is not needed; release the connection without reading it.
-    await response.body?.cancel().catch(() => undefined);
-    const ok = response.status >= 200 && response.status < 300;
-    return { statusCode: response.status, error: ok ? null : `HTTP ${response.status}` };
-  } catch (error) {
-    const message = error instanceof Error ? (error.name === 'TimeoutError' ? `timed out after ${settings.timeoutMs} ms` : describe(error)) : String(error);
-    return { statusCode: null, error: message.slice(0, MAX_ERROR_CHARS) };
+function logged(outcome: PostOutcome): { statusCode: number | null; error: string | null } {
+  switch (outcome.kind) {
+    case 'answered':
+      return { statusCode: outcome.statusCode, error: outcome.statusCode >= 200 && outcome.statusCode < 300 ? null : `HTTP ${outcome.statusCode}` };
+    case 'refused':
+      return { statusCode: null, error: DELIVERY_ERRORS.targetRefused };
+    case 'no_answer':
+      return { statusCode: null, error: DELIVERY_ERRORS.connectionFailed };
+    default:
+      return assertNever(outcome);
   }
-}
-
-/** fetch wraps network errors as "fetch failed" with the reason in `cause`. */
-function describe(error: Error): string {
-  const cause = (error as { cause?: unknown }).cause;
-  return cause instanceof Error ? `${error.message}: ${cause.message}` : error.message;
 }
 
 /** Pending deliveries untouched this long are checked against Redis by the sweep. */

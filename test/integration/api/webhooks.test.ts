@@ -62,7 +62,7 @@ describe('webhook configuration', () => {
 
   it('sets, reads and removes a conversation webhook; other tenants see none of it', async () => {
     expect((await get('/v1/conversations/conv-a/webhook')).statusCode).toBe(404);
-    const set = await put('/v1/conversations/conv-a/webhook', { url: 'http://127.0.0.1:9/conv-a', events: ['context.warning'] });
+    const set = await put('/v1/conversations/conv-a/webhook', { url: 'https://hooks.example/conv-a', events: ['context.warning'] });
     expect(set.statusCode, set.body).toBe(200);
     expect(set.json()).toMatchObject({ scope: 'conversation', conversationId: 'conv-a', events: ['context.warning'] });
 
@@ -80,6 +80,79 @@ describe('webhook configuration', () => {
   it('documents the routes in the OpenAPI document', async () => {
     const paths = Object.keys((await t.app.inject({ method: 'GET', url: '/docs/json' })).json().paths);
     expect(paths).toEqual(expect.arrayContaining(['/v1/webhook', '/v1/conversations/{id}/webhook', '/v1/webhooks/deliveries', '/metrics']));
+  });
+});
+
+describe('webhook targets the service may not reach', () => {
+  it.each([
+    'http://127.0.0.1/',
+    'http://[::1]:8080/',
+    'http://2130706433/',
+    'http://0x7f.1/',
+    'http://0177.0.0.1/',
+    'http://127.1/',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://localhost:6379/',
+    'http://localhost./',
+    'http://redis.localhost/',
+    'http://10.0.0.8/',
+    'http://100.64.0.1/',
+    'http://[fd00::1]/',
+    'http://[fe80::1]/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://224.0.0.1/',
+    'http://0.0.0.0/',
+    'http://255.255.255.255/',
+  ])('refuses %s with a 400 naming body.url, for the tenant and for a conversation', async (url) => {
+    for (const path of ['/v1/webhook', '/v1/conversations/conv-a/webhook']) {
+      const res = await put(path, { url });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.headers['content-type']).toContain('application/problem+json');
+      expect(res.json()).toMatchObject({ code: 'WEBHOOK_TARGET_NOT_ALLOWED', errors: [{ field: 'body.url' }] });
+    }
+  });
+
+  it('refuses a name that resolves to a non-public address without saying which, and accepts one that does not resolve yet', async () => {
+    const resolved = new Map([
+      ['hooks.inside.test', ['93.184.215.14', '10.1.2.3']],
+      ['hooks.public.test', ['93.184.215.14']],
+    ]);
+    const api = await createTestApi({
+      resolveHost: async (name) => {
+        const addresses = resolved.get(name);
+        if (!addresses) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${name}`), { code: 'ENOTFOUND' });
+        return addresses.map((address) => ({ address, family: 4 }));
+      },
+    });
+    try {
+      const inside = await api.app.inject({ method: 'PUT', url: '/v1/webhook', headers: api.auth(), payload: { url: 'https://hooks.inside.test/x' } });
+      expect(inside.statusCode).toBe(400);
+      expect(inside.json().errors[0].field).toBe('body.url');
+      expect(inside.body).not.toContain('10.1.2.3');
+      for (const url of ['https://hooks.public.test/x', 'https://not-yet.example/x']) {
+        const ok = await api.app.inject({ method: 'PUT', url: '/v1/webhook', headers: api.auth(), payload: { url } });
+        expect(ok.statusCode, ok.body).toBe(200);
+      }
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('accepts what COMPACTD_WEBHOOK_ALLOW names: a host, an address range', async () => {
+    const api = await createTestApi({}, { COMPACTD_WEBHOOK_ALLOW: 'localhost,10.0.0.0/8' });
+    try {
+      for (const [url, status] of [
+        ['http://localhost:8080/hooks', 200],
+        ['http://10.20.30.40/hooks', 200],
+        ['http://127.0.0.1/hooks', 400],
+        ['http://redis.localhost/hooks', 400],
+      ] as const) {
+        const res = await api.app.inject({ method: 'PUT', url: '/v1/webhook', headers: api.auth(), payload: { url } });
+        expect(res.statusCode, `${url}: ${res.body}`).toBe(status);
+      }
+    } finally {
+      await api.close();
+    }
   });
 });
 

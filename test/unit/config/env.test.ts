@@ -26,6 +26,8 @@ describe('loadConfig', () => {
     ['COMPACTD_SUMMARIZER', 'gemini'],
     ['LOG_PRETTY', 'maybe'],
     ['COMPACTD_BOOTSTRAP_KEY', 'short'],
+    ['COMPACTD_WEBHOOK_ALLOW', 'hooks.internal, not a host'],
+    ['COMPACTD_WEBHOOK_ALLOW', '10.0.0.0/33'],
   ])('names the bad variable %s=%s', (name, value) => {
     try {
       loadConfig({ [name]: value });
@@ -39,5 +41,17 @@ describe('loadConfig', () => {
   it('reads booleans strictly: "false" is false', () => {
     expect(loadConfig({ LOG_PRETTY: 'false' }).logPretty).toBe(false);
     expect(loadConfig({ LOG_PRETTY: 'true' }).logPretty).toBe(true);
+  });
+
+  it('reads the webhook allow-list: host names, addresses and CIDR ranges; none by default', () => {
+    expect(loadConfig({}).webhooks.allow).toEqual({ hosts: [], ranges: [] });
+    const allow = loadConfig({ COMPACTD_WEBHOOK_ALLOW: ' Hooks.Internal. , 127.0.0.1,10.0.0.0/8,[::1],fd00::/8' }).webhooks.allow;
+    expect(allow.hosts).toEqual(['hooks.internal']);
+    expect(allow.ranges.map((r) => [r.version, r.prefixLength])).toEqual([
+      [4, 32],
+      [4, 8],
+      [6, 128],
+      [6, 8],
+    ]);
   });
 });

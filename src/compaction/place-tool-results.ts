@@ -61,12 +61,14 @@ export function placeToolResults(history: readonly ContextMessage[]): ContextMes
 
   const placedAfter = new Map<number, ToolResultBlock[]>();
   const placed = new Set<string>();
+  const called = new Set<string>();
   const kept: Block[][] = history.map((message, k) =>
     message.content.flatMap((block): Block[] => {
       if (isBlankText(block)) return [];
       if (block.type === 'tool_use') {
-        // only the first assistant occurrence of an id that gets answered stays a call
-        const isCall = message.role === 'assistant' && opener.get(block.id) === k && answeredLater.has(block.id);
+          // only the first assistant occurrence of an id that gets answered stays a call
+        const isCall = message.role === 'assistant' && opener.get(block.id) === k && answeredLater.has(block.id) && !called.has(block.id);
+        if (isCall) called.add(block.id);
         return [isCall ? block : asText(block, toolNames)];
       }
       if (block.type !== 'tool_result') return [block];

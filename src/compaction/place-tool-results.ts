@@ -66,7 +66,7 @@ export function placeToolResults(history: readonly ContextMessage[]): ContextMes
     message.content.flatMap((block): Block[] => {
       if (isBlankText(block)) return [];
       if (block.type === 'tool_use') {
-          // only the first assistant occurrence of an id that gets answered stays a call
+        // only the first assistant occurrence of an id that gets answered stays a call
         const isCall = message.role === 'assistant' && opener.get(block.id) === k && answeredLater.has(block.id) && !called.has(block.id);
         if (isCall) called.add(block.id);
         return [isCall ? block : asText(block, toolNames)];

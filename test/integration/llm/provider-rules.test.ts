@@ -45,6 +45,11 @@ describe('Anthropic Messages rules through the SDK', () => {
     });
   }
 
+  it('a streamed request is refused before any event, the same way', async () => {
+    const error = await captureError(anthropic.messages.stream({ model: 'claude-haiku-4-5', max_tokens: 200, ...ANTHROPIC_RULES[4]!.rejected } as AnthropicBody).finalMessage());
+    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+  });
+
   it('count_tokens applies the same rules', async () => {
     const bad = ANTHROPIC_RULES[0]!.rejected;
     const error = await captureError(anthropic.messages.countTokens({ model: 'claude-haiku-4-5', ...bad } as Anthropic.Messages.MessageCountTokensParams));
@@ -67,4 +72,11 @@ describe('OpenAI Chat Completions rules through the SDK', () => {
       expect(sim.control.callLog()).toHaveLength(1);
     });
   }
+
+  it('a streamed request is refused before any chunk, the same way', async () => {
+    const c = OPENAI_RULES[2]!;
+    const error = await captureError(openai.chat.completions.create({ model: 'gpt-4o-mini', stream: true, ...c.rejected } as OpenAI.Chat.ChatCompletionCreateParamsStreaming));
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe(c.at);
+  });
 });

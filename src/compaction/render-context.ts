@@ -1,16 +1,16 @@
-import type { Block, HistoryMessage, ImageBlock, TextBlock, ToolResultBlock } from './types.js';
+import { placeToolResults, type ContextMessage } from './place-tool-results.js';
+import type { Block, ImageBlock, TextBlock, ToolResultBlock } from './types.js';
 
 /**
- * Turns the active history into a ready-to-send request body (SPEC §6.1 `context`).
- * Anthropic: system-role messages merged into `system`, tool results inside user turns,
- * consecutive same-role turns merged. OpenAI: system messages kept in place, tool_use →
- * `tool_calls`, tool_result → `role: "tool"` messages.
- *
- * As a last line of defence a tool_result whose tool_use is not in the context is sent as
- * plain text: providers reject orphaned results, and losing the request is worse.
+ * Turns the active history into a ready-to-send request body (SPEC §6.1 `context`), one
+ * that the provider's API accepts (the rules are pinned by src/llm-sim/validate-*.ts).
+ * Both formats first place tool results right after their calls (place-tool-results.ts).
+ * Anthropic: system-role messages (the clip-archive by default) merged into the top-level
+ * `system`, tool results first inside user turns, consecutive same-role turns merged, a
+ * user turn first, no trailing whitespace at the end of a final assistant turn.
+ * OpenAI: system messages kept in place, tool_use → `tool_calls`, tool_result → `role:
+ * "tool"` messages.
  */
-
-type ContextMessage = Pick<HistoryMessage, 'role' | 'content'>;
 
 export interface AnthropicContext {
   system?: string;
@@ -39,38 +39,67 @@ function resultText(block: ToolResultBlock): string {
   return block.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n');
 }
 
-/** Replaces orphaned tool_result blocks (no tool_use earlier in the context) with text. */
-function withoutOrphans(messages: readonly ContextMessage[]): ContextMessage[] {
-  const opened = new Set<string>();
-  return messages.map((message) => {
-    let changed = false;
-    const content = message.content.map((block): Block => {
-      if (block.type === 'tool_use') opened.add(block.id);
-      if (block.type === 'tool_result' && !opened.has(block.tool_use_id)) {
-        changed = true;
-        return { type: 'text', text: `[result of tool call ${block.tool_use_id}]\n${resultText(block)}` };
-      }
-      return block;
-    });
-    return changed ? { ...message, content } : message;
-  });
-}
+/**
+ * Opening turn for an Anthropic context whose first turn would be the assistant's (a kept
+ * tail that starts with an assistant reply after the clip-archive went to `system`): the
+ * API wants a user turn first.
+ */
+export const CONTEXT_OPENING_USER_TURN = '(The conversation continues from here.)';
 
 export function renderAnthropicContext(history: readonly ContextMessage[]): AnthropicContext {
   const systemParts: string[] = [];
   const out: AnthropicContext['messages'] = [];
-  for (const message of withoutOrphans(history)) {
+  const ids = anthropicToolIds();
+  for (const message of placeToolResults(history)) {
     if (message.role === 'system') {
       const text = textOf(message.content);
-      if (text) systemParts.push(text);
+      if (text.trim() !== '') systemParts.push(text);
       continue;
     }
     const role = message.role === 'assistant' ? 'assistant' : 'user';
+    const content = message.content.map((block) => anthropicBlock(block, ids));
     const last = out[out.length - 1];
-    if (last && last.role === role) last.content = orderBlocks([...last.content, ...message.content]);
-    else out.push({ role, content: orderBlocks([...message.content]) });
+    if (last && last.role === role) last.content = orderBlocks([...last.content, ...content]);
+    else out.push({ role, content: orderBlocks(content) });
   }
+  if (out[0]?.role === 'assistant') out.unshift({ role: 'user', content: [{ type: 'text', text: CONTEXT_OPENING_USER_TURN }] });
+  trimFinalAssistantTurn(out);
   return systemParts.length > 0 ? { system: systemParts.join('\n\n'), messages: out } : { messages: out };
+}
+
+/**
+ * Anthropic takes tool ids matching [A-Za-z0-9_-]+ and tool inputs that are objects; ids
+ * and inputs appended in another format may be neither. Ids are rewritten the same way
+ * for the call and its result (distinct ids stay distinct), other inputs are wrapped.
+ */
+function anthropicToolIds(): (id: string) => string {
+  const mapped = new Map<string, string>();
+  const taken = new Set<string>();
+  return (id) => {
+    const known = mapped.get(id);
+    if (known !== undefined) return known;
+    let safe = /^[a-zA-Z0-9_-]+$/.test(id) ? id : id.replace(/[^a-zA-Z0-9_-]/g, '_');
+    for (let n = 2; taken.has(safe); n += 1) safe = `${safe}_${n}`;
+    mapped.set(id, safe);
+    taken.add(safe);
+    return safe;
+  };
+}
+
+function anthropicBlock(block: Block, toolId: (id: string) => string): Block {
+  if (block.type === 'tool_use') {
+    const input = typeof block.input === 'object' && block.input !== null && !Array.isArray(block.input) ? block.input : { arguments: block.input ?? null };
+    return { ...block, id: toolId(block.id), input };
+  }
+  if (block.type === 'tool_result') return { ...block, tool_use_id: toolId(block.tool_use_id) };
+  return block;
+}
+
+/** A final assistant turn is a prefill to the API, which refuses one ending in whitespace. */
+function trimFinalAssistantTurn(out: AnthropicContext['messages']): void {
+  const last = out[out.length - 1];
+  const tail = last?.role === 'assistant' ? last.content[last.content.length - 1] : undefined;
+  if (last && tail?.type === 'text') last.content = [...last.content.slice(0, -1), { type: 'text', text: tail.text.trimEnd() }];
 }
 
 /** Anthropic wants tool_result blocks first in a user turn. */
@@ -91,7 +120,7 @@ function imagePart(block: ImageBlock): Record<string, unknown> {
 
 export function renderOpenAIContext(history: readonly ContextMessage[]): OpenAIContext {
   const out: OpenAIContextMessage[] = [];
-  for (const message of withoutOrphans(history)) {
+  for (const message of placeToolResults(history)) {
     if (message.role === 'system') {
       out.push({ role: 'system', content: textOf(message.content) });
       continue;

@@ -33,7 +33,7 @@ export async function handleCompletion(
     request = wire.parse(body);
   } catch (error) {
     if (!(error instanceof SimRequestError)) throw error;
-    sendError(res, wire.error('invalid_request', error.message));
+    sendError(res, wire.error('invalid_request', error.message, error.param));
     return;
   }
   const inputTokens = request.messages.reduce((sum, m) => sum + deps.countTokens(m.content) + MESSAGE_OVERHEAD_TOKENS, 0);

@@ -133,7 +133,7 @@ function countTokensRoute(body: unknown, res: ServerResponse): void {
     sendJson(res, 200, { input_tokens: parsed.messages.reduce((sum, m) => sum + countTokens(m.content) + 4, 0) });
   } catch (error) {
     if (!(error instanceof SimRequestError)) throw error;
-    sendJson(res, 400, anthropicWire.error('invalid_request', error.message).body);
+    sendJson(res, 400, anthropicWire.error('invalid_request', error.message, error.param).body);
   }
 }
 

@@ -33,6 +33,8 @@ export class SimRequestError extends Error {
     readonly status: number,
     message: string,
     readonly code: 'invalid_request' | 'context_length_exceeded' = 'invalid_request',
+    /** the offending field, for APIs that name it (OpenAI `param`) */
+    readonly param: string | null = null,
   ) {
     super(message);
   }

@@ -1,4 +1,5 @@
 import { SimRequestError, contentText, type SimAnswer, type SimMessage, type SimRequest } from './types.js';
+import { validateAnthropicRequest } from './validate-anthropic.js';
 import { sseFrame, type WireErrorKind, type WireFormat } from './wire.js';
 
 /**
@@ -15,20 +16,14 @@ function parse(body: unknown): SimRequest {
   if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) {
     throw new SimRequestError(400, 'max_tokens: Field required (an integer ≥ 1)');
   }
-  if (!Array.isArray(b['messages']) || b['messages'].length === 0) throw new SimRequestError(400, 'messages: at least one message is required');
+  // The API's message rules (roles, order, tool pairing, no blank text): see validate-anthropic.ts.
+  const problem = validateAnthropicRequest(b);
+  if (problem) throw new SimRequestError(400, problem.message, 'invalid_request', problem.param);
   const messages: SimMessage[] = [];
   const system = contentText(b['system']);
   if (system !== '') messages.push({ role: 'system', content: system });
-  for (const [index, raw] of (b['messages'] as unknown[]).entries()) {
-    const m = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
-    const role = m['role'];
-    if (role !== 'user' && role !== 'assistant' && role !== 'system') {
-      throw new SimRequestError(400, `messages.${index}.role: Input should be 'user' or 'assistant'`);
-    }
-    const content = contentText(m['content']);
-    // The real API rejects blank text; adapters must drop such messages before sending.
-    if (content.trim() === '') throw new SimRequestError(400, `messages.${index}: text content blocks must contain non-whitespace text`);
-    messages.push({ role, content });
+  for (const raw of b['messages'] as Array<Record<string, unknown>>) {
+    messages.push({ role: raw['role'] === 'assistant' ? 'assistant' : 'user', content: contentText(raw['content']) });
   }
   return { api: 'anthropic', model: b['model'], messages, maxTokens, stream: b['stream'] === true, includeUsage: true };
 }

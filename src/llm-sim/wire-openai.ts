@@ -1,4 +1,5 @@
 import { SimRequestError, contentText, type SimAnswer, type SimMessage, type SimRequest } from './types.js';
+import { validateOpenAIRequest } from './validate-openai.js';
 import { sseFrame, type WireErrorKind, type WireFormat } from './wire.js';
 
 /**
@@ -7,17 +8,15 @@ import { sseFrame, type WireErrorKind, type WireFormat } from './wire.js';
  * `stream_options.include_usage`), errors as `{error: {message, type, param, code}}`.
  */
 
-const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
-
 function parse(body: unknown): SimRequest {
   if (typeof body !== 'object' || body === null) throw new SimRequestError(400, 'request body must be a JSON object');
   const b = body as Record<string, unknown>;
   if (typeof b['model'] !== 'string' || b['model'] === '') throw new SimRequestError(400, 'you must provide a model parameter');
-  if (!Array.isArray(b['messages']) || b['messages'].length === 0) throw new SimRequestError(400, "'messages' must contain at least one message");
-  const messages: SimMessage[] = (b['messages'] as unknown[]).map((raw, index) => {
-    const m = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+  // The API's message rules (roles, tool calls answered, no strays): see validate-openai.ts.
+  const problem = validateOpenAIRequest(b);
+  if (problem) throw new SimRequestError(400, problem.message, 'invalid_request', problem.param);
+  const messages: SimMessage[] = (b['messages'] as Array<Record<string, unknown>>).map((m) => {
     const role = String(m['role']);
-    if (!ROLES.has(role)) throw new SimRequestError(400, `Invalid value for 'messages[${index}].role': '${role}'`);
     return { role: role === 'developer' ? 'system' : (role as SimMessage['role']), content: contentText(m['content']) };
   });
   const limit = b['max_completion_tokens'] ?? b['max_tokens'];
@@ -83,8 +82,8 @@ export const openaiWire: WireFormat = {
     ...(request.includeUsage ? [sseFrame(chunk(answer, [], { usage: usage(answer) }))] : []),
     sseFrame('[DONE]'),
   ],
-  error: (kind, text) => {
+  error: (kind, text, param = null) => {
     const { status, type, code } = ERRORS[kind];
-    return { status, body: { error: { message: text, type, param: kind === 'context_length_exceeded' ? 'messages' : null, code } } };
+    return { status, body: { error: { message: text, type, param: kind === 'context_length_exceeded' ? 'messages' : param, code } } };
   },
 };

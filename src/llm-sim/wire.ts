@@ -23,7 +23,8 @@ export interface WireFormat {
   streamStart(answer: SimAnswer): string[];
   streamDelta(answer: SimAnswer, text: string): string;
   streamEnd(answer: SimAnswer, request: SimRequest): string[];
-  error(kind: WireErrorKind, message: string): WireError;
+  /** `param` names the offending field where the API's error shape has room for it (OpenAI). */
+  error(kind: WireErrorKind, message: string, param?: string | null): WireError;
 }
 
 /** One SSE frame; `event:` only for APIs that name their events (Anthropic). */

@@ -86,8 +86,7 @@ export interface PreparedTarget {
  * Finds or creates the target conversation. A conversation created by an import of the same
  * file with other options is refused before anything is appended: those options give other
  * messages, which would be appended next to the ones already there. Any other existing
- * conversation is continued. Creation carries its own Idempotency-Key, so a run that lost
- * the answer to its create finds the conversation it made.
+ * conversation is continued.
  */
 export async function prepareTarget(client: CompactdClient, target: ImportTarget): Promise<PreparedTarget> {
   const key = importKey(target);
@@ -104,7 +103,8 @@ export async function prepareTarget(client: CompactdClient, target: ImportTarget
     return { conversation: existing, created: false, resumed: false };
   }
   try {
-    const conversation = await client.createConversation(createBody(target), { idempotencyKey: `${key}-create` });
+    // No key of the import's own here: a conversation deleted after a failed run must be created anew, not replayed.
+    const conversation = await client.createConversation(createBody(target));
     return { conversation, created: true, resumed: false };
   } catch (error) {
     // Created meanwhile by someone else: check it like any existing conversation.

@@ -16,6 +16,7 @@ Claude Code session JSONL, OpenAI or Anthropic chat JSON, τ-bench, mini-swe-age
 OpenHands runs. Running the same import again (same file, conversation and options)
 appends nothing: it says "already imported", or finishes a run that was interrupted. The
 same file with other options into a conversation it was already imported into is refused.
+When an append fails, a conversation this run created is deleted again.
 
   --conversation ID       target conversation, created when missing (default: the
                           transcript's own id; files with several runs get ID-1, ID-2…)
@@ -160,7 +161,7 @@ async function importOne(client: CompactdClient, io: CliIo, target: ImportTarget
     });
   } catch (error) {
     progress.finish('stopped');
-    throw new ImportInterruptedError(id, error);
+    throw new ImportInterruptedError(id, error, prepared.created ? await removeCreated(client, id) : 'kept');
   }
   const after = await client.getConversation(id);
   const added = after.messageCount - before;
@@ -179,13 +180,27 @@ async function importOne(client: CompactdClient, io: CliIo, target: ImportTarget
   }
 }
 
-/** A failure after the target conversation exists: the same command finishes the import. */
+/**
+ * A failed append. A conversation this run created is deleted again, so a failure leaves
+ * nothing half-made; one that existed before (a live conversation, or an earlier run of this
+ * import) is kept, and running the same command again finishes the import.
+ */
 class ImportInterruptedError extends Error {
   constructor(
     readonly conversationId: string,
     override readonly cause: unknown,
+    readonly conversation: 'removed' | 'kept',
   ) {
     super(`import into ${conversationId} interrupted`);
+  }
+}
+
+async function removeCreated(client: CompactdClient, id: string): Promise<'removed' | 'kept'> {
+  try {
+    await client.deleteConversation(id);
+    return 'removed';
+  } catch {
+    return 'kept';
   }
 }
 
@@ -252,7 +267,11 @@ export async function runImport(args: string[], io: CliIo = processIo()): Promis
     }
     if (error instanceof ImportInterruptedError) {
       io.stderr.write(describeError(error.cause, connection));
-      io.stderr.write(`the import into ${error.conversationId} stopped part way: run the same command again to finish it (what is stored is not appended twice)\n`);
+      io.stderr.write(
+        error.conversation === 'removed'
+          ? `the import failed; the conversation ${error.conversationId} it had created was deleted again, nothing is left behind\n`
+          : `the import into ${error.conversationId} stopped part way: run the same command again to finish it (what is stored is not appended twice)\n`,
+      );
       return 1;
     }
     io.stderr.write(describeError(error, connection));

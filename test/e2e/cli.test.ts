@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
@@ -186,6 +188,19 @@ describe('compactd import and compact', () => {
     const sonnet = await cli(['import', SAMPLE_CLAUDE_CODE_SESSION, '--conversation', 'cli-import-sonnet', '--model', 'claude-sonnet-4-5', ...withService()]);
     expect(sonnet.code, sonnet.stderr).toBe(0);
     expect(await client.getConversation('cli-import-sonnet')).toMatchObject({ model: 'claude-sonnet-4-5', messageCount: 22 });
+  });
+
+  it('deletes the conversation it created when an append fails, leaving nothing half-made', async () => {
+    // 500 messages go in the first batch; the second holds one message over the service's 2 MiB limit.
+    const messages: Array<{ role: string; content: string }> = Array.from({ length: 500 }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: `message ${i}` }));
+    messages.push({ role: 'user', content: 'x'.repeat(3 * 1024 * 1024) });
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'compactd-import-')), 'too-big.json');
+    writeFileSync(file, JSON.stringify({ messages }));
+    const run = await cli(['import', file, '--conversation', 'cli-import-fails', ...withService()]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('MESSAGE_TOO_LARGE');
+    expect(run.stderr).toContain('the conversation cli-import-fails it had created was deleted again, nothing is left behind');
+    await expect(client.getConversation('cli-import-fails')).rejects.toMatchObject({ status: 404 });
   });
 
   it('reports the service’s problem, a refused key and bad options with distinct exit codes', async () => {

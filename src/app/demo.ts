@@ -164,7 +164,8 @@ async function demo(connection: Connection, io: CliIo, options: DemoOptions): Pr
   }
 
   const id = `demo-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}-${contentHash(`${Date.now()}${Math.random()}`).slice(0, 4)}`;
-  await client.createConversation({ id, model: 'claude-sonnet-4-5', policy: { auto: false }, metadata: { demo: true, importedFrom: path.basename(session.file) } });
+  // The session's own model sets the window it ran in.
+  await client.createConversation({ id, model: imported.model ?? 'claude-sonnet-4-5', policy: { auto: false }, metadata: { demo: true, importedFrom: path.basename(session.file) } });
   const appendProgress = createProgress({ label: 'appending', unit: 'messages', stream: io.stderr });
   await appendInBatches(client, id, imported.messages, { idempotencyPrefix: `demo-${id}`, onProgress: (d, t) => appendProgress.update(d, t) });
   appendProgress.finish(`${imported.messages.length} messages`);

@@ -10,13 +10,18 @@ import type { AppendEffects } from './deps.js';
  * Runs inside the append's transaction (after the seqs are assigned): updates the warning
  * flag (recording a `context.warning` webhook when it turns on) and, past the threshold,
  * inserts an `auto` job; under `schedule: idle` above `idleRatio`, asks for the idle check
- * to be pushed back. The caller enqueues the job and `effects` after commit.
+ * to be pushed back. The caller enqueues the job and `effects` after commit. An append made
+ * with `autoCompact: false` (an import replaying past history) keeps the warning flag but
+ * starts no compaction, now or at idle: compacting half an import would summarize history
+ * the rest of the import has not yet delivered.
  */
 export async function autoTriggerAfterAppend(
   tx: Tx,
   conversation: ConversationRow,
   effects: AppendEffects = { webhookDeliveryIds: [], idleCheckDelayMs: null },
+  options: { autoCompact?: boolean } = {},
 ): Promise<{ id: string; status: string } | null> {
+  const autoCompact = options.autoCompact ?? true;
   const policy = await conversationPolicy(tx, conversation);
   const active = await findActiveJob(tx, conversation.id);
   const decision = decideAutoCompaction(
@@ -36,10 +41,10 @@ export async function autoTriggerAfterAppend(
     if (deliveryId) effects.webhookDeliveryIds.push(deliveryId);
   }
   // Only a conversation above idleRatio needs the check: appends only add tokens.
-  if (policy.auto && policy.schedule === 'idle' && tokens >= policy.idleRatio * conversation.contextLimit) {
+  if (autoCompact && policy.auto && policy.schedule === 'idle' && tokens >= policy.idleRatio * conversation.contextLimit) {
     effects.idleCheckDelayMs = policy.idleSeconds * 1000;
   }
-  if (!decision.compact) return null;
+  if (!decision.compact || !autoCompact) return null;
   const job = await insertJob(tx, { tenantId: conversation.tenantId, conversationId: conversation.id, trigger: 'auto', options: {} });
   return job ? { id: job.id, status: job.status } : null;
 }

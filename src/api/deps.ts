@@ -30,8 +30,11 @@ export interface ApiDeps {
   redis: Pick<Redis, 'ping'>;
   logger: Logger;
   countTokens: CountTokens;
-  /** Runs in the append's transaction: decides whether the append triggers a compaction. */
-  afterAppend(tx: Tx, conversation: ConversationRow, effects?: AppendEffects): Promise<{ id: string; status: string } | null>;
+  /**
+   * Runs in the append's transaction: decides whether the append triggers a compaction
+   * (never when the append asked for `autoCompact: false`).
+   */
+  afterAppend(tx: Tx, conversation: ConversationRow, effects?: AppendEffects, options?: { autoCompact?: boolean }): Promise<{ id: string; status: string } | null>;
   /** Called after an append committed (not for idempotent replays), with what its transaction left to do. */
   onAppendCommitted?(conversationId: string, effects: AppendEffects): Promise<void> | void;
   /** Prometheus instruments served at /metrics; a private registry is made when absent */

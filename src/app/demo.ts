@@ -37,7 +37,7 @@ DATABASE_URL (the service's own default when unset), like \`compactd keys create
 `;
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-/** A main session of the shared set (161 messages before Claude Code's own compaction). */
+/** A main session of the shared set (143 messages before Claude Code's own compaction). */
 const PREFERRED_SESSION = '8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl';
 export const SAMPLE_SESSION = path.resolve(repoRoot, 'test/fixtures/transcripts/sample-claude-code.jsonl');
 const CLIP_PREVIEW_LINES = 40;
@@ -164,7 +164,8 @@ async function demo(connection: Connection, io: CliIo, options: DemoOptions): Pr
   }
 
   const id = `demo-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}-${contentHash(`${Date.now()}${Math.random()}`).slice(0, 4)}`;
-  await client.createConversation({ id, model: 'claude-sonnet-4-5', policy: { auto: false }, metadata: { demo: true, importedFrom: path.basename(session.file) } });
+  // The session's own model sets the window it ran in.
+  await client.createConversation({ id, model: imported.model ?? 'claude-sonnet-4-5', policy: { auto: false }, metadata: { demo: true, importedFrom: path.basename(session.file) } });
   const appendProgress = createProgress({ label: 'appending', unit: 'messages', stream: io.stderr });
   await appendInBatches(client, id, imported.messages, { idempotencyPrefix: `demo-${id}`, onProgress: (d, t) => appendProgress.update(d, t) });
   appendProgress.finish(`${imported.messages.length} messages`);

@@ -1,25 +1,32 @@
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { isCompactdError, type CompactdClient, type CreateConversationRequest, type InputMessage } from '../client/index.js';
+import type { CompactdClient, InputMessage } from '../client/index.js';
 import type { NormalizedMessage } from '../compaction/types.js';
 import { importTranscript, TRANSCRIPT_FORMATS, TranscriptImportError, type ImportedConversation, type ImportOptions, type TranscriptFormat } from '../importers/index.js';
 import { CONNECTION_OPTIONS, CONNECTION_USAGE, connect, describeError, numberOption, processIo, resolveConnection, UsageError, type CliIo } from './cli.js';
+export { contentHash } from './import-target.js';
+import { contentHash, ImportConflictError, importKey, prepareTarget, type ImportTarget } from './import-target.js';
 import { createProgress } from './progress.js';
 
 const USAGE = `usage: compactd import FILE [options]
 
 Reads an agent transcript and appends it to a conversation of a running service:
 Claude Code session JSONL, OpenAI or Anthropic chat JSON, τ-bench, mini-swe-agent or
-OpenHands runs. Re-running the same import appends nothing twice.
+OpenHands runs. Running the same import again (same file, conversation and options)
+appends nothing: it says "already imported", or finishes a run that was interrupted. The
+same file with other options into a conversation it was already imported into is refused.
+When an append fails, a conversation this run created is deleted again.
 
   --conversation ID       target conversation, created when missing (default: the
                           transcript's own id; files with several runs get ID-1, ID-2…)
   --format F              ${TRANSCRIPT_FORMATS.join(' | ')} (default: detected)
-  --model M               model of a new conversation (sets its context limit)
+  --model M               model of a new conversation (sets its context limit; default:
+                          the model the transcript ran on, when it says)
   --context-limit N       context limit of a new conversation, in tokens
   --no-auto               create the conversation with auto-compaction off
+  --compact               let auto-compaction run during the import (default: the import
+                          starts none; the conversation's policy applies from the next append)
   --include-sidechains    Claude Code: keep subagent (sidechain) turns
   --compact-boundary B    Claude Code: stop (default) at the first compact_boundary, or include
   --dry-run               parse and report only; nothing is sent
@@ -49,17 +56,6 @@ export function batchMessages<T>(messages: readonly T[], limits = { maxMessages:
   return batches;
 }
 
-/** Creates the conversation unless it exists; true when it was created. */
-export async function ensureConversation(client: CompactdClient, body: CreateConversationRequest & { id: string }): Promise<boolean> {
-  try {
-    await client.createConversation(body);
-    return true;
-  } catch (error) {
-    if (isCompactdError(error, 'CONVERSATION_EXISTS')) return false;
-    throw error;
-  }
-}
-
 export interface AppendOutcome {
   appended: number;
   activeTokens: number;
@@ -75,12 +71,13 @@ export async function appendInBatches(
   client: CompactdClient,
   conversationId: string,
   messages: readonly NormalizedMessage[],
-  options: { idempotencyPrefix: string; onProgress?: (done: number, total: number) => void },
+  options: { idempotencyPrefix: string; autoCompact?: boolean; onProgress?: (done: number, total: number) => void },
 ): Promise<AppendOutcome> {
   const outcome: AppendOutcome = { appended: 0, activeTokens: 0, triggeredJobs: [] };
   options.onProgress?.(0, messages.length);
   for (const [index, batch] of batchMessages(messages).entries()) {
-    const result = await client.appendMessages(conversationId, batch as InputMessage[], { idempotencyKey: `${options.idempotencyPrefix}-${index}` });
+    const body = { messages: batch as InputMessage[], ...(options.autoCompact === false && { autoCompact: false }) };
+    const result = await client.appendMessages(conversationId, body, { idempotencyKey: `${options.idempotencyPrefix}-${index}` });
     outcome.appended += result.messages.length;
     outcome.activeTokens = result.activeTokens;
     if (result.compaction && !outcome.triggeredJobs.includes(result.compaction.id)) outcome.triggeredJobs.push(result.compaction.id);
@@ -95,8 +92,6 @@ export function conversationIdFrom(raw: string): string {
   return cleaned === '' ? 'imported' : cleaned;
 }
 
-/** The hash that names a file's import in its Idempotency-Keys. */
-export const contentHash = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 24);
 
 function parseImportArgs(args: string[]) {
   const { values, positionals } = parseArgs({
@@ -109,6 +104,7 @@ function parseImportArgs(args: string[]) {
       model: { type: 'string' },
       'context-limit': { type: 'string' },
       'no-auto': { type: 'boolean' },
+      compact: { type: 'boolean' },
       'include-sidechains': { type: 'boolean' },
       'compact-boundary': { type: 'string' },
       'dry-run': { type: 'boolean' },
@@ -146,21 +142,66 @@ async function readTranscript(file: string, options: ImportOptions, io: CliIo): 
   }
 }
 
-/** Creates (or continues) one conversation and appends one imported transcript to it, with progress. */
-async function importOne(
-  client: CompactdClient,
-  io: CliIo,
-  job: { id: string; conversation: ImportedConversation; create: Omit<CreateConversationRequest, 'id'>; idempotencyPrefix: string },
-): Promise<void> {
-  const { id, conversation } = job;
-  const created = await ensureConversation(client, { id, ...job.create });
+/**
+ * Creates (or continues) one conversation and appends one imported transcript to it, with
+ * progress. Messages a previous run of the same import stored are replayed, not stored
+ * again; the count of new messages tells a no-op from an import.
+ */
+async function importOne(client: CompactdClient, io: CliIo, target: ImportTarget, conversation: ImportedConversation): Promise<void> {
+  const id = target.conversationId;
+  const prepared = await prepareTarget(client, target);
+  const before = prepared.created ? 0 : prepared.conversation.messageCount;
   const progress = createProgress({ label: `importing into ${id}`, unit: 'messages', stream: io.stderr });
-  const outcome = await appendInBatches(client, id, conversation.messages, { idempotencyPrefix: job.idempotencyPrefix, onProgress: (d, t) => progress.update(d, t) });
+  let outcome: AppendOutcome;
+  try {
+    outcome = await appendInBatches(client, id, conversation.messages, {
+      idempotencyPrefix: importKey(target),
+      autoCompact: target.compact,
+      onProgress: (d, t) => progress.update(d, t),
+    });
+  } catch (error) {
+    progress.finish('stopped');
+    throw new ImportInterruptedError(id, error, prepared.created ? await removeCreated(client, id) : 'kept');
+  }
+  const after = await client.getConversation(id);
+  const added = after.messageCount - before;
   progress.finish(`${outcome.appended} messages`);
-  io.stdout.write(
-    `${created ? 'created' : 'appended to'} ${id}: ${outcome.appended} messages (${conversation.stats.toolPairs} tool pairs), ${outcome.activeTokens.toLocaleString('en-US')} active tokens\n`,
-  );
+  const window = `${after.model ?? 'no model'}, ${after.contextLimit.toLocaleString('en-US')}-token window`;
+  const usage = `${after.activeTokens.toLocaleString('en-US')} active tokens (${Math.round(after.contextUsage.ratio * 100)}%)`;
+  if (prepared.resumed && added === 0) {
+    io.stdout.write(`${id}: already imported (${outcome.appended} messages); nothing appended\n`);
+  } else {
+    const verb = prepared.created ? 'created' : prepared.resumed ? 'finished importing into' : 'appended to';
+    io.stdout.write(`${verb} ${id}: ${added} messages (${conversation.stats.toolPairs} tool pairs), ${window}, ${usage}\n`);
+  }
   for (const jobId of outcome.triggeredJobs) io.stdout.write(`  the append triggered compaction job ${jobId} (follow it: compactd compact ${id})\n`);
+  if (!target.compact && after.contextUsage.warning) {
+    io.stdout.write(`  past the warning ratio: the next append may compact it, or compact now: compactd compact ${id}\n`);
+  }
+}
+
+/**
+ * A failed append. A conversation this run created is deleted again, so a failure leaves
+ * nothing half-made; one that existed before (a live conversation, or an earlier run of this
+ * import) is kept, and running the same command again finishes the import.
+ */
+class ImportInterruptedError extends Error {
+  constructor(
+    readonly conversationId: string,
+    override readonly cause: unknown,
+    readonly conversation: 'removed' | 'kept',
+  ) {
+    super(`import into ${conversationId} interrupted`);
+  }
+}
+
+async function removeCreated(client: CompactdClient, id: string): Promise<'removed' | 'kept'> {
+  try {
+    await client.deleteConversation(id);
+    return 'removed';
+  } catch {
+    return 'kept';
+  }
 }
 
 /** `compactd import FILE [options]`. */
@@ -189,27 +230,50 @@ export async function runImport(args: string[], io: CliIo = processIo()): Promis
     values.conversation ? (conversations.length > 1 ? `${values.conversation}-${index + 1}` : values.conversation) : conversationIdFrom(conversation.id);
   io.stderr.write(`${file}: ${format}, ${conversations.length} conversation(s)\n`);
   if (values['dry-run']) {
-    conversations.forEach((c, i) => io.stdout.write(`${target(c, i)}: ${c.messages.length} messages, ${c.stats.toolPairs} tool pairs, ${c.stats.droppedLines} lines dropped\n`));
+    conversations.forEach((c, i) =>
+      io.stdout.write(`${target(c, i)}: ${c.messages.length} messages, ${c.stats.toolPairs} tool pairs, ${c.stats.droppedLines} lines dropped, model ${values.model ?? c.model ?? 'not given'}\n`),
+    );
     return 0;
   }
   const connection = resolveConnection(values, io.env);
   const client = connect(connection);
-  const create: Omit<CreateConversationRequest, 'id'> = {
-    ...(values.model ? { model: values.model } : {}),
-    ...(contextLimit === undefined ? {} : { contextLimit }),
-    ...(values['no-auto'] ? { policy: { auto: false } } : {}),
-  };
+  const fileHash = contentHash(text);
   try {
     for (const [index, conversation] of conversations.entries()) {
-      await importOne(client, io, {
-        id: target(conversation, index),
+      await importOne(
+        client,
+        io,
+        {
+          conversationId: target(conversation, index),
+          part: index,
+          fileName: path.basename(file),
+          fileHash,
+          format,
+          importOptions: { includeSidechains: importOptions.includeSidechains ?? false, compactBoundary: importOptions.compactBoundary ?? 'stop' },
+          model: values.model ?? conversation.model,
+          contextLimit,
+          noAuto: values['no-auto'] === true,
+          compact: values.compact === true,
+          transcriptMetadata: conversation.metadata,
+        },
         conversation,
-        create: { ...create, metadata: { ...conversation.metadata, importedFrom: path.basename(file), format } },
-        idempotencyPrefix: `import-${contentHash(text)}-${index}`,
-      });
+      );
     }
     return 0;
   } catch (error) {
+    if (error instanceof ImportConflictError) {
+      io.stderr.write(`compactd: IMPORT_CONFLICT: ${error.message}\n`);
+      return 1;
+    }
+    if (error instanceof ImportInterruptedError) {
+      io.stderr.write(describeError(error.cause, connection));
+      io.stderr.write(
+        error.conversation === 'removed'
+          ? `the import failed; the conversation ${error.conversationId} it had created was deleted again, nothing is left behind\n`
+          : `the import into ${error.conversationId} stopped part way: run the same command again to finish it (what is stored is not appended twice)\n`,
+      );
+      return 1;
+    }
     io.stderr.write(describeError(error, connection));
     return 1;
   }

@@ -23,6 +23,8 @@ export function conversationMethods(t: Transport) {
     /** `POST /v1/conversations` → 201; an existing id is a `CONVERSATION_EXISTS` (409) error. */
     createConversation: (body: CreateConversationRequest = {}, opts: PostOptions = {}) => t.post<Conversation>('/v1/conversations', body, opts),
     getConversation: (id: string, opts: RequestOptions = {}) => t.get<Conversation>(`/v1/conversations/${enc(id)}`, undefined, opts),
+    /** `DELETE /v1/conversations/:id` → 204; `CONVERSATION_BUSY` (409) while a compaction is active. */
+    deleteConversation: (id: string, opts: RequestOptions = {}) => t.remove(`/v1/conversations/${enc(id)}`, opts),
     /** `POST /v1/conversations/:id/messages`: 1..1000 messages; a bare array is Anthropic format. */
     appendMessages: (id: string, body: AppendRequest | readonly InputMessage[], opts: PostOptions = {}) =>
       t.post<AppendResult>(`/v1/conversations/${enc(id)}/messages`, Array.isArray(body) ? { messages: body } : body, opts),

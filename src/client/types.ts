@@ -110,9 +110,10 @@ export interface InputMessage {
 /** A Chat Completions message (`tool_calls`, `role: "tool"` + `tool_call_id`). */
 export type OpenAIInputMessage = { role: string } & Record<string, unknown>;
 
+/** `autoCompact: false`: the append starts no auto compaction (imports of past history). */
 export type AppendRequest =
-  | { format?: 'anthropic'; messages: readonly InputMessage[]; usage?: { inputTokens: number } }
-  | { format: 'openai'; messages: readonly OpenAIInputMessage[]; usage?: { inputTokens: number } };
+  | { format?: 'anthropic'; messages: readonly InputMessage[]; usage?: { inputTokens: number }; autoCompact?: boolean }
+  | { format: 'openai'; messages: readonly OpenAIInputMessage[]; usage?: { inputTokens: number }; autoCompact?: boolean };
 
 export type CompactionRequest = CompactionOptions & {
   /** `tool` when the agent called its `compact` tool */

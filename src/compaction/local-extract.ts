@@ -1,4 +1,5 @@
-import { clipErrorLine, errorLines, extractPaths } from './identifiers.js';
+import { errorLines, extractPaths } from './identifiers.js';
+import { toolFailure } from './local-failures.js';
 import { TOOL_CALL_MARKER, TOOL_RESULT_MARKER } from './render.js';
 import type { SummarizeMessage } from './types.js';
 
@@ -13,7 +14,10 @@ export interface ToolCallFact {
   id: string;
   input: Record<string, unknown>;
   result: string | null;
+  /** the result's own `is_error` */
   isError: boolean;
+  /** why the call failed (its is_error, a failing test, a non-zero exit, a final error line), or null */
+  failure: string | null;
 }
 
 export interface ChunkFacts {
@@ -113,13 +117,15 @@ function noteText(facts: ChunkFacts, role: SummarizeMessage['role'], text: strin
 function noteResult(facts: ChunkFacts, calls: Map<string, ToolCallFact>, segment: Segment): void {
   const output = segment.lines.join('\n').trim();
   const call = calls.get(segment.id);
+  const failure = toolFailure(output, segment.isError);
   if (call) {
     call.result = output;
     call.isError = segment.isError;
+    call.failure = failure;
   }
   const errors = errorLines(output);
-  const first = output.split('\n').find((line) => line.trim().length > 0)?.trim();
-  if (segment.isError && errors.length === 0 && first) errors.push(clipErrorLine(first));
+  // The line that says the call failed is an error even when it reads like none ("not ok 3 …").
+  if (failure !== null && !errors.includes(failure)) errors.push(failure);
   facts.errors.push(...errors);
 }
 
@@ -131,7 +137,7 @@ export function extractFacts(messages: readonly SummarizeMessage[]): ChunkFacts 
     for (const segment of segmentsOf(message.content)) {
       if (segment.kind === 'text') noteText(facts, message.role, segment.lines.join('\n').trim());
       else if (segment.kind === 'call') {
-        const call: ToolCallFact = { name: segment.name, id: segment.id, input: parseInput(segment.lines[0]), result: null, isError: false };
+        const call: ToolCallFact = { name: segment.name, id: segment.id, input: parseInput(segment.lines[0]), result: null, isError: false, failure: null };
         calls.set(call.id, call);
         facts.toolCalls.push(call);
         noteCallFiles(facts, call);

@@ -36,14 +36,14 @@ function newestFirst(texts: readonly string[], max = MAX_ITEM_CHARS): Item[] {
 function outcome(call: ToolCallFact): string {
   if (call.result === null) return 'no result in this excerpt';
   const first = call.result.split('\n').find((line) => line.trim().length > 0)?.trim() ?? '';
-  if (call.isError) return `error: ${oneLine(first, 140)}`;
+  if (call.failure !== null) return `${call.isError ? 'error' : 'failed'}: ${oneLine(call.failure, 140)}`;
   return first.length > 0 ? oneLine(first, 120) : 'no output';
 }
 
 function toolHistory(calls: readonly ToolCallFact[]): Item[] {
   return calls.map((call, order) => {
     const edits = call.name === 'Edit' || call.name === 'Write' || call.name === 'MultiEdit';
-    const priority = (call.isError ? 2 : edits ? 1 : 0) * calls.length + order;
+    const priority = (call.failure !== null ? 2 : edits ? 1 : 0) * calls.length + order;
     return { text: `${call.name} ${oneLine(keyArgument(call), 120)} → ${outcome(call)}`, order, priority };
   });
 }
@@ -59,7 +59,7 @@ function taskState(facts: ChunkFacts, userTexts: readonly string[]): Item[] {
     items.push({ text: `[${todo.status}] ${oneLine(todo.content, 200)}`, order: 10 + i, priority: weight });
   });
   const edited = [...facts.files.values()].filter((a) => a === 'edited' || a === 'written').length;
-  const failed = facts.toolCalls.filter((c) => c.isError).length;
+  const failed = facts.toolCalls.filter((c) => c.failure !== null).length;
   if (facts.toolCalls.length > 0) {
     const text = `Progress: ${facts.toolCalls.length} tool calls (${failed} failed), ${edited} files edited or written`;
     items.push({ text, order: 5, priority: 85 });

@@ -16,6 +16,10 @@ export interface BuildInput {
   label?: string;
   droppedLines: number;
   metadata: Record<string, unknown>;
+  /** The model the transcript ran on, when it says. */
+  model?: string | undefined;
+  /** Counts of repairs the importer made before building (Claude Code's rebuilt messages). */
+  extraStats?: Partial<Pick<ImportStats, 'duplicateToolResults' | 'synthesizedToolResults'>>;
 }
 
 /**
@@ -41,8 +45,11 @@ export function buildConversation(input: BuildInput): ImportedConversation {
     droppedLines,
     orphanedToolResults: pairing.orphanedToolResults,
     renamedToolUseIds: pairing.renamedToolUseIds,
+    duplicateToolResults: input.extraStats?.duplicateToolResults ?? 0,
+    synthesizedToolResults: input.extraStats?.synthesizedToolResults ?? 0,
   };
-  return { id: input.id, messages: pairing.messages, stats, metadata: input.metadata };
+  const conversation: ImportedConversation = { id: input.id, messages: pairing.messages, stats, metadata: input.metadata };
+  return input.model === undefined ? conversation : { ...conversation, model: input.model };
 }
 
 function invalid(input: BuildInput, issues: FieldIssue[]): TranscriptImportError {

@@ -1,7 +1,8 @@
 import { cleanAnthropicContent } from './blocks.js';
 import { buildConversation } from './build.js';
-import { classifyLine, contentText, usageOf, type ClassifiedLine, type MessageLine } from './claude-code-lines.js';
-import { isRecord, parseJsonLines, type JsonLine } from './json.js';
+import { classifyLine, contentText, type ClassifiedLine, type MessageLine } from './claude-code-lines.js';
+import { rebuildMessages, type SessionLine } from './claude-code-turns.js';
+import { parseJsonLines, type JsonLine } from './json.js';
 import type { ImportedConversation, ImportOptions } from './types.js';
 
 /** Claude Code's own compaction in a session: the boundary line and the summary that replaced the history. */
@@ -34,22 +35,9 @@ function boundaryIn(classified: ClassifiedLine[]): CompactBoundary | null {
   };
 }
 
-/** One API message being assembled from consecutive lines. */
-interface Turn {
-  role: 'user' | 'assistant';
-  /** lines with the same non-null key merge into this turn */
-  key: string | null;
-  blocks: unknown[];
-  lines: number[];
-  first: MessageLine;
-  last: MessageLine;
-}
-
 /**
- * Imports a Claude Code session. Claude Code writes one content block per line, so lines of
- * one assistant reply (same `message.id`) merge back into one message, and consecutive
- * tool-result lines into one user message, as the API saw them. Progress, system,
- * snapshot and queue lines are dropped, and so is thinking.
+ * Imports a Claude Code session: its API messages rebuilt as the provider saw them (see
+ * rebuildMessages). Progress, system, snapshot and queue lines are dropped, and so is thinking.
  */
 export function importClaudeCode(lines: JsonLine[], options: ImportOptions, fallbackId: string): ImportedConversation {
   const classified = lines.map(classifyLine);
@@ -58,7 +46,7 @@ export function importClaudeCode(lines: JsonLine[], options: ImportOptions, fall
   const subagentFile = entries.length > 0 && entries.every((e) => e.isSidechain === true);
   const includeSidechains = options.includeSidechains ?? subagentFile;
   const stopAtBoundary = (options.compactBoundary ?? 'stop') === 'stop';
-  const turns: Turn[] = [];
+  const kept: SessionLine[] = [];
   let dropped = 0;
   for (const c of classified) {
     if (c.kind === 'boundary' && stopAtBoundary) break;
@@ -71,16 +59,21 @@ export function importClaudeCode(lines: JsonLine[], options: ImportOptions, fall
       dropped++;
       continue;
     }
-    addToTurns(turns, c.entry, blocks, c.line);
+    kept.push({ entry: c.entry, blocks, line: c.line });
   }
+  const rebuilt = rebuildMessages(kept);
+  // Subagent turns ran on their own (often smaller) model; the session's is the main chain's.
+  const model = sessionModel(kept.filter((l) => subagentFile || l.entry.isSidechain !== true));
   const boundary = boundaryIn(classified);
   const first = entries[0];
   return buildConversation({
     id: options.conversationId ?? conversationIdOf(first, subagentFile, fallbackId),
-    raw: turns.map(toRawMessage),
+    raw: rebuilt.messages.map((m) => m.raw),
     format: 'anthropic',
-    sourceLines: turns.map((t) => t.lines),
+    sourceLines: rebuilt.messages.map((m) => m.lines),
     droppedLines: dropped,
+    extraStats: rebuilt.stats,
+    model,
     metadata: {
       ...(first?.sessionId !== undefined && { sessionId: first.sessionId }),
       ...(subagentFile && first?.agentId !== undefined && { agentId: first.agentId }),
@@ -90,34 +83,16 @@ export function importClaudeCode(lines: JsonLine[], options: ImportOptions, fall
   });
 }
 
-function addToTurns(turns: Turn[], entry: MessageLine, blocks: unknown[], line: number): void {
-  const key = turnKey(entry, blocks);
-  const last = turns.at(-1);
-  if (last && key !== null && last.key === key) {
-    last.blocks.push(...blocks);
-    last.lines.push(line);
-    last.last = entry;
-    return;
+/**
+ * The model the session ran on last (a session can switch with /model; it goes on with the
+ * last one). Claude Code marks replies it made up itself (API errors) as `<synthetic>`.
+ */
+function sessionModel(lines: readonly SessionLine[]): string | undefined {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const model = lines[i]?.entry.type === 'assistant' ? lines[i]?.entry.message.model : undefined;
+    if (model !== undefined && model !== '' && !model.startsWith('<')) return model;
   }
-  turns.push({ role: entry.type, key, blocks: [...blocks], lines: [line], first: entry, last: entry });
-}
-
-function turnKey(entry: MessageLine, blocks: unknown[]): string | null {
-  if (entry.type === 'assistant') return entry.message.id === undefined ? null : `assistant:${entry.message.id}`;
-  return blocks.every((b) => isRecord(b) && b.type === 'tool_result') ? 'tool_results' : null;
-}
-
-function toRawMessage(turn: Turn): Record<string, unknown> {
-  const { first } = turn;
-  const metadata: Record<string, unknown> = {};
-  if (first.uuid !== undefined) metadata.uuid = first.uuid;
-  if (first.timestamp !== undefined) metadata.timestamp = first.timestamp;
-  if (turn.role === 'assistant' && first.message.model !== undefined) metadata.model = first.message.model;
-  if (first.isMeta === true) metadata.isMeta = true;
-  if (first.isCompactSummary === true) metadata.isCompactSummary = true;
-  // Streaming writes a usage snapshot on every line of a reply; the last one is final.
-  const usage = turn.role === 'assistant' ? usageOf(turn.last) : undefined;
-  return { role: turn.role, content: turn.blocks, metadata, ...(usage && { usage }) };
+  return undefined;
 }
 
 function conversationIdOf(first: MessageLine | undefined, subagentFile: boolean, fallbackId: string): string {

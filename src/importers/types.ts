@@ -43,12 +43,18 @@ export interface ImportStats {
   orphanedToolResults: number;
   /** tool_use ids the source reused, renamed `<id>_<n>` (with their results) to keep ids unique */
   renamedToolUseIds: number;
+  /** second tool_result blocks for a call already answered, dropped (a provider accepts one answer per call) */
+  duplicateToolResults: number;
+  /** calls the transcript never answered although a message follows, given an error result */
+  synthesizedToolResults: number;
 }
 
 export interface ImportedConversation {
   id: string;
   messages: NormalizedMessage[];
   stats: ImportStats;
+  /** The model the transcript ran on (Claude Code: the last model of the session), when it says. */
+  model?: string;
   /** Facts about the source worth keeping (session id, reward, exit status, …). */
   metadata: Record<string, unknown>;
 }

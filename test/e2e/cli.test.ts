@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
@@ -6,7 +8,7 @@ import { createClient, type CompactdClient, type Job } from 'compactd/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestLlmSim, type TestLlmSim } from '../helpers/llm-sim.js';
 import { createStack, type Stack } from '../helpers/stack.js';
-import { hasRealTranscripts, SAMPLE_CLAUDE_CODE_SESSION } from '../helpers/transcripts.js';
+import { hasRealTranscripts, REAL_TRANSCRIPTS_DIR, SAMPLE_CLAUDE_CODE_SESSION } from '../helpers/transcripts.js';
 
 /** The client-side commands as a user runs them: `node bin/compactd.mjs …` against a listening service. */
 
@@ -82,9 +84,9 @@ describe('compactd demo', () => {
     const run = await cli(['demo', '--yes', ...withService()]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl (a real Claude Code session');
-    expect(run.stdout).toContain('161 messages, 88 tool calls');
+    expect(run.stdout).toContain('143 messages, 88 tool calls');
     // not a terminal: progress degrades to plain lines
-    expect(run.stderr).toMatch(/^appending 161\/161 messages \(100%\)$/m);
+    expect(run.stderr).toMatch(/^appending 143\/143 messages \(100%\)$/m);
     expect(run.stderr).toMatch(/^compacting \d+\/\d+ chunks \(\d+%\) · (planning|summarizing|resummarizing|committing|completed)$/m);
     expect(run.stderr).not.toContain('\r');
 
@@ -141,14 +143,20 @@ describe('compactd import and compact', () => {
   it('imports a transcript once, however often it runs, then compacts it with progress', async () => {
     const first = await cli(['import', SAMPLE_CLAUDE_CODE_SESSION, '--conversation', 'cli-import', '--no-auto', ...withService()]);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toMatch(/^created cli-import: 22 messages \(9 tool pairs\), [\d,]+ active tokens$/m);
+    // The session's own model, and so its window, not the service's 128k default.
+    expect(first.stdout).toMatch(/^created cli-import: 22 messages \(9 tool pairs\), claude-opus-4-6, 200,000-token window, [\d,]+ active tokens \(\d+%\)$/m);
     expect(first.stderr).toContain('claude-code, 1 conversation(s)');
-    const again = await cli(['import', SAMPLE_CLAUDE_CODE_SESSION, '--conversation', 'cli-import', ...withService()]);
+    const again = await cli(['import', SAMPLE_CLAUDE_CODE_SESSION, '--conversation', 'cli-import', '--no-auto', ...withService()]);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toContain('appended to cli-import');
+    expect(again.stdout).toContain('cli-import: already imported (22 messages); nothing appended');
     const conversation = await client.getConversation('cli-import');
-    expect(conversation.messageCount).toBe(22);
-    expect(conversation.policy).toMatchObject({ auto: false });
+    expect(conversation).toMatchObject({ messageCount: 22, model: 'claude-opus-4-6', contextLimit: 200_000, policy: { auto: false } });
+
+    // Other options would give other messages next to the ones there: refused before anything is sent.
+    const otherOptions = await cli(['import', SAMPLE_CLAUDE_CODE_SESSION, '--conversation', 'cli-import', ...withService()]);
+    expect(otherOptions.code).toBe(1);
+    expect(otherOptions.stderr).toContain('IMPORT_CONFLICT: conversation cli-import already holds sample-claude-code.jsonl imported with other options');
+    expect((await client.getConversation('cli-import')).messageCount).toBe(22);
 
     const run = await cli(['compact', 'cli-import', '--strategy', 'summarize', '--keep-recent', '4', '--focus', 'the failing test', ...withService()]);
     expect(run.code, run.stderr).toBe(0);
@@ -162,6 +170,40 @@ describe('compactd import and compact', () => {
     const printed = JSON.parse(json.stdout) as Job;
     expect(printed.id).toBe((await lastJob('cli-import')).id);
     expect(['completed', 'noop']).toContain(printed.status);
+  });
+
+  it('imports the same file into another conversation, with --model, and starts no compaction unless --compact', async () => {
+    // 124 messages, ~150k tokens: far past 80% of a 100k window, where an ordinary append compacts.
+    const session = path.join(REAL_TRANSCRIPTS_DIR, 'raw/spotter-claude-code/4d5611e5-241a-462a-8d15-5122611a9569.jsonl');
+    const quiet = await cli(['import', session, '--conversation', 'cli-import-quiet', '--context-limit', '100000', ...withService()]);
+    expect(quiet.code, quiet.stderr).toBe(0);
+    expect(quiet.stdout).toMatch(/^created cli-import-quiet: 124 messages .*claude-opus-4-6, 100,000-token window/m);
+    expect(quiet.stdout).not.toContain('triggered compaction');
+    expect(quiet.stdout).toContain('past the warning ratio');
+    expect((await client.getConversation('cli-import-quiet')).lastJob).toBeNull();
+
+    const eager = await cli(['import', session, '--conversation', 'cli-import-eager', '--context-limit', '100000', '--compact', ...withService()]);
+    expect(eager.code, eager.stderr).toBe(0);
+    expect(eager.stdout).toContain('the append triggered compaction job');
+    expect((await client.getConversation('cli-import-eager')).lastJob).not.toBeNull();
+
+    // The same file into a third conversation, on another model: its own keys, no IDEMPOTENCY_KEY_REUSED.
+    const sonnet = await cli(['import', SAMPLE_CLAUDE_CODE_SESSION, '--conversation', 'cli-import-sonnet', '--model', 'claude-sonnet-4-5', ...withService()]);
+    expect(sonnet.code, sonnet.stderr).toBe(0);
+    expect(await client.getConversation('cli-import-sonnet')).toMatchObject({ model: 'claude-sonnet-4-5', messageCount: 22 });
+  });
+
+  it('deletes the conversation it created when an append fails, leaving nothing half-made', async () => {
+    // 500 messages go in the first batch; the second holds one message over the service's 2 MiB limit.
+    const messages: Array<{ role: string; content: string }> = Array.from({ length: 500 }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: `message ${i}` }));
+    messages.push({ role: 'user', content: 'x'.repeat(3 * 1024 * 1024) });
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'compactd-import-')), 'too-big.json');
+    writeFileSync(file, JSON.stringify({ messages }));
+    const run = await cli(['import', file, '--conversation', 'cli-import-fails', ...withService()]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('MESSAGE_TOO_LARGE');
+    expect(run.stderr).toContain('the conversation cli-import-fails it had created was deleted again, nothing is left behind');
+    await expect(client.getConversation('cli-import-fails')).rejects.toMatchObject({ status: 404 });
   });
 
   it('reports the service’s problem, a refused key and bad options with distinct exit codes', async () => {

@@ -97,3 +97,45 @@ export function toolPairingReport(messages: readonly NormalizedMessage[]): Pairi
   const onlyFinalPending = unanswered.every((id) => opened.get(id) === messages.length - 1);
   return { orphanResults, unanswered, duplicateUses, onlyFinalPending };
 }
+
+/**
+ * What a provider would reject in a history, checked the way the Messages API sees it once
+ * consecutive tool-result messages are merged (OpenAI's `tool` messages after a reply form
+ * one such run): every tool_use is answered in the message(s) directly after its reply, and
+ * every tool_result answers a call of the reply directly before it, once. Calls of the last
+ * message may still be pending. One line per problem; empty when the history is valid.
+ */
+export function providerPairingViolations(messages: readonly NormalizedMessage[]): string[] {
+  const problems: string[] = [];
+  const resultsOnly = (m: NormalizedMessage | undefined) => m !== undefined && m.role !== 'assistant' && m.content.length > 0 && m.content.every((b) => b.type === 'tool_result');
+  const answeredEver = new Set<string>();
+  let pending: { at: number; open: Set<string> } | null = null;
+  let inRun = false; // the previous message answered the pending reply and held only results
+  messages.forEach((message, index) => {
+    const answers = pending !== null && message.role !== 'assistant' && (index === pending.at + 1 || inRun);
+    for (const block of message.content) {
+      if (block.type !== 'tool_result') continue;
+      const id = block.tool_use_id;
+      if (answeredEver.has(id)) problems.push(`message ${index}: a second result for ${id}`);
+      else if (!answers || !pending?.open.has(id)) problems.push(`message ${index}: result for ${id} does not follow its call`);
+      else pending.open.delete(id);
+      answeredEver.add(id);
+    }
+    // The run of results ends at the first message holding anything else: calls still open then were never answered.
+    if (pending && pending.open.size > 0 && (!answers || !resultsOnly(message))) {
+      problems.push(`message ${pending.at}: calls ${[...pending.open].join(', ')} not answered in the next message`);
+      pending = null;
+    }
+    inRun = answers && resultsOnly(message);
+    const calls = message.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
+    if (calls.length > 0) {
+      pending = { at: index, open: new Set(calls) };
+      inRun = false;
+    }
+  });
+  const last = pending as { at: number; open: Set<string> } | null;
+  if (last && last.open.size > 0 && last.at !== messages.length - 1) {
+    problems.push(`message ${last.at}: calls ${[...last.open].join(', ')} never answered`);
+  }
+  return problems;
+}

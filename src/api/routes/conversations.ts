@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { PolicyOverrideSchema } from '../../config/policy.js';
-import { getConversation, getLastJob, insertConversation } from '../../db/repos/conversations.js';
+import { z } from 'zod';
+import { withConversationLock } from '../../db/locks.js';
+import { deleteConversation, getConversation, getLastJob, insertConversation } from '../../db/repos/conversations.js';
+import { findActiveJob } from '../../db/repos/jobs.js';
 import { contextLimitFor, DEFAULT_CONTEXT_TOKENS } from '../../llm/models.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import type { ApiDeps } from '../deps.js';
@@ -64,6 +67,34 @@ export function conversationRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         const row = await getConversation(deps.db, request.tenantId, request.params.id);
         if (!row) throw notFound('conversation', request.params.id);
         return toConversationView(row, await getLastJob(deps.db, row.id));
+      },
+    );
+
+    app.delete(
+      '/v1/conversations/:id',
+      {
+        schema: {
+          tags: ['conversations'],
+          summary: 'Delete a conversation and everything it holds (409 while a compaction is active)',
+          params: ConversationParamsSchema,
+          response: { 204: z.null(), 409: ProblemSchema, ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        await deps.db.transaction(async (tx) => {
+          const row = await getConversation(tx, request.tenantId, request.params.id);
+          if (!row) throw notFound('conversation', request.params.id);
+          // Appends and commits take this lock too: no job can start or finish while we look.
+          await withConversationLock(tx, row.id);
+          const active = await findActiveJob(tx, row.id);
+          if (active) {
+            throw new AppError('CONVERSATION_BUSY', `compaction job ${active.id} is ${active.status}; cancel it (DELETE /v1/jobs/${active.id}) or let it finish first`, {
+              status: 409,
+            });
+          }
+          await deleteConversation(tx, row);
+        });
+        return reply.status(204).send(null);
       },
     );
   };

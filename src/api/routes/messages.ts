@@ -54,7 +54,7 @@ export function messageRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
           },
           async (tx) => {
             const stored = await storeAppend(tx, conversation, prepared);
-            const compaction = await deps.afterAppend(tx, stored.conversation, effects);
+            const compaction = await deps.afterAppend(tx, stored.conversation, effects, { autoCompact: request.body.autoCompact });
             return {
               status: 201,
               body: { messages: stored.inserted, activeTokens: stored.conversation.activeTokens, compaction },

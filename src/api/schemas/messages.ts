@@ -13,6 +13,10 @@ export const AppendBodySchema = z.strictObject({
     .strictObject({ inputTokens: z.number().int().nonnegative().max(1e9) })
     .optional()
     .meta({ description: 'provider-reported input tokens of the last model call; wins over the own count' }),
+  autoCompact: z
+    .boolean()
+    .default(true)
+    .meta({ description: 'false: this append starts no auto compaction (an import of past history); the warning flag is still kept' }),
 });
 export type AppendBody = z.infer<typeof AppendBodySchema>;
 

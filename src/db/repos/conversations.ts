@@ -1,7 +1,7 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
 import type { TriggerState } from '../../compaction/trigger.js';
-import type { DbOrTx } from '../client.js';
-import { compactionJobs, conversations } from '../schema.js';
+import type { DbOrTx, Tx } from '../client.js';
+import { compactionJobs, conversations, idempotencyKeys } from '../schema.js';
 
 export type ConversationRow = typeof conversations.$inferSelect;
 
@@ -91,4 +91,15 @@ export function triggerStateOf(row: ConversationRow, hasActiveJob: boolean): Tri
     autoPausedUntilSeq: row.autoPausedUntilSeq,
     hasActiveJob,
   };
+}
+
+/**
+ * Deletes a conversation with all it holds (messages, archive, batches, jobs and its webhook
+ * cascade) and the stored responses of POSTs to its routes: a conversation created later
+ * with the same id must not be answered with replays of the deleted one's appends.
+ */
+export async function deleteConversation(tx: Tx, row: ConversationRow): Promise<void> {
+  await tx.delete(conversations).where(eq(conversations.id, row.id));
+  const routePrefix = `POST /v1/conversations/${row.externalId}/`;
+  await tx.delete(idempotencyKeys).where(and(eq(idempotencyKeys.tenantId, row.tenantId), sql`starts_with(${idempotencyKeys.route}, ${routePrefix})`));
 }

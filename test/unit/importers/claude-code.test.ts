@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { detectTranscriptFormat, findCompactBoundary, importTranscript, TranscriptImportError } from '../../../src/importers/index.js';
-import { SAMPLE_CLAUDE_CODE_SESSION, toolPairingReport } from '../../helpers/transcripts.js';
+import { MISSING_RESULT_TEXT } from '../../../src/importers/claude-code-turns.js';
+import { providerPairingViolations, SAMPLE_CLAUDE_CODE_SESSION, toolPairingReport } from '../../helpers/transcripts.js';
 import { block, jsonl, line } from './claude-code-lines.js';
 
 function importOne(lines: unknown[], options: Parameters<typeof importTranscript>[1] = {}) {
@@ -47,16 +48,70 @@ describe('Claude Code importer: merging', () => {
     expect(c.stats).toMatchObject({ messages: 3, toolPairs: 2, unmatchedToolUses: 0, droppedLines: 4, orphanedToolResults: 0 });
   });
 
-  it('keeps lines of one message.id apart when another entry comes between them (consecutive only)', () => {
+  it('joins the lines of one message.id whatever lies between them, and puts every result right after its call', () => {
     const c = importOne([
       line.user('go'),
       line.assistant('msg_A', block.toolUse('tu_1', 'Bash')),
-      line.result('tu_1', 'ok'),
+      line.result('tu_1', 'ok 1'),
       line.assistant('msg_A', block.toolUse('tu_2', 'Bash')),
-      line.result('tu_2', 'ok'),
+      line.progress(),
+      line.assistant('msg_B', block.text('both done')),
+      line.result('tu_2', 'ok 2'),
     ]);
-    expect(c.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
-    expect(toolPairingReport(c.messages)).toMatchObject({ orphanResults: [], unanswered: [] });
+    expect(c.messages.map((m) => m.content.map((b) => (b.type === 'tool_result' ? `result:${b.tool_use_id}` : b.type)).join('+'))).toEqual([
+      'text',
+      'tool_use+tool_use',
+      'result:tu_1+result:tu_2',
+      'text',
+    ]);
+    expect(providerPairingViolations(c.messages)).toEqual([]);
+    expect(c.stats).toMatchObject({ messages: 4, toolPairs: 2, duplicateToolResults: 0, synthesizedToolResults: 0 });
+  });
+
+  it('answers the calls in call order, before what the user said while they ran', () => {
+    const c = importOne([
+      line.assistant('msg_A', block.toolUse('tu_1', 'Read')),
+      line.assistant('msg_A', block.toolUse('tu_2', 'Read')),
+      line.result('tu_2', 'second'),
+      line.user('also check the tests', { isMeta: true }),
+      line.result('tu_1', 'first'),
+    ]);
+    expect(c.messages[1]?.content.map((b) => (b.type === 'tool_result' ? b.tool_use_id : b.type))).toEqual(['tu_1', 'tu_2']);
+    expect(c.messages[2]?.content).toEqual([{ type: 'text', text: 'also check the tests' }]);
+    expect(c.messages[2]?.metadata).toMatchObject({ isMeta: true });
+  });
+
+  it('drops a second result for one call and answers a call the file never answered with an error result', () => {
+    const c = importOne([
+      line.assistant('msg_A', block.toolUse('tu_1', 'Bash')),
+      line.assistant('msg_A', block.toolUse('tu_2', 'Bash')),
+      line.result('tu_1', 'done'),
+      line.result('tu_1', 'done again'),
+      line.user('[Request interrupted by user]'),
+    ]);
+    expect(c.messages[1]?.content).toEqual([
+      { type: 'tool_result', tool_use_id: 'tu_1', content: 'done' },
+      { type: 'tool_result', tool_use_id: 'tu_2', content: MISSING_RESULT_TEXT, is_error: true },
+    ]);
+    expect(c.stats).toMatchObject({ duplicateToolResults: 1, synthesizedToolResults: 1, toolPairs: 2, unmatchedToolUses: 0 });
+    expect(providerPairingViolations(c.messages)).toEqual([]);
+  });
+
+  it('leaves the calls of a last reply pending when none is answered yet', () => {
+    const c = importOne([line.user('go'), line.assistant('msg_A', block.toolUse('tu_1', 'Bash'))]);
+    expect(c.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(c.stats).toMatchObject({ unmatchedToolUses: 1, synthesizedToolResults: 0 });
+  });
+
+  it('takes the session model from its last main-chain reply, not from a subagent or a synthetic reply', () => {
+    const c = importOne([
+      line.user('go'),
+      line.assistant('msg_A', block.text('on haiku'), { message: { id: 'msg_A', role: 'assistant', model: 'claude-haiku-4-5', content: [block.text('on haiku')] } }),
+      line.assistant('msg_B', block.text('on opus')),
+      line.assistant('msg_C', block.text('sub'), { isSidechain: true, message: { id: 'msg_C', role: 'assistant', model: 'claude-sonnet-4-5', content: [block.text('sub')] } }),
+      line.assistant('msg_D', block.text('API Error'), { message: { id: 'msg_D', role: 'assistant', model: '<synthetic>', content: [block.text('API Error')] } }),
+    ], { includeSidechains: true });
+    expect(c.model).toBe('claude-opus-4-6');
   });
 
   it('keeps a user text line after tool results as its own message', () => {
@@ -128,9 +183,10 @@ describe('Claude Code importer: sidechains', () => {
     expect(c.id).toBe('sess-0001');
   });
 
-  it('includes them in file order when asked', () => {
+  it('includes them in file order when asked, the Task result still right after its call', () => {
     const c = importOne(lines, { includeSidechains: true });
-    expect(c.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+    expect(c.messages.map((m) => `${m.role}:${m.content[0]?.type}`)).toEqual(['user:text', 'assistant:tool_use', 'user:tool_result', 'user:text', 'assistant:text']);
+    expect(providerPairingViolations(c.messages)).toEqual([]);
   });
 
   it('imports a subagent file (sidechain only) whole, named after session and agent', () => {

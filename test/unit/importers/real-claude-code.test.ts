@@ -6,31 +6,32 @@ import { findCompactBoundary, importTranscript } from '../../../src/importers/in
 import { REAL_TRANSCRIPTS_DIR, toolPairingReport } from '../../helpers/transcripts.js';
 
 /**
- * The Claude Code sessions of the shared set, with the numbers SOURCES.md gives for them:
- * "API messages" (consecutive lines of one message.id merged, consecutive tool-result lines
- * merged) and matched tool pairs, over the whole file (our `include` mode). The `stop`
- * numbers count the same way up to the compact boundary.
+ * The Claude Code sessions of the shared set. SOURCES.md estimates "API messages" by merging
+ * only consecutive lines; the importer rebuilds them as the provider saw them (every line of
+ * one message.id together, the results of parallel calls in the one message after it), so
+ * sessions with interleaved parallel calls have fewer messages than that estimate. Tool
+ * pairs are SOURCES.md's. `stop` counts up to the compact boundary.
  */
 const MAIN_SESSIONS = [
-  { file: '258c7280-ae70-4798-800f-63464d01a85d.jsonl', messages: 345, toolPairs: 186, boundaryLine: 1256, trigger: 'auto', stop: { messages: 229, toolPairs: 124 } },
-  { file: '4d5611e5-241a-462a-8d15-5122611a9569.jsonl', messages: 300, toolPairs: 150, boundaryLine: 754, trigger: 'auto', stop: { messages: 136, toolPairs: 69 } },
-  { file: '8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl', messages: 321, toolPairs: 177, boundaryLine: 714, trigger: 'auto', stop: { messages: 161, toolPairs: 88 } },
-  { file: 'ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl', messages: 477, toolPairs: 242, boundaryLine: 1481, trigger: 'manual', stop: { messages: 293, toolPairs: 148 } },
+  { file: '258c7280-ae70-4798-800f-63464d01a85d.jsonl', messages: 307, toolPairs: 186, boundaryLine: 1256, trigger: 'auto', stop: { messages: 207, toolPairs: 124 } },
+  { file: '4d5611e5-241a-462a-8d15-5122611a9569.jsonl', messages: 280, toolPairs: 150, boundaryLine: 754, trigger: 'auto', stop: { messages: 124, toolPairs: 69 } },
+  { file: '8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl', messages: 287, toolPairs: 177, boundaryLine: 714, trigger: 'auto', stop: { messages: 143, toolPairs: 88 } },
+  { file: 'ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl', messages: 439, toolPairs: 242, boundaryLine: 1481, trigger: 'manual', stop: { messages: 277, toolPairs: 148 } },
 ] as const;
 
 const OTHER_FILES = [
   { file: '258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-a881341.jsonl', messages: 6, toolPairs: 2 },
-  { file: '4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl', messages: 66, toolPairs: 33 },
-  { file: '8463c716-a2ea-4c14-9efa-87158ebd9f20/subagents/agent-a7be2f0.jsonl', messages: 30, toolPairs: 19 },
-  { file: 'ae4a77f8-aedd-4bc1-888f-c94edc91af04/subagents/agent-aac57f5.jsonl', messages: 8, toolPairs: 12 },
+  { file: '4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl', messages: 24, toolPairs: 33 },
+  { file: '8463c716-a2ea-4c14-9efa-87158ebd9f20/subagents/agent-a7be2f0.jsonl', messages: 26, toolPairs: 19 },
+  { file: 'ae4a77f8-aedd-4bc1-888f-c94edc91af04/subagents/agent-aac57f5.jsonl', messages: 6, toolPairs: 12 },
   // compaction subagents: every line is one message, no tools
   { file: '258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-acompact-fffbd0.jsonl', messages: 4, toolPairs: 0 },
   { file: '4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-acompact-e1f845.jsonl', messages: 5, toolPairs: 0 },
   { file: '8463c716-a2ea-4c14-9efa-87158ebd9f20/subagents/agent-acompact-f46190.jsonl', messages: 7, toolPairs: 0 },
   { file: 'ae4a77f8-aedd-4bc1-888f-c94edc91af04/subagents/agent-acompact-946d2b.jsonl', messages: 2, toolPairs: 0 },
   { file: 'short.jsonl', messages: 4, toolPairs: 2 },
-  { file: 'tool_heavy.jsonl', messages: 17, toolPairs: 6 },
-  { file: 'subagent.jsonl', messages: 29, toolPairs: 16 },
+  { file: 'tool_heavy.jsonl', messages: 15, toolPairs: 6 },
+  { file: 'subagent.jsonl', messages: 27, toolPairs: 16 },
 ] as const;
 
 const texts = new Map<string, string>();

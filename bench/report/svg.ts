@@ -9,7 +9,7 @@ import type { ChartPoint } from '../lib/context.js';
 const WIDTH = 800;
 const HEIGHT = 420;
 const MARGIN = { left: 70, right: 230, top: 40, bottom: 60 };
-const COLOURS: Record<string, string> = { compactd: '#1f77b4', 'compactd, identifier check off': '#9467bd', 'sequential fold': '#d62728', 'single call': '#2ca02c' };
+const COLOURS: Record<string, string> = { compactd: '#1f77b4', 'compactd, identifier check off': '#9467bd', 'sequential fold': '#d62728', 'LangChain middleware': '#2ca02c' };
 
 function niceMax(value: number): number {
   if (value <= 0) return 1;

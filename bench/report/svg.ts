@@ -57,7 +57,7 @@ export function renderLatencyChart(points: readonly ChartPoint[], subtitle: stri
       if (p.ok) out.push(`<circle cx="${cx}" cy="${y(p.seconds).toFixed(1)}" r="4" fill="${colour}"><title>${escapeXml(`${strategy} ${p.label}: ${p.seconds.toFixed(1)} s, ${p.tokens} tokens`)}</title></circle>`);
       else {
         const cy = MARGIN.top + plotH - 6;
-        out.push(`<path d="M${Number(cx) - 5},${cy - 5} L${Number(cx) + 5},${cy + 5} M${Number(cx) - 5},${cy + 5} L${Number(cx) + 5},${cy - 5}" stroke="${colour}" stroke-width="2"><title>${escapeXml(`${strategy} ${p.label}: failed (context length)`)}</title></path>`);
+        out.push(`<path d="M${Number(cx) - 5},${cy - 5} L${Number(cx) + 5},${cy + 5} M${Number(cx) - 5},${cy + 5} L${Number(cx) + 5},${cy - 5}" stroke="${colour}" stroke-width="2"><title>${escapeXml(`${strategy} ${p.label}: no summary (the request failed)`)}</title></path>`);
       }
     }
     const ly = MARGIN.top + 10 + i * 20;

@@ -1,5 +1,6 @@
 import { ChatAnthropic } from '@langchain/anthropic';
-import { createAgent, createMiddleware, summarizationMiddleware, type AgentMiddleware } from 'langchain';
+import type { BaseMessage } from '@langchain/core/messages';
+import { createAgent, createMiddleware, summarizationMiddleware } from 'langchain';
 import type { HistoryMessage } from '../../src/compaction/types.js';
 import type { CallRecord } from '../../src/llm-sim/state.js';
 import { agentHistory } from './langchain-messages.js';
@@ -61,12 +62,21 @@ interface SummarizationOptions {
   trimTokensToSummarize?: number;
 }
 
+/** An agent middleware, opaque here: only handed from one langchain call to another. */
+type Middleware = { readonly name: string };
+
 /**
- * langchain declares the middleware's options through zod v3 interop types that resolve to
- * `never` under this project's `exactOptionalPropertyTypes`; the options are typed here
- * instead (the middleware validates them itself at run time and throws on a bad one).
+ * langchain's own signatures for these three are deeply generic (agent state inferred from
+ * every middleware's zod schemas): letting tsc infer them doubled the project's type-check
+ * time, and the options' zod v3 interop types resolve to `never` under this project's
+ * `exactOptionalPropertyTypes`. The bench uses them through these narrow signatures; langchain
+ * validates the options itself at run time and throws on a bad one.
  */
-const summarizationWithOptions = summarizationMiddleware as unknown as (options: SummarizationOptions) => AgentMiddleware;
+const summarizationWithOptions = summarizationMiddleware as unknown as (options: SummarizationOptions) => Middleware;
+const middlewareWithHooks = createMiddleware as unknown as (config: { name: string; beforeModel: { canJumpTo: ['end']; hook: () => { jumpTo: 'end' } } }) => Middleware;
+const agentWith = createAgent as unknown as (params: { model: ChatAnthropic; tools: []; middleware: Middleware[] }) => {
+  invoke(input: { messages: BaseMessage[] }): Promise<{ messages: BaseMessage[] }>;
+};
 
 export async function runSummarizationMiddleware(options: MiddlewareOptions): Promise<MiddlewareRun> {
   const { messages, spanMessages } = agentHistory(options.history, options.firstKeptIndex);
@@ -84,11 +94,11 @@ export async function runSummarizationMiddleware(options: MiddlewareOptions): Pr
     ...(options.trimTokensToSummarize === undefined ? {} : { trimTokensToSummarize: options.trimTokensToSummarize }),
   });
   // Runs after the summarization hook (hooks run in list order) and ends the agent there.
-  const stopBeforeAgentModel = createMiddleware({
+  const stopBeforeAgentModel = middlewareWithHooks({
     name: 'StopAfterCompaction',
-    beforeModel: { canJumpTo: ['end'], hook: () => ({ jumpTo: 'end' as const }) },
+    beforeModel: { canJumpTo: ['end'], hook: () => ({ jumpTo: 'end' }) },
   });
-  const agent = createAgent({ model, tools: [], middleware: [summarization, stopBeforeAgentModel] });
+  const agent = agentWith({ model, tools: [], middleware: [summarization, stopBeforeAgentModel] });
 
   const lastIdBefore = Math.max(0, ...options.callLog().map((c) => c.id));
   const started = performance.now();

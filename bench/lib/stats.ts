@@ -53,3 +53,11 @@ export function unionMs(intervals: ReadonlyArray<readonly [number, number]>): nu
   if (!Number.isNaN(curStart)) total += curEnd - curStart;
   return total;
 }
+
+/** A median with its range for a table cell: `12.3 [11.8–13.0]`, or the value alone for one run. */
+export function rangeText(values: readonly number[]): string {
+  const s = spread(values);
+  if (s.n === 0) return 'n/a';
+  const digits = s.median >= 10 ? 1 : 2;
+  return s.n > 1 ? `${round(s.median, digits)} [${round(s.min, digits)}–${round(s.max, digits)}]` : `${round(s.median, digits)}`;
+}

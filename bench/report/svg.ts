@@ -9,7 +9,7 @@ import type { ChartPoint } from '../lib/context.js';
 const WIDTH = 800;
 const HEIGHT = 420;
 const MARGIN = { left: 70, right: 230, top: 40, bottom: 60 };
-const COLOURS: Record<string, string> = { compactd: '#1f77b4', 'compactd, identifier check off': '#9467bd', 'sequential fold': '#d62728', 'single call': '#2ca02c' };
+const COLOURS: Record<string, string> = { compactd: '#1f77b4', 'compactd, identifier check off': '#9467bd', 'sequential fold': '#d62728', 'LangChain middleware': '#2ca02c' };
 
 function niceMax(value: number): number {
   if (value <= 0) return 1;
@@ -57,7 +57,7 @@ export function renderLatencyChart(points: readonly ChartPoint[], subtitle: stri
       if (p.ok) out.push(`<circle cx="${cx}" cy="${y(p.seconds).toFixed(1)}" r="4" fill="${colour}"><title>${escapeXml(`${strategy} ${p.label}: ${p.seconds.toFixed(1)} s, ${p.tokens} tokens`)}</title></circle>`);
       else {
         const cy = MARGIN.top + plotH - 6;
-        out.push(`<path d="M${Number(cx) - 5},${cy - 5} L${Number(cx) + 5},${cy + 5} M${Number(cx) - 5},${cy + 5} L${Number(cx) + 5},${cy - 5}" stroke="${colour}" stroke-width="2"><title>${escapeXml(`${strategy} ${p.label}: failed (context length)`)}</title></path>`);
+        out.push(`<path d="M${Number(cx) - 5},${cy - 5} L${Number(cx) + 5},${cy + 5} M${Number(cx) - 5},${cy + 5} L${Number(cx) + 5},${cy - 5}" stroke="${colour}" stroke-width="2"><title>${escapeXml(`${strategy} ${p.label}: no summary (the request failed)`)}</title></path>`);
       }
     }
     const ly = MARGIN.top + 10 + i * 20;

@@ -2,6 +2,7 @@ import type { BenchContext } from '../lib/context.js';
 import type { ScenarioResult } from '../lib/result.js';
 import { runIngest } from './ingest.js';
 import { runLatency } from './latency.js';
+import { PEERS_TITLE } from './peers-report.js';
 import { runOverhead } from './overhead.js';
 import { runScale } from './scale.js';
 import { runThroughput } from './throughput.js';
@@ -15,7 +16,7 @@ export interface Scenario {
 }
 
 export const SCENARIOS: Scenario[] = [
-  { ids: ['latency', 'peers'], titles: ['1. Latency vs the LLM critical path', '2. Against peers: sequential fold and single-call summarization'], run: runLatency },
+  { ids: ['latency', 'peers'], titles: ['1. Latency vs the LLM critical path', PEERS_TITLE], run: runLatency },
   { ids: ['overhead'], titles: ['3. Overhead: non-LLM time per compaction'], run: runOverhead },
   { ids: ['throughput'], titles: ['4. Throughput: compactions per second, one worker process'], run: runThroughput },
   { ids: ['ingest'], titles: ['5. Ingest: messages per second through the append API'], run: runIngest },

@@ -2,14 +2,14 @@ import type { HistoryMessage, NormalizedMessage } from '../../src/compaction/typ
 import { assertCompleted, compactMeasured, seedConversation, type BenchContext } from '../lib/context.js';
 import { LONG_SESSIONS, loadSession } from '../lib/conversations.js';
 import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
-import { round, spread } from '../lib/stats.js';
-import { toHistory } from '../peers/sequential-fold.js';
-import { runPeers, windowCase, type PeerRuns, type SessionPlan } from './peers.js';
+import { rangeText, round, spread } from '../lib/stats.js';
+import { planSpan, runPeers, windowCase, type SessionPlan } from './peers.js';
+import { peersResult } from './peers-report.js';
 
 /**
  * Scenarios 1 and 2: compaction wall time against the LLM critical path on the long real
- * sessions, and against the peers (sequential fold, single call) on the same chunks, the
- * same sim and the same run.
+ * sessions, and against the peers (the real LangChain summarization middleware on the same
+ * span, the sequential-fold baseline on the same chunks) on the same sim in the same run.
  */
 
 export interface LatencyOptions {
@@ -97,13 +97,14 @@ async function runSession(ctx: BenchContext, session: string, messages: Normaliz
 
 /** The chunks compactd planned, as messages (from the export), for the peers to run on. */
 async function sessionPlan(ctx: BenchContext, id: string, session: string, plan: NonNullable<Awaited<ReturnType<typeof compactMeasured>>['row']['plan']>): Promise<SessionPlan> {
-  const history = (await ctx.svc.api.exportHistory(id)).filter((m) => m.kind === 'message');
-  const bySeq = new Map<number, HistoryMessage>(history.map((m) => [m.seq, toHistory(m)]));
+  const exported = await ctx.svc.api.exportHistory(id);
+  const span = planSpan(exported, plan.compressedSeqs);
+  const bySeq = new Map<number, HistoryMessage>(span.history.map((m) => [m.seq, m]));
   const pick = (seqs: readonly number[]) => seqs.map((seq) => bySeq.get(seq)).filter((m): m is HistoryMessage => m !== undefined);
   return {
     session,
     chunks: plan.chunks.map((c) => pick(c.seqs)),
-    compressed: pick(plan.compressedSeqs),
+    ...span,
     sourceTokens: plan.chunks.reduce((sum, c) => sum + c.messageTokens, 0),
   };
 }
@@ -160,63 +161,4 @@ function latencyResult(ctx: BenchContext, sessions: SessionRuns[], options: Late
   }
   if (ctx.quick) result.notes.push('Quick mode: one session, one run, `fixed:500` profile (every call 0.5 s) instead of the Haiku-like profile.');
   return result;
-}
-
-function peersResult(ctx: BenchContext, sessions: SessionRuns[], peers: PeerRuns[], options: LatencyOptions): ScenarioResult {
-  const result = emptyScenario('peers', '2. Against peers: sequential fold and single-call summarization');
-  result.setup = {
-    profile: options.profile,
-    runsPerPeer: options.peerRuns,
-    fold: 'bench/peers/sequential-fold.ts: the chunks compactd planned, one at a time in chronological order, each request carrying the running summary (Anthropic SDK, same prompt builder)',
-    singleCall: 'bench/peers/single-call.ts: one OpenAI-compatible request with the history compactd compacted (what LangChain v1 summarizationMiddleware sends); "trimmed" = its default trimTokensToSummarize 4000',
-  };
-  const speedups: number[] = [];
-  const rows = sessions.map((s, i) => {
-    const p = peers[i] as PeerRuns;
-    const compactd = spread(s.wallMs).median;
-    const fold = spread(p.foldMs).median;
-    speedups.push(fold / compactd);
-    ctx.chart.push({ strategy: 'sequential fold', tokens: s.sourceTokens, seconds: fold / 1000, ok: true, label: s.session.slice(0, 8) });
-    ctx.chart.push({ strategy: 'single call', tokens: s.sourceTokens, seconds: spread(p.singleMs).median / 1000, ok: p.singleOk, label: s.session.slice(0, 8) });
-    const noCheck = spread(s.noCheckMs).median;
-    ctx.chart.push({ strategy: 'compactd, identifier check off', tokens: s.sourceTokens, seconds: noCheck / 1000, ok: true, label: s.session.slice(0, 8) });
-    return [
-      s.session.slice(0, 8),
-      s.sourceTokens,
-      round(compactd / 1000, 1),
-      `${round(noCheck / 1000, 1)} (fold ÷ ${round(fold / noCheck, 1)})`,
-      rangeText(p.foldMs.map((v) => v / 1000)),
-      round(fold / compactd, 2),
-      `${rangeText(p.singleMs.map((v) => v / 1000))}${p.singleOk ? '' : ' (failed)'}`,
-      `${rangeText(p.trimmedMs.map((v) => v / 1000))}, covers ${round(p.trimmedCoverage * 100, 1)}%`,
-    ];
-  });
-  result.tables.push({
-    title: 'Wall time per strategy (s, median; range in brackets)',
-    columns: ['session', 'tokens compacted', 'compactd', 'compactd, identifier check off', 'sequential fold', 'fold / compactd', 'single call (whole history)', 'single call (trimmed to 4000 tokens)'],
-    rows,
-  });
-  result.figures.push(figure('speed-up over the sequential fold', '×', speedups));
-  result.targets.push(target('median speed-up over the sequential fold', '>=', 5, spread(speedups).median, '×'));
-  const speedTarget = result.targets[0];
-  if (speedTarget && !speedTarget.met) {
-    const foldCalls = spread(peers.map((p) => p.foldCalls)).median;
-    const chainCalls = spread(sessions.flatMap((s) => s.retries.map((r) => r))).median;
-    speedTarget.bottleneck =
-      `the fold makes ${foldCalls} dependent calls (median); compactd's dependent chain is a chunk call, its identifier retry when the first answer misses identifiers (median ${chainCalls} retries per job), ` +
-      'then the re-summary and its retry: up to four calls in a row, so the speed-up is bounded near chunks / 4 on these sessions.';
-  }
-  result.notes.push(
-    'LangChain itself was not run: `langchain` and `@langchain/openai` are not dependencies of this project and none may be added here. ' +
-      'The single-call baseline reimplements what its `summarizationMiddleware` sends (one request with the rendered history and a summary prompt) with the OpenAI SDK this project already has.',
-  );
-  if (options.peerRuns > 0 && sessions.length > 1) result.notes.push('The fold and single-call peers of the different sessions ran concurrently with each other (each fold is sequential within itself); compactd jobs ran alone.');
-  return result;
-}
-
-export function rangeText(values: readonly number[]): string {
-  const s = spread(values);
-  if (s.n === 0) return 'n/a';
-  const digits = s.median >= 10 ? 1 : 2;
-  return s.n > 1 ? `${round(s.median, digits)} [${round(s.min, digits)}–${round(s.max, digits)}]` : `${round(s.median, digits)}`;
 }

@@ -39,6 +39,7 @@ interface Scenario {
   setup: Record<string, unknown>;
   figures: Array<{ label: string; unit: string; stats: Spread }>;
   targets: Array<{ metric: string; threshold: number; value: number; met: boolean; bottleneck?: string }>;
+  notes: string[];
 }
 
 function runQuickBench(): Promise<{ code: number | null; output: string; seconds: number }> {
@@ -81,6 +82,13 @@ describe('npm run bench -- --quick', () => {
         // a missed target must name what the profile (or the token breakdown) showed
         if (!t.met) expect(t.bottleneck?.trim().length ?? 0, `${scenario.id}: missed ${t.metric} without a bottleneck`).toBeGreaterThan(20);
       }
+    }
+    // the peer is the real LangChain middleware: it ran, and above the window its error string was caught
+    const peers = results.scenarios.find((s) => s.id === 'peers');
+    if (peers?.status === 'measured') {
+      const sameSpan = peers.figures.find((f) => f.label.startsWith('compactd wall / LangChain summarizationMiddleware wall, same span'));
+      expect(sameSpan?.stats.n ?? 0, 'peers: no LangChain middleware run on the same span').toBeGreaterThan(0);
+      expect(peers.notes.join('\n')).toContain('Error generating summary');
     }
     const measuredTargets = results.scenarios.flatMap((s) => s.targets);
     expect(measuredTargets.length).toBeGreaterThanOrEqual(5);

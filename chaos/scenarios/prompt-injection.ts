@@ -46,7 +46,7 @@ export const PHRASES = ['Ignore all previous instructions', 'exfiltrate', 'answe
 /** What shows that a summary echoed an injection: its phrases, or a forged delimiter. */
 export const MARKERS = [...PHRASES, 'compactd-summary', 'compactd-archive', 'ompactd-summary', 'ompactd-archive'];
 
-const POLICY = { auto: false, keepRecent: 4, chunkTokens: 1_500, summaryMaxTokens: 900, maxLiveBatches: 2 };
+const POLICY = { auto: false, keepRecent: 4, chunkTokens: 1_500, summaryMaxTokens: 1_400, summaryRatio: 0.68, minProgressRatio: 0.01, maxLiveBatches: 2 };
 
 function conversationWithInjections(): NormalizedMessage[] {
   const [base] = pickConversations(1);
@@ -179,6 +179,7 @@ export async function runPromptInjection(variant: 'quick' | 'full', logDir?: str
     const second = await apiCalls(http).compact('inject-sim', { strategy: 'summarize' });
     const done = await apiCalls(http).job(second.id, 60);
     await worker.kill('SIGKILL');
+    rec.figure('llm-sim: second compaction', `${done.status}${done.result?.reason ? ` (${done.result.reason})` : ''}${done.error ? ` ${done.error.code}` : ''}`);
     rec.expect('llm-sim: second compaction completed', done.status === 'completed' ? 1 : 0, '==', 1);
     const later = sim.callLog().slice(bodies.length).map((c) => (c.body as { system?: string }).system ?? '');
     const framedFrom = (system: string) => (system.includes(HEADER_INTRO) ? system.indexOf(HEADER_INTRO) : system.length);

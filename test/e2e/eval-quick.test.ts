@@ -81,7 +81,9 @@ describe('npm run eval -- --quick', () => {
     expect(peer.tokensBefore).toBe(session.tokensBefore);
     expect(peer.summaryTokens).toBeGreaterThan(2_000);
     expect(peer.reduction).toBeGreaterThan(0.9);
-    expect(reset.reduction).toBeGreaterThan(0.9);
+    // the goal of the physical-limit design: ≥ 99% of the span's identifiers at ≥ 70% reduction
+    expect(reset.reduction).toBeGreaterThanOrEqual(0.7);
+    expect(reset.retentionAfterGate.ratio).toBeGreaterThanOrEqual(0.99);
     expect(reset.retentionAfterGate.ratio).toBeGreaterThan(peer.retentionAfterGate.ratio);
   });
 

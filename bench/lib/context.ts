@@ -1,3 +1,4 @@
+import type { CallRecord } from '../../src/llm-sim/state.js';
 import type { NormalizedMessage } from '../../src/compaction/types.js';
 import type { JobView } from './api-client.js';
 import { jobTiming, readJob, type JobRowTimes, type JobTiming } from './job-timing.js';
@@ -39,6 +40,8 @@ export interface MeasuredJob {
   view: JobView;
   row: JobRowTimes;
   timing: JobTiming;
+  /** every call of the job and of the consolidation it recorded (off its path, but paid for) */
+  allCalls: CallRecord[];
 }
 
 /** One compaction, alone on the service: the sim's log is cleared first, so its calls are this job's. */
@@ -48,7 +51,12 @@ export async function compactMeasured(ctx: BenchContext, id: string, options: Re
   const view = await ctx.svc.api.waitForJob(enqueued.id);
   const row = await readJob(ctx.svc.sql, enqueued.id);
   const calls = ctx.svc.sim.callLog().filter((c) => c.outcome !== 'pending');
-  return { view, row, timing: jobTiming(row, calls, ctx.svc.worker) };
+  const timing = jobTiming(row, calls, ctx.svc.worker);
+  // The compaction never waits for its consolidation; the bench does, after timing it, so the
+  // next measurement starts on an idle service and the token count includes what it cost.
+  const followUp = view.result?.['consolidationJobId'];
+  if (typeof followUp === 'string') await ctx.svc.api.waitForJob(followUp);
+  return { view, row, timing, allCalls: ctx.svc.sim.callLog().filter((c) => c.outcome !== 'pending') };
 }
 
 export function assertCompleted(job: MeasuredJob, what: string): void {

@@ -20,18 +20,22 @@ export interface JobRowTimes {
   updatedMs: number;
   plan: { chunks: Array<{ index: number; seqs: number[]; sourceTokens: number; messageTokens: number }>; compressedSeqs: number[] } | null;
   result: Record<string, unknown> | null;
-  /** size of the stored plan as JSON text: every step that loads the job row reads it */
+  /** size of the stored job-level plan as JSON text (finalize reads it; summarize steps read their chunk row) */
   planBytes: number;
 }
 
 export async function readJob(sql: postgres.Sql, jobId: string): Promise<JobRowTimes> {
   const [row] = await sql<Array<Record<string, unknown>>>`
-    select id, status, plan, result, coalesce(octet_length(plan::text), 0) as plan_bytes,
+    -- the chunks are rows of compaction_chunks; they are put back into the plan's shape here
+    select id, status, result, coalesce(octet_length(plan::text), 0) as plan_bytes,
+      case when plan is null then null else plan || jsonb_build_object('chunks', coalesce((
+        select jsonb_agg(jsonb_build_object('index', c.idx, 'seqs', c.seqs, 'sourceTokens', c.source_tokens, 'messageTokens', c.message_tokens) order by c.idx)
+          from compaction_chunks c where c.job_id = j.id), '[]'::jsonb)) end as plan,
       extract(epoch from created_at) * 1000 as created_ms,
       extract(epoch from started_at) * 1000 as started_ms,
       extract(epoch from finished_at) * 1000 as finished_ms,
       extract(epoch from updated_at) * 1000 as updated_ms
-    from compaction_jobs where id = ${jobId}`;
+    from compaction_jobs j where id = ${jobId}`;
   if (!row) throw new Error(`job ${jobId} not found`);
   const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   return {

@@ -86,7 +86,7 @@ async function runSession(ctx: BenchContext, session: string, messages: Normaliz
     runs.sourceTokens = job.row.plan.chunks.reduce((sum, c) => sum + c.messageTokens, 0);
     if (run === 0) runs.plan = await sessionPlan(ctx, id, session, job.row.plan);
   }
-  // One more run without the identifier retry shows what that guard costs in latency.
+  // One more run without the identifier check shows what that guard costs in latency.
   const id = ctx.uniqueId(`latnc-${session.slice(0, 8)}`);
   await seedConversation(ctx, id, messages, { identifierCheck: false });
   const job = await compactMeasured(ctx, id);
@@ -117,14 +117,14 @@ function latencyResult(ctx: BenchContext, sessions: SessionRuns[], options: Late
     runsPerSession: options.runs,
     strategy: 'summarize (default policy: chunkTokens 12000, summaryMaxTokens 2000, maxLiveBatches 6)',
     wall: 'job created_at (API) → finished_at (commit)',
-    criticalPath: 'longest chunk call chain (first call + identifier retry) + re-summary call, from llm-sim call log',
+    criticalPath: 'longest chunk call chain (a call + its truncation retry, if any), from llm-sim call log; consolidations run as follow-up jobs, off the path',
   };
   const allRatios = sessions.flatMap((s) => s.ratio);
   result.figures.push(figure('wall / critical path (all sessions, all runs)', '×', allRatios));
   result.figures.push(figure('compactd wall time (all sessions)', 's', sessions.flatMap((s) => s.wallMs.map((ms) => ms / 1000))));
   result.tables.push({
     title: 'Per session (median over runs; range in brackets)',
-    columns: ['session', 'messages', 'tokens compacted', 'chunks', 'LLM calls (identifier retries)', 'wall s', 'non-LLM s', 'critical path s', 'wall / critical', 'one chunk call + one re-summary s', 'wall / that'],
+    columns: ['session', 'messages', 'tokens compacted', 'chunks', 'LLM calls (retries)', 'wall s', 'non-LLM s', 'critical path s', 'wall / critical', 'longest single chunk call s', 'wall / that'],
     rows: sessions.map((s) => [
       s.session.slice(0, 8),
       s.messages,
@@ -142,8 +142,8 @@ function latencyResult(ctx: BenchContext, sessions: SessionRuns[], options: Late
   for (const s of sessions) ctx.chart.push({ strategy: 'compactd', tokens: s.sourceTokens, seconds: spread(s.wallMs).median / 1000, ok: true, label: s.session.slice(0, 8) });
   result.targets.push(target('median wall / critical path (dependent call chain)', '<=', 1.15, spread(allRatios).median, '×'));
   const strictRatios = sessions.flatMap((s) => s.wallMs.map((w, i) => w / (s.strictMs[i] ?? Number.NaN)));
-  result.figures.push(figure('wall / (one chunk call + one re-summary call)', '×', strictRatios));
-  result.targets.push(target('median wall / (one chunk call + one re-summary call)', '<=', 1.15, spread(strictRatios).median, '×'));
+  result.figures.push(figure('wall / longest single chunk call', '×', strictRatios));
+  result.targets.push(target("median wall / the job's longest single chunk call", '<=', 1.15, spread(strictRatios).median, '×'));
   const med = (values: number[]) => spread(values).median;
   const nonLlm = med(sessions.flatMap((s) => s.nonLlmMs)) / 1000;
   const wall = med(sessions.flatMap((s) => s.wallMs)) / 1000;
@@ -156,8 +156,9 @@ function latencyResult(ctx: BenchContext, sessions: SessionRuns[], options: Late
   }
   if (strictTarget && !strictTarget.met) {
     strictTarget.bottleneck =
-      `the dependent chain is longer than one chunk call + one re-summary: the identifier check (SPEC §5.6a) retried ${retries} call(s) per job (median), ` +
-      `each a second full call after the first, so the chain is ${round(chain, 1)} s against ${round(strict, 1)} s for one chunk call + one re-summary call.`;
+      `the job waits ${round(wall - strict, 2)} s beyond its longest call (median): ${round(nonLlm, 2)} s outside any LLM call, ` +
+      `${retries} retried call(s) per job (answers stopped at their budget), a dependent chain of ${round(chain, 1)} s against ${round(strict, 1)} s for the longest single call; ` +
+      'calls that start late (queue hops, the provider limiter) lengthen the round too.';
   }
   if (ctx.quick) result.notes.push('Quick mode: one session, one run, `fixed:500` profile (every call 0.5 s) instead of the Haiku-like profile.');
   return result;

@@ -45,9 +45,9 @@ export async function runTokens(ctx: BenchContext): Promise<ScenarioResult[]> {
     title: `Where compactd's input tokens went (${compactd.calls} calls; fold: ${fold.calls} calls)`,
     columns: ['kind of call', 'input tokens', 'per source token'],
     rows: [
-      ['chunk (first call: chunk + previous summaries + prompt)', compactd.first, round(compactd.first / source, 3)],
-      ['identifier retry (the same chunk again, naming what was missed)', compactd.retry, round(compactd.retry / source, 3)],
-      ['re-summary of older batches', compactd.resummary, round(compactd.resummary / source, 3)],
+      ['chunk call (instructions + header + excerpt + directive)', compactd.first, round(compactd.first / source, 3)],
+      ['retries (an answer stopped at its budget, or a repair call)', compactd.retry, round(compactd.retry / source, 3)],
+      ['consolidation of older batches (follow-up jobs)', compactd.resummary, round(compactd.resummary / source, 3)],
       ['total', compactd.input, round(ratio, 3)],
       ['same growth, identifierCheck: false (total)', noCheck.compactd.input, round(noCheckRatio, 3)],
     ],
@@ -56,8 +56,8 @@ export async function runTokens(ctx: BenchContext): Promise<ScenarioResult[]> {
     const overRetry = compactd.retry / source;
     const overFirst = compactd.first / source - 1;
     result.targets[0].bottleneck =
-      `Not CPU: the input itself. Identifier retries resend whole chunks (+${round(overRetry, 2)} per source token); ` +
-      `first calls carry the previous live summaries as context plus the prompt (+${round(overFirst, 2)}); re-summaries add ${round(compactd.resummary / source, 2)}.`;
+      `Not CPU: the input itself. Retries add ${round(overRetry, 2)} per source token; ` +
+      `chunk calls carry the instructions, header and named identifiers besides the excerpt (+${round(overFirst, 2)}); consolidations add ${round(compactd.resummary / source, 2)}.`;
   }
   result.durationMs = performance.now() - started;
   return [result];
@@ -87,7 +87,7 @@ async function growAndCompact(ctx: BenchContext, rounds: number, perRound: numbe
     assertCompleted(job, `tokens round ${r + 1}`);
     const plan = job.row.plan;
     if (!plan) throw new Error('completed job without a plan');
-    const calls = analyzeCalls(ctx.svc.sim.callLog());
+    const calls = analyzeCalls(job.allCalls);
     const roundSource = plan.chunks.reduce((sum, c) => sum + c.messageTokens, 0);
     source += roundSource;
     compactd.input += calls.inputTokens;

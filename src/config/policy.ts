@@ -79,7 +79,7 @@ const PolicyObjectSchema = z.strictObject({
    * [summaryMinTokens, summaryMaxTokens]: a call writes what its excerpt is worth, and output
    * tokens are what a call's latency is made of.
    */
-  summaryRatio: z.number().gt(0).max(1).default(0.15),
+  summaryRatio: z.number().gt(0).max(1).default(0.07),
   /** the floor of a budget (room for the seven sections); `summaryMaxTokens` wins when lower */
   summaryMinTokens: z.number().int().min(64).default(320),
   /** output budget of a consolidation per token of the summaries it absorbs */

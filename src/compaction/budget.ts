@@ -13,7 +13,7 @@ export const TOKENS_PER_IDENTIFIER = 10;
 
 function clampBudget(policy: BudgetPolicy, tokens: number): number {
   const floor = Math.min(policy.summaryMinTokens, policy.summaryMaxTokens);
-  return Math.min(policy.summaryMaxTokens, Math.max(floor, Math.ceil(tokens)));
+  return Math.min(policy.summaryMaxTokens, Math.max(floor, Math.round(tokens)));
 }
 
 export function chunkOutputBudget(policy: BudgetPolicy, sourceTokens: number): number {

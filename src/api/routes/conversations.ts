@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { PolicyOverrideSchema } from '../../config/policy.js';
+import type { PolicyOverride } from '../../config/policy.js';
 import { getConversation, getLastJob, insertConversation } from '../../db/repos/conversations.js';
 import { contextLimitFor, DEFAULT_CONTEXT_TOKENS } from '../../llm/models.js';
 import { AppError, notFound } from '../../lib/errors.js';
+import { checkPolicyAsWhole, checkSummarizerModel } from '../conversation-settings.js';
 import type { ApiDeps } from '../deps.js';
 import { runIdempotent } from '../idempotency.js';
 import { ConversationParamsSchema, errorResponses, IdempotencyHeadersSchema, ProblemSchema } from '../schemas/common.js';
@@ -25,11 +26,9 @@ export function conversationRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       },
       async (request, reply) => {
         const body = request.body;
-        const policy = PolicyOverrideSchema.safeParse(body.policy ?? {});
-        if (!policy.success) {
-          const details = policy.error.issues.map((i) => ({ field: ['body', 'policy', ...i.path.map(String)].join('.'), message: i.message }));
-          throw new AppError('INVALID_POLICY', details.map((d) => `${d.field}: ${d.message}`).join('; '), { status: 400, details });
-        }
+        const policy = (body.policy ?? {}) as PolicyOverride;
+        checkSummarizerModel(deps.config, policy.model, 'body.policy.model');
+        await checkPolicyAsWhole(deps.db, request.tenantId, policy, 'body.policy');
         const outcome = await runIdempotent(
           deps.db,
           { tenantId: request.tenantId, key: request.headers['idempotency-key'], route: 'POST /v1/conversations', request: body },
@@ -39,7 +38,7 @@ export function conversationRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
               externalId: body.id ?? randomUUID(),
               model: body.model ?? null,
               contextLimit: body.contextLimit ?? (body.model ? contextLimitFor(body.model) : DEFAULT_CONTEXT_TOKENS),
-              policy: policy.data as Record<string, unknown>,
+              policy: policy as Record<string, unknown>,
               metadata: body.metadata ?? {},
             });
             if (!row) throw new AppError('CONVERSATION_EXISTS', `conversation ${body.id} already exists`, { status: 409, field: 'body.id' });

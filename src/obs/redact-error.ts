@@ -18,18 +18,30 @@ export interface RedactedError {
   [key: string]: unknown;
 }
 
-/** drizzle: `Failed query: <sql>\nparams: <values>` → the SQL text only. */
-function scrubMessage(message: string): string {
+/**
+ * drizzle: `Failed query: <sql>\nparams: <values>` → the SQL text only. Postgres data
+ * exceptions (SQLSTATE class 22) quote the offending value after a colon
+ * (`invalid input syntax for type integer: "…"`): kept up to the colon.
+ */
+function scrubMessage(message: string, sqlState: unknown): string {
   const at = message.indexOf('\nparams: ');
-  return at === -1 ? message : `${message.slice(0, at)}\nparams: ${REDACTED}`;
+  const scrubbed = at === -1 ? message : `${message.slice(0, at)}\nparams: ${REDACTED}`;
+  return typeof sqlState === 'string' && sqlState.startsWith('22') ? scrubbed.replace(/:\s*"[\s\S]*$/, `: ${REDACTED}`) : scrubbed;
 }
 
 /** A plain, loggable copy of an error and its causes, without query values; anything else is returned as it is. */
 export function redactError(error: unknown, depth = 0): unknown {
   if (!(error instanceof Error)) return error;
-  const message = scrubMessage(error.message);
+  const sqlState = (error as { code?: unknown }).code;
+  const message = scrubMessage(error.message, sqlState);
   const out: RedactedError = { type: error.name, message };
-  if (typeof error.stack === 'string') out.stack = scrubMessage(error.stack.replace(error.message, message));
+  // The stack's first lines repeat the message: rebuilt from the scrubbed message and the frames only.
+  if (typeof error.stack === 'string') {
+    const at = error.stack.indexOf(error.message);
+    const rest = at === -1 ? error.stack : error.stack.slice(at + error.message.length);
+    const frames = rest.split('\n').filter((line) => /^\s+at /.test(line));
+    out.stack = [`${error.name}: ${message}`, ...frames].join('\n');
+  }
   for (const [key, value] of Object.entries(error)) {
     if (key === 'cause' || key === 'message' || key === 'stack') continue;
     if (VALUE_PROPERTIES.has(key)) {

@@ -54,7 +54,7 @@ export function modelSpecProblem(spec: string, models: ConfiguredModels): string
   if (models.openEnded.includes(provider)) return null;
   const known = findModel(model);
   if (known === undefined) return `unknown model "${model}" for ${provider} (not in the model registry; a custom base URL accepts any name)`;
-  if (providerForVendor(known.vendor) !== provider) return `${model} is a ${known.vendor} model, not served by ${provider}`;
-  if (known.vendor !== provider) return `${model} is a ${known.vendor} model: ${provider} serves it only through a compatible endpoint (set the base URL)`;
+  if (providerForVendor(known.vendor) !== provider) return `${model} is a model of ${known.vendor}, not served by ${provider}`;
+  if (known.vendor !== provider) return `${model} is a model of ${known.vendor}: ${provider} serves it only through a compatible endpoint (set the base URL)`;
   return null;
 }

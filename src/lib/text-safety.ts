@@ -29,9 +29,18 @@ export interface JsonBounds {
   maxDepth: number;
   /** size of the value as JSON text, in UTF-16 code units (a close, cheap bound on bytes/3..bytes) */
   maxChars: number;
+  /** check keys and strings with `textProblem` (default true) */
+  checkText?: boolean;
 }
 
 export const METADATA_BOUNDS: JsonBounds = { maxDepth: 32, maxChars: 64 * 1024 };
+
+/**
+ * Messages: size is checked per message (413) and text by normalization (which names the
+ * block); only depth is bounded here, so no serializer or walker of a message recurses
+ * into a stack overflow. Far deeper than any real tool input.
+ */
+export const MESSAGE_BOUNDS: JsonBounds = { maxDepth: 100, maxChars: Number.POSITIVE_INFINITY, checkText: false };
 
 /**
  * Checks free-form JSON without recursion (a 5,000-deep document must not exhaust the stack):
@@ -39,28 +48,36 @@ export const METADATA_BOUNDS: JsonBounds = { maxDepth: 32, maxChars: 64 * 1024 }
  * problem of the first violation, or null.
  */
 export function jsonProblem(value: unknown, bounds: JsonBounds): { path: string[]; message: string } | null {
-  const stack: Array<{ value: unknown; path: string[] }> = [{ value, path: [] }];
+  // Parent links instead of path copies: the path is built only for the one node reported.
+  interface Node { value: unknown; key: string; parent: Node | null; depth: number }
+  const pathOf = (node: Node | null, last?: string): string[] => {
+    const path = last === undefined ? [] : [last];
+    for (let at = node; at !== null && at.parent !== null; at = at.parent) path.unshift(at.key);
+    return path;
+  };
+  const stack: Node[] = [{ value, key: '', parent: null, depth: 0 }];
   let chars = 0;
+  const checkText = bounds.checkText ?? true;
   while (stack.length > 0) {
-    const item = stack.pop() as { value: unknown; path: string[] };
-    const current = item.value;
+    const node = stack.pop() as Node;
+    const current = node.value;
     if (typeof current === 'string') {
       chars += current.length + 2;
-      const problem = textProblem(current);
-      if (problem) return { path: item.path, message: problem };
+      const problem = checkText ? textProblem(current) : null;
+      if (problem) return { path: pathOf(node), message: problem };
     } else if (current === null || typeof current !== 'object') {
       chars += String(current).length;
     } else {
-      if (item.path.length >= bounds.maxDepth) return { path: item.path, message: `must not nest deeper than ${bounds.maxDepth} levels` };
+      if (node.depth >= bounds.maxDepth) return { path: pathOf(node), message: `must not nest deeper than ${bounds.maxDepth} levels` };
       const entries = Array.isArray(current) ? current.map((v, i) => [String(i), v] as const) : Object.entries(current);
       chars += 2 + entries.length;
       for (const [key, child] of entries) {
         if (!Array.isArray(current)) {
           chars += key.length + 3;
-          const problem = textProblem(key);
-          if (problem) return { path: [...item.path, key], message: `key ${problem}` };
+          const problem = checkText ? textProblem(key) : null;
+          if (problem) return { path: pathOf(node, key), message: `key ${problem}` };
         }
-        stack.push({ value: child, path: [...item.path, key] });
+        stack.push({ value: child, key, parent: node, depth: node.depth + 1 });
       }
     }
     if (chars > bounds.maxChars) return { path: [], message: `must be at most ${bounds.maxChars} characters as JSON` };

@@ -34,7 +34,8 @@ export function redactError(error: unknown, depth = 0): unknown {
   if (!(error instanceof Error)) return error;
   const sqlState = (error as { code?: unknown }).code;
   const message = scrubMessage(error.message, sqlState);
-  const out: RedactedError = { type: error.name, message };
+  // No prototype: pino's own err serializer then takes `name` for the type instead of "Object".
+  const out: RedactedError = Object.assign(Object.create(null) as RedactedError, { type: error.name, name: error.name, message });
   // The stack's first lines repeat the message: rebuilt from the scrubbed message and the frames only.
   if (typeof error.stack === 'string') {
     const at = error.stack.indexOf(error.message);

@@ -92,6 +92,26 @@ function generate(routes: RouteInfo[], world: World, keys: FuzzKeys, perRoute: n
   return { requests, erasing: generated.filter(({ route }) => isErasing(route)).flatMap(({ list }) => list) };
 }
 
+/**
+ * Fields that once answered 500 (issue 15): the matrix must reach each, whatever routes or
+ * schemas change. `METHOD path-pattern kind`.
+ */
+const REQUIRED_MATRIX_FIELDS = [
+  'POST /v1/conversations matrix body.model',
+  'POST /v1/conversations matrix body.metadata',
+  'POST /v1/conversations matrix body.policy.systemPrompt',
+  'POST /v1/conversations matrix body.policy.model',
+  'POST /v1/conversations/:id/compactions matrix body.focus',
+  'POST /v1/conversations/:id/compactions matrix body.model',
+  'PUT /v1/webhook matrix body.secret',
+  'PUT /v1/conversations/:id/webhook matrix body.secret',
+  'GET /v1/conversations/:id/archive/search matrix query.q',
+  'GET /v1/webhooks/deliveries matrix query.conversationId',
+  'PATCH /v1/conversations/:id matrix body.policy.systemPrompt',
+  'PATCH /v1/conversations/:id matrix body.metadata',
+  'POST /v1/conversations/:id/messages matrix body.messages.0.content',
+];
+
 /** Secrets the run uses; none may ever appear in the API's log (a failed query once printed its parameters). */
 const SECRET_MARKER = 'fuzz-secret-7f3a9c1e-';
 const WORLD_SECRETS = ['world-a-secret-0123456789', 'tenant-secret-0123456789'];
@@ -119,7 +139,9 @@ export async function runFuzz(options: FuzzOptions): Promise<ScenarioResult> {
     const routes = listRoutes(app);
     const keys = { owner: stack.keys.tenant, other: stack.keys.other, admin: ADMIN_TOKEN, metrics: METRICS_TOKEN };
     const perRoute = Math.ceil(options.requests / routes.length);
-    const matrix = routes.flatMap((route) => matrixRequests(route, world, keys, SECRET_MARKER));
+    const matrixByRoute = routes.map((route) => ({ route, requests: matrixRequests(route, world, keys, SECRET_MARKER) }));
+    const matrix = matrixByRoute.flatMap((m) => m.requests);
+    const covered = new Set(matrixByRoute.flatMap(({ route, requests }) => requests.map((r) => `${route.method} ${route.path} ${r.kind}`)));
     const sampled = generate(routes, world, keys, perRoute, options.seed);
     const requests = [...matrix, ...sampled.requests, ...bigRequests(stack.keys.tenant), ...sampled.erasing];
 
@@ -150,7 +172,10 @@ export async function runFuzz(options: FuzzOptions): Promise<ScenarioResult> {
 
     rec.figure('routes fuzzed', routes.length);
     rec.figure('field matrix requests (every string field × every hostile value)', matrix.length);
-    rec.figure('string fields in the matrix', new Set(matrix.map((r) => `${r.method} ${r.url.split('?')[0]} ${r.kind}`)).size);
+    rec.figure('string fields in the matrix', covered.size);
+    const missing = REQUIRED_MATRIX_FIELDS.filter((field) => !covered.has(field));
+    rec.expect('fields that once answered 500 and the matrix does not reach', missing.length, '==', 0);
+    if (missing.length > 0) rec.note(`matrix misses: ${missing.join('; ')}`);
     rec.expect('requests sent (matrix + generated + large bodies)', requests.length, '>=', options.requests + matrix.length);
     rec.figure('answers by class', [...byClass].sort().map(([k, n]) => `${k} ${n}`).join(', '));
     rec.expect('answers ≥ 500', failures.filter((f) => f.includes('status 5')).length, '==', 0);

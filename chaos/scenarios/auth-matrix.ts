@@ -23,6 +23,8 @@ type Credential = 'none' | 'unknown' | 'revoked' | 'other tenant' | 'owner';
 function bodyFor(route: RouteInfo): unknown {
   if (route.method === 'GET' || route.method === 'DELETE') return undefined;
   if (route.path.endsWith('/messages') && route.method === 'POST') return { messages: [{ role: 'user', content: 'auth matrix probe' }] };
+  // A PATCH must change something (not expressible in its JSON Schema, where every field is optional).
+  if (route.method === 'PATCH') return { metadata: { probe: 'auth matrix' } };
   const schema = bodySchema(route);
   return schema ? exampleFor(schema) : {};
 }

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
+import { matrixRequests, MATRIX_VALUES } from '../fuzz/field-matrix.js';
 import { requestArb, type FuzzKeys, type FuzzRequest } from '../fuzz/requests.js';
 import { rawHttpBattery } from '../fuzz/raw-http.js';
 import { injectHttp } from '../lib/http.js';
@@ -80,12 +81,50 @@ function judge(request: FuzzRequest, res: { status: number; contentType: string;
   return problems;
 }
 
+/** Erasing the world's conversation early would leave every later request a 404: those requests go last. */
+const isErasing = (route: RouteInfo) => route.method === 'DELETE' && route.path === '/v1/conversations/:id';
+
 /** `perRoute` requests per route, interleaved so state one builds (a conversation, a job) meets requests of the others. */
-function generate(routes: RouteInfo[], world: World, keys: FuzzKeys, perRoute: number, seed: number): FuzzRequest[] {
-  const generated = routes.map((route, i) => fc.sample(requestArb(route, world, keys), { numRuns: perRoute, seed: seed + i }));
+function generate(routes: RouteInfo[], world: World, keys: FuzzKeys, perRoute: number, seed: number): { requests: FuzzRequest[]; erasing: FuzzRequest[] } {
+  const generated = routes.map((route, i) => ({ route, list: fc.sample(requestArb(route, world, keys), { numRuns: perRoute, seed: seed + i }) }));
   const requests: FuzzRequest[] = [];
-  for (let i = 0; i < perRoute; i++) for (const list of generated) if (list[i]) requests.push(list[i] as FuzzRequest);
-  return requests;
+  for (let i = 0; i < perRoute; i++) for (const { route, list } of generated) if (list[i] && !isErasing(route)) requests.push(list[i] as FuzzRequest);
+  return { requests, erasing: generated.filter(({ route }) => isErasing(route)).flatMap(({ list }) => list) };
+}
+
+/**
+ * Fields that once answered 500 (issue 15): the matrix must reach each, whatever routes or
+ * schemas change. `METHOD path-pattern kind`.
+ */
+const REQUIRED_MATRIX_FIELDS = [
+  'POST /v1/conversations matrix body.model',
+  'POST /v1/conversations matrix body.metadata',
+  'POST /v1/conversations matrix body.policy.systemPrompt',
+  'POST /v1/conversations matrix body.policy.model',
+  'POST /v1/conversations/:id/compactions matrix body.focus',
+  'POST /v1/conversations/:id/compactions matrix body.model',
+  'PUT /v1/webhook matrix body.secret',
+  'PUT /v1/conversations/:id/webhook matrix body.secret',
+  'GET /v1/conversations/:id/archive/search matrix query.q',
+  'GET /v1/webhooks/deliveries matrix query.conversationId',
+  'PATCH /v1/conversations/:id matrix body.policy.systemPrompt',
+  'PATCH /v1/conversations/:id matrix body.metadata',
+  'POST /v1/conversations/:id/messages matrix body.messages.0.content',
+];
+
+/** Secrets the run uses; none may ever appear in the API's log (a failed query once printed its parameters). */
+const SECRET_MARKER = 'fuzz-secret-7f3a9c1e-';
+const WORLD_SECRETS = ['world-a-secret-0123456789', 'tenant-secret-0123456789'];
+
+function logScanner(secrets: readonly string[]) {
+  const scan = { lines: 0, leaks: [] as string[] };
+  return {
+    scan,
+    write(line: string) {
+      scan.lines += 1;
+      for (const secret of secrets) if (line.includes(secret)) scan.leaks.push(`${secret.slice(0, 12)}… in: ${line.slice(0, 300)}`);
+    },
+  };
 }
 
 const describe = (r: FuzzRequest) => `${r.method} ${r.url.slice(0, 120)} [${r.kind}] ${(r.body ?? '').slice(0, 160)}`;
@@ -94,12 +133,17 @@ export async function runFuzz(options: FuzzOptions): Promise<ScenarioResult> {
   const rec = new ScenarioRecorder('fuzz', 'Fuzzing every route', options.variant);
   const stack = await startChaosStack(options.logDir ? { logDir: options.logDir } : {});
   try {
-    const { app } = await stack.inlineApp({ COMPACTD_ADMIN_TOKEN: ADMIN_TOKEN, COMPACTD_METRICS_TOKEN: METRICS_TOKEN });
+    const log = logScanner([...WORLD_SECRETS, SECRET_MARKER, stack.keys.tenant, stack.keys.other, ADMIN_TOKEN, METRICS_TOKEN]);
+    const { app } = await stack.inlineApp({ COMPACTD_ADMIN_TOKEN: ADMIN_TOKEN, COMPACTD_METRICS_TOKEN: METRICS_TOKEN }, { logTo: (line) => log.write(line) });
     const world = await buildWorld(stack, injectHttp(app, stack.keys.tenant), injectHttp(app, stack.keys.other));
     const routes = listRoutes(app);
     const keys = { owner: stack.keys.tenant, other: stack.keys.other, admin: ADMIN_TOKEN, metrics: METRICS_TOKEN };
     const perRoute = Math.ceil(options.requests / routes.length);
-    const requests = [...generate(routes, world, keys, perRoute, options.seed), ...bigRequests(stack.keys.tenant)];
+    const matrixByRoute = routes.map((route) => ({ route, requests: matrixRequests(route, world, keys, SECRET_MARKER) }));
+    const matrix = matrixByRoute.flatMap((m) => m.requests);
+    const covered = new Set(matrixByRoute.flatMap(({ route, requests }) => requests.map((r) => `${route.method} ${route.path} ${r.kind}`)));
+    const sampled = generate(routes, world, keys, perRoute, options.seed);
+    const requests = [...matrix, ...sampled.requests, ...bigRequests(stack.keys.tenant), ...sampled.erasing];
 
     const byClass = new Map<string, number>();
     const failures: string[] = [];
@@ -127,7 +171,12 @@ export async function runFuzz(options: FuzzOptions): Promise<ScenarioResult> {
     const raw = await rawHttpBattery(app);
 
     rec.figure('routes fuzzed', routes.length);
-    rec.expect('requests sent (generated + large bodies)', requests.length, '>=', options.requests);
+    rec.figure('field matrix requests (every string field × every hostile value)', matrix.length);
+    rec.figure('string fields in the matrix', covered.size);
+    const missing = REQUIRED_MATRIX_FIELDS.filter((field) => !covered.has(field));
+    rec.expect('fields that once answered 500 and the matrix does not reach', missing.length, '==', 0);
+    if (missing.length > 0) rec.note(`matrix misses: ${missing.join('; ')}`);
+    rec.expect('requests sent (matrix + generated + large bodies)', requests.length, '>=', options.requests + matrix.length);
     rec.figure('answers by class', [...byClass].sort().map(([k, n]) => `${k} ${n}`).join(', '));
     rec.expect('answers ≥ 500', failures.filter((f) => f.includes('status 5')).length, '==', 0);
     rec.expect('errors not problem+json (or incomplete)', failures.filter((f) => /error as|problem body/.test(f)).length, '==', 0);
@@ -136,7 +185,14 @@ export async function runFuzz(options: FuzzOptions): Promise<ScenarioResult> {
     rec.figure('raw HTTP requests (malformed at the protocol level)', raw.sent);
     rec.figure('raw HTTP answers', [...new Set(raw.answers)].sort().map((s) => `${s}×${raw.answers.filter((a) => a === s).length}`).join(', '));
     rec.expect('raw HTTP: answers ≥ 500 or not problem+json', raw.failures.length, '==', 0);
+    rec.figure('API log lines scanned for secrets', log.scan.lines);
+    rec.expect('secrets (webhook secrets, API keys, tokens) found in the API log', log.scan.leaks.length, '==', 0);
+    for (const leak of log.scan.leaks.slice(0, 5)) rec.note(`LEAK ${leak}`);
     for (const failure of [...failures, ...raw.failures].slice(0, Number(process.env['CHAOS_SHOW_FAILURES'] ?? 15))) rec.note(`FAILED ${failure}`);
+    rec.note(
+      `Field matrix: every string field of every /v1 route (body fields at any depth, array items, free-form objects as keys and values, ` +
+        `query and path parameters) × ${MATRIX_VALUES.length} hostile values (${MATRIX_VALUES.map((v) => v.name).join(', ')}), each in an otherwise valid request.`,
+    );
     rec.note(
       `${requests.length} requests through app.inject, ${perRoute} per route over ${routes.length} routes (read from the Fastify instance), fast-check seed ${options.seed}: ` +
         'parameters, query and bodies drawn from each route’s JSON Schema (compiled from the zod schemas), mutated (field dropped, retyped, replaced by a nasty ' +

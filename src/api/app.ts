@@ -7,6 +7,8 @@ import type { ApiDeps } from './deps.js';
 import { handleError, sendProblem } from './problem.js';
 import { handleFrameworkError, MAX_PARAM_LENGTH, requireHost, sendClientError } from './protocol-errors.js';
 import { conversationRoutes } from './routes/conversations.js';
+import { conversationLifecycleRoutes } from './routes/conversation-lifecycle.js';
+import { registerJsonParser } from './json-body.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
 import { compactionRoutes } from './routes/compactions.js';
@@ -37,6 +39,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', requireHost);
   // JSON only: other bodies (text/plain is parsed by default) get a 415, not a confusing 400.
   app.removeContentTypeParser('text/plain');
+  registerJsonParser(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(handleError);
@@ -68,6 +71,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(async (v1) => {
     v1.addHook('onRequest', createAuthHook(deps.db));
     await v1.register(conversationRoutes(deps));
+    await v1.register(conversationLifecycleRoutes(deps));
     await v1.register(messageRoutes(deps));
     await v1.register(compactionRoutes(deps));
     await v1.register(jobRoutes(deps));

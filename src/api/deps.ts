@@ -22,7 +22,8 @@ export interface AppendEffects {
 
 /** What the HTTP shell needs; the composition root supplies it. */
 export interface ApiDeps {
-  config: Pick<Config, 'limits'> & Partial<Pick<Config, 'adminToken' | 'metrics' | 'webhooks'>>;
+  /** `anthropic`, `openai`, `summarizer`: which summarizer models requests and policies may name (llm/configured-models.ts) */
+  config: Pick<Config, 'limits' | 'anthropic' | 'openai' | 'summarizer'> & Partial<Pick<Config, 'adminToken' | 'metrics' | 'webhooks'>>;
   /** resolves webhook hosts when a webhook is set; default the system resolver */
   resolveHost?: HostResolver;
   db: Db;
@@ -41,6 +42,8 @@ export interface ApiDeps {
   metrics?: Metrics;
   /** BullMQ queues shown by the dashboard at /admin/queues */
   dashboardQueues?: readonly Queue[];
+  /** Hands committed webhook deliveries (e.g. `conversation.deleted`) to the queue; when absent, the stale-delivery sweep does. */
+  webhookDeliveries?: { enqueue(deliveryId: string): Promise<void> };
   /** Hands committed compaction jobs to the queue and relays cancellations to workers. */
   compactions: {
     enqueue(jobId: string): Promise<void>;

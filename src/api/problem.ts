@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError } from '../lib/errors.js';
+import { redactError } from '../obs/redact-error.js';
 
 /** RFC 9457 problem details; the one shape every error response takes. */
 export interface Problem {
@@ -59,7 +60,7 @@ export function handleError(error: FastifyError | AppError | Error, request: Fas
     return sendProblem(reply, request, { status: 400, code: 'VALIDATION_FAILED', detail: describe(errors), errors });
   }
   if (error instanceof AppError) {
-    if (error.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (error.status >= 500) request.log.error({ err: redactError(error) }, 'request failed');
     if (error.retryAfterMs !== undefined) void reply.header('retry-after', Math.ceil(error.retryAfterMs / 1000));
     const errors = error.details ?? (error.field ? [{ field: error.field, message: error.message }] : undefined);
     return sendProblem(reply, request, {
@@ -86,13 +87,29 @@ export function handleError(error: FastifyError | AppError | Error, request: Fas
       detail: error.message,
     });
   }
+  if (hasSqlState(error, FOREIGN_KEY_VIOLATION)) {
+    // A row this request writes under (a conversation) was erased by a DELETE that committed first.
+    return sendProblem(reply, request, { status: 409, code: 'RESOURCE_DELETED', detail: 'A resource this request refers to was deleted while the request ran.' });
+  }
   if (isDependencyUnavailable(error)) {
-    request.log.warn({ err: error }, 'a backing service is unavailable');
+    request.log.warn({ err: redactError(error) }, 'a backing service is unavailable');
     void reply.header('retry-after', '1');
     return sendProblem(reply, request, { status: 503, code: 'SERVICE_UNAVAILABLE', detail: 'A backing service (database or queue) is unavailable; retry shortly.' });
   }
-  request.log.error({ err: error }, 'unhandled error');
+  request.log.error({ err: redactError(error) }, 'unhandled error');
   return sendProblem(reply, request, { status: 500, code: 'INTERNAL', detail: 'The server could not complete the request.' });
+}
+
+const FOREIGN_KEY_VIOLATION = '23503';
+
+/** Whether an error (or one it wraps: drizzle wraps the driver's) carries this SQLSTATE. */
+function hasSqlState(error: unknown, state: string): boolean {
+  let current: unknown = error;
+  for (let depth = 0; current !== null && typeof current === 'object' && depth < 5; depth++) {
+    if ((current as { code?: unknown }).code === state) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 // Node socket errors, postgres.js connection errors, and SQLSTATEs of a server that is down,

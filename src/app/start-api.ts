@@ -16,6 +16,7 @@ export function apiDepsFrom(deps: Deps): ApiDeps {
     afterAppend: autoTriggerAfterAppend,
     onAppendCommitted: (conversationId, effects) => runAppendEffects(deps, conversationId, effects),
     dashboardQueues: [deps.queues.compaction, deps.queues.summarize, deps.queues.maintenance, deps.webhookQueue],
+    webhookDeliveries: { enqueue: (deliveryId) => enqueueWebhookDelivery(deps.webhookQueue, deliveryId, deps.config.webhooks) },
     compactions: {
       enqueue: (jobId) => enqueueCompaction(deps.queues, jobId),
       cancel: (jobId) => publishCancel(deps.queues, jobId),

@@ -9,6 +9,7 @@ import type {
   MessagePage,
   OpenAIContext,
   StoredMessage,
+  UpdateConversationRequest,
 } from './types.js';
 
 /** Conversations, messages and the ready-to-send context. */
@@ -23,7 +24,13 @@ export function conversationMethods(t: Transport) {
     /** `POST /v1/conversations` → 201; an existing id is a `CONVERSATION_EXISTS` (409) error. */
     createConversation: (body: CreateConversationRequest = {}, opts: PostOptions = {}) => t.post<Conversation>('/v1/conversations', body, opts),
     getConversation: (id: string, opts: RequestOptions = {}) => t.get<Conversation>(`/v1/conversations/${enc(id)}`, undefined, opts),
-    /** `DELETE /v1/conversations/:id` → 204; `CONVERSATION_BUSY` (409) while a compaction is active. */
+    /** `PATCH /v1/conversations/:id`: model, contextLimit, policy, metadata (policy and metadata replace); validated as a whole. */
+    updateConversation: (id: string, body: UpdateConversationRequest, opts: RequestOptions = {}) =>
+      t.patch<Conversation>(`/v1/conversations/${enc(id)}`, body, opts),
+    /**
+     * `DELETE /v1/conversations/:id`: erases the conversation and everything kept for it. While a compaction is
+     * active this is a `COMPACTION_ACTIVE` (409) error: cancel the job first.
+     */
     deleteConversation: (id: string, opts: RequestOptions = {}) => t.remove(`/v1/conversations/${enc(id)}`, opts),
     /** `POST /v1/conversations/:id/messages`: 1..1000 messages; a bare array is Anthropic format. */
     appendMessages: (id: string, body: AppendRequest | readonly InputMessage[], opts: PostOptions = {}) =>

@@ -21,7 +21,7 @@ export interface HttpSettings {
 }
 
 export interface RequestSpec {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   query?: Record<string, string | number | boolean | undefined> | undefined;
   body?: unknown;

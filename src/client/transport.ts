@@ -31,6 +31,7 @@ export interface Transport {
   get<T>(path: string, query?: RequestSpec['query'], extra?: Partial<RequestSpec>): Promise<T>;
   post<T>(path: string, body: unknown, opts?: PostOptions): Promise<T>;
   put<T>(path: string, body: unknown, opts?: RequestOptions): Promise<T>;
+  patch<T>(path: string, body: unknown, opts?: RequestOptions): Promise<T>;
   /** a DELETE answered with a body (cancel answers with the job) */
   deleteJson<T>(path: string, opts?: RequestOptions): Promise<T>;
   /** a DELETE answered 204 */
@@ -61,6 +62,9 @@ export function createTransport(options: ClientOptions): Transport {
     // A PUT replaces: repeating it after a lost connection changes nothing more.
     put: async <T>(path: string, body: unknown, opts: RequestOptions = {}) =>
       (await requestJson<T>(http, { method: 'PUT', path, body, signal: opts.signal, idempotent: true })).body,
+    // The service's PATCHes replace the fields they name, so a repeat changes nothing more either.
+    patch: async <T>(path: string, body: unknown, opts: RequestOptions = {}) =>
+      (await requestJson<T>(http, { method: 'PATCH', path, body, signal: opts.signal, idempotent: true })).body,
     // DELETEs are not repeated after a lost connection: the repeat of one that landed would
     // answer 404 (webhook gone) or 409 (job already cancelled) for what in fact succeeded.
     remove: (path: string, opts: RequestOptions = {}) => requestEmpty(http, { method: 'DELETE', path, signal: opts.signal, idempotent: false }),

@@ -12,7 +12,7 @@ import type {
   SearchResponseSchema,
 } from '../api/schemas/batches.js';
 import type { ProblemSchema } from '../api/schemas/common.js';
-import type { ConversationSchema, CreateConversationBodySchema } from '../api/schemas/conversations.js';
+import type { ConversationSchema, CreateConversationBodySchema, UpdateConversationBodySchema } from '../api/schemas/conversations.js';
 import type { JobSchema, ListJobsResponseSchema } from '../api/schemas/jobs.js';
 import type { AppendResponseSchema, ContextResponseSchema, ListMessagesResponseSchema, StoredMessageSchema } from '../api/schemas/messages.js';
 import type { ToolDefinitionSchema } from '../api/schemas/tools.js';
@@ -25,6 +25,7 @@ export type { Block, Role, TextBlock, ToolResultBlock, ToolUseBlock } from '../c
 export type Problem = z.infer<typeof ProblemSchema>;
 export type Conversation = z.infer<typeof ConversationSchema>;
 export type CreateConversationRequest = z.input<typeof CreateConversationBodySchema>;
+export type UpdateConversationRequest = z.input<typeof UpdateConversationBodySchema>;
 export type AppendResult = z.infer<typeof AppendResponseSchema>;
 export type StoredMessage = z.infer<typeof StoredMessageSchema>;
 export type MessagePage = z.infer<typeof ListMessagesResponseSchema>;

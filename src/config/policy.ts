@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../lib/errors.js';
+import { safeText } from '../lib/text-safety.js';
 
 /**
  * Compaction policy and importance-scoring weights (SPEC §5.1–5.3, §5.6, §5.6a).
@@ -11,6 +12,8 @@ const ratio = z.number().gt(0).lt(1);
 const count = z.number().int().min(0);
 const positive = z.number().int().min(1);
 const weight = z.number().min(0).max(1000);
+/** Strings of a policy end up in prompts and jsonb: bounded, no NUL, no unpaired surrogates. */
+const text = (min: number, max: number) => safeText({ min, max });
 
 export const DEFAULT_KEYWORDS: readonly string[] = [
   'error',
@@ -45,7 +48,7 @@ export const ScoringSchema = z.strictObject({
   toolCallBonus: weight.default(4),
   keywordBonus: weight.default(1.5),
   /** matched case-insensitively at a word start ("fail" matches "failed"); each counts once per unit */
-  keywords: z.array(z.string().min(1).max(64)).max(200).default([...DEFAULT_KEYWORDS]),
+  keywords: z.array(text(1, 64)).max(200).default([...DEFAULT_KEYWORDS]),
   lengthBonusPer100Chars: weight.default(1),
   lengthBonusCap: weight.default(3),
 });
@@ -106,19 +109,36 @@ const PolicyObjectSchema = z.strictObject({
   identifierCheck: z.boolean().default(true),
   maxIdentifiers: positive.max(500).default(60),
   identifierRepair: z.enum(['append', 'call']).default('append'),
-  systemPrompt: z.string().min(1).max(20_000).optional(),
-  model: z.string().min(1).max(200).optional(),
+  systemPrompt: text(1, 20_000).optional(),
+  /** summarizer model, `provider:model` or a bare model; the API refuses one that is not configured */
+  model: text(1, 200).optional(),
   scoring: ScoringSchema.prefault({}),
 });
 
+/**
+ * Cross-field rules. A violated rule is reported on every field it involves, so the caller
+ * can name the one the user actually set (the API keeps those; see api/policy-check.ts).
+ */
 export const PolicySchema = PolicyObjectSchema.superRefine((policy, ctx) => {
-  const issue = (path: string[], message: string) => ctx.addIssue({ code: 'custom', path, message });
-  if (policy.warnRatio > policy.triggerRatio) issue(['warnRatio'], 'must not exceed triggerRatio');
-  if (policy.targetRatio >= policy.triggerRatio) issue(['targetRatio'], 'must be below triggerRatio');
-  if (policy.tier1.headTokens + policy.tier1.tailTokens >= policy.tier1.maxTokens) {
-    issue(['tier1', 'maxTokens'], 'must exceed headTokens + tailTokens');
+  const issue = (paths: string[][], message: string) => {
+    for (const path of paths) ctx.addIssue({ code: 'custom', path, message });
+  };
+  if (policy.warnRatio > policy.triggerRatio) {
+    issue([['warnRatio'], ['triggerRatio']], `warnRatio (${policy.warnRatio}) must not exceed triggerRatio (${policy.triggerRatio})`);
   }
-  if (policy.summaryMaxTokens >= policy.chunkTokens) issue(['summaryMaxTokens'], 'must be below chunkTokens');
+  if (policy.targetRatio >= policy.triggerRatio) {
+    issue([['targetRatio'], ['triggerRatio']], `targetRatio (${policy.targetRatio}) must be below triggerRatio (${policy.triggerRatio})`);
+  }
+  const { maxTokens, headTokens, tailTokens } = policy.tier1;
+  if (headTokens + tailTokens >= maxTokens) {
+    issue(
+      [['tier1', 'maxTokens'], ['tier1', 'headTokens'], ['tier1', 'tailTokens']],
+      `tier1 headTokens + tailTokens (${headTokens} + ${tailTokens}) must be below maxTokens (${maxTokens})`,
+    );
+  }
+  if (policy.summaryMaxTokens >= policy.chunkTokens) {
+    issue([['summaryMaxTokens'], ['chunkTokens']], `summaryMaxTokens (${policy.summaryMaxTokens}) must be below chunkTokens (${policy.chunkTokens})`);
+  }
 });
 export type Policy = z.infer<typeof PolicySchema>;
 

@@ -321,8 +321,11 @@ export const idempotencyKeys = pgTable(
   (t) => [primaryKey({ columns: [t.tenantId, t.key] })],
 );
 
-/** Webhook event types (SPEC §5.5 step 3; README "Webhooks"). Stable names. */
-export const WEBHOOK_EVENTS = ['compaction.completed', 'compaction.failed', 'compaction.noop', 'context.warning'] as const;
+/**
+ * Webhook event types (SPEC §5.5 step 3; README "Webhooks"). Stable names. A text column,
+ * not a database enum: adding a type needs no migration.
+ */
+export const WEBHOOK_EVENTS = ['compaction.completed', 'compaction.failed', 'compaction.noop', 'context.warning', 'conversation.deleted'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /**

@@ -4,6 +4,7 @@ import type { CountTokens } from '../compaction/types.js';
 import type { Config } from '../config/env.js';
 import { AppError } from '../lib/errors.js';
 import { createAnthropicSummarizer } from './anthropic.js';
+import { isProviderConfigured } from './configured-models.js';
 import type { FetchLike } from './http-options.js';
 import { createLocalSummarizer } from './local.js';
 import { createOpenAISummarizer } from './openai.js';
@@ -71,12 +72,12 @@ export function createSummarizers(config: SummarizerConfig, deps: SummarizerDeps
   const summarizers: Summarizers = {
     local: createLocalSummarizer({ countTokens: deps.countTokens ?? gptCountTokens }),
   };
-  if (config.anthropic.apiKey !== undefined || config.anthropic.baseUrl !== undefined) {
+  if (isProviderConfigured(config.anthropic)) {
     summarizers.anthropic = resilient(
       createAnthropicSummarizer({ ...http, apiKey: config.anthropic.apiKey ?? PLACEHOLDER_KEY, baseURL: config.anthropic.baseUrl }),
     );
   }
-  if (config.openai.apiKey !== undefined || config.openai.baseUrl !== undefined) {
+  if (isProviderConfigured(config.openai)) {
     summarizers.openai = resilient(
       createOpenAISummarizer({ ...http, apiKey: config.openai.apiKey ?? PLACEHOLDER_KEY, baseURL: config.openai.baseUrl }),
     );

@@ -87,7 +87,7 @@ export function selectSummarizerModel(input: ModelSelectionInput): ModelSelectio
   const available = new Set<ProviderName>([...input.availableProviders, 'local']);
   const configuredProvider = input.configured?.provider;
   for (const spec of [input.request, input.policy, input.configured]) {
-    const chosen = resolveSpec(spec, configuredProvider, available);
+    const chosen = resolveModelSpec(spec, configuredProvider, available);
     if (chosen === undefined) continue;
     if (!available.has(chosen.provider)) {
       throw new AppError('LLM_PROVIDER_UNAVAILABLE', `summarizer provider ${chosen.provider} is not configured (model ${chosen.model})`, {
@@ -101,7 +101,8 @@ export function selectSummarizerModel(input: ModelSelectionInput): ModelSelectio
   return remote === undefined ? { provider: 'local', model: LOCAL_MODEL } : { provider: remote, model: cheapestModelFor(remote) };
 }
 
-function resolveSpec(
+/** The provider and model a spec names (a bare model's provider inferred), or undefined when it names nothing. */
+export function resolveModelSpec(
   spec: ModelSpec | undefined,
   configuredProvider: ProviderName | undefined,
   available: ReadonlySet<ProviderName>,

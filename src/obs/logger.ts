@@ -1,5 +1,6 @@
 import pino, { type Logger } from 'pino';
 import type { Config } from '../config/env.js';
+import { redactError } from './redact-error.js';
 
 export type { Logger };
 
@@ -10,6 +11,8 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'logPretty'>, isT
     level: config.logLevel,
     base: { service: 'compactd' },
     redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
+    // Query values (and so secrets) never reach the logs: see redact-error.ts.
+    serializers: { err: redactError, error: redactError },
     ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' } } } : {}),
   });
 }

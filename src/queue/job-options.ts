@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { safeText } from '../lib/text-safety.js';
 
 /**
  * Options of one compaction (SPEC §6.1), stored on the job row and read back by workers.
@@ -14,8 +15,8 @@ export const CompactionOptionsSchema = z.strictObject({
     })
     .refine((t) => t.ratio === undefined || t.tokens === undefined, 'give ratio or tokens, not both')
     .optional(),
-  focus: z.string().min(1).max(4_000).optional(),
-  model: z.string().min(1).max(200).optional(),
+  focus: safeText({ min: 1, max: 4_000 }).optional(),
+  model: safeText({ min: 1, max: 200 }).optional().meta({ description: 'summarizer model (`provider:model` or a model): must be served by a configured provider' }),
   onLLMFailure: z.enum(['fallback', 'fail']).optional(),
 });
 export type CompactionOptions = z.infer<typeof CompactionOptionsSchema>;

@@ -36,6 +36,21 @@ async function caught(promise: Promise<unknown>) {
 }
 
 describe('compactd/client against a running service', () => {
+  it('changes and erases a conversation; erasing waits for an active compaction to be cancelled', async () => {
+    await idleClient.createConversation({ id: 'client-life', metadata: { stage: 1 } });
+    const updated = await idleClient.updateConversation('client-life', { model: 'gpt-4o', metadata: { stage: 2 }, policy: { keepRecent: 6 } });
+    expect(updated).toMatchObject({ model: 'gpt-4o', metadata: { stage: 2 }, policy: { keepRecent: 6 } });
+    const contradiction = await caught(idleClient.updateConversation('client-life', { policy: { targetRatio: 0.9 } }));
+    expect(contradiction).toMatchObject({ status: 400, code: 'INVALID_POLICY' });
+    expect(contradiction.errors?.map((e) => e.field)).toEqual(['body.policy.targetRatio']);
+
+    const job = await idleClient.compact('client-life');
+    expect(await caught(idleClient.deleteConversation('client-life'))).toMatchObject({ status: 409, code: 'COMPACTION_ACTIVE' });
+    await idleClient.cancelJob(job.id);
+    await idleClient.deleteConversation('client-life');
+    expect(await caught(idleClient.getConversation('client-life'))).toMatchObject({ status: 404, code: 'CONVERSATION_NOT_FOUND' });
+  });
+
   it('creates, appends, pages and renders context; problem+json comes back as CompactdError', async () => {
     const created = await client.createConversation({ id: 'client-basic', model: 'claude-sonnet-4-5', policy: { auto: false } });
     expect(created).toMatchObject({ id: 'client-basic', model: 'claude-sonnet-4-5', messageCount: 0, lastJob: null });

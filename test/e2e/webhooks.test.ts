@@ -8,6 +8,7 @@ import { sweepWebhookDeliveries } from '../../src/worker/processors/webhook.js';
 import { verifyWebhookSignature } from '../../src/worker/webhooks.js';
 import { conversationByExternalId } from '../helpers/archive-seed.js';
 import { compact, seedConversation, waitForJob } from '../helpers/conversation.js';
+import { startTestLlmSim, type TestLlmSim } from '../helpers/llm-sim.js';
 import { createStack, type Stack } from '../helpers/stack.js';
 import { loadRealTranscript } from '../helpers/transcripts.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -35,7 +36,9 @@ const received: Received[] = [];
 const failFirst = new Map<string, number>();
 
 let stack: Stack;
+let sim: TestLlmSim;
 beforeAll(async () => {
+  sim = await startTestLlmSim();
   server = createServer((request, response) => {
     let body = '';
     request.setEncoding('utf8');
@@ -57,12 +60,15 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // The receiver is on loopback, which webhooks may reach only when the operator allows it.
-  stack = await createStack({ env: { COMPACTD_WEBHOOK_ATTEMPTS: String(ATTEMPTS), COMPACTD_WEBHOOK_BACKOFF_MS: String(BACKOFF_MS), COMPACTD_WEBHOOK_ALLOW: '127.0.0.1' } });
+  stack = await createStack({
+    env: { COMPACTD_WEBHOOK_ATTEMPTS: String(ATTEMPTS), COMPACTD_WEBHOOK_BACKOFF_MS: String(BACKOFF_MS), COMPACTD_WEBHOOK_ALLOW: '127.0.0.1', ANTHROPIC_BASE_URL: sim.url },
+  });
   const res = await stack.app.inject({ method: 'PUT', url: '/v1/webhook', headers: stack.auth(), payload: { url: `${base}/tenant`, secret: SECRET } });
   expect(res.statusCode, res.body).toBe(200);
 });
 afterAll(async () => {
   await stack?.close();
+  await sim?.close();
   await new Promise((resolve) => server?.close(resolve));
 });
 
@@ -123,8 +129,11 @@ describe('webhooks end to end', () => {
 
   it('reports compaction.failed', async () => {
     await seedConversation(stack, 'fails', tau()[2]!.messages, { policy: { auto: false } });
-    // a provider this service has no credentials for, and no fallback allowed
-    const done = await waitForJob(stack, (await compact(stack, 'fails', { strategy: 'summarize', model: 'anthropic:claude-haiku-4-5', onLLMFailure: 'fail' })).id);
+    // the provider refuses every call (401), and no fallback is allowed
+    sim.control.setFaults({ rates: { auth: 1 } });
+    const done = await waitForJob(stack, (await compact(stack, 'fails', { strategy: 'summarize', model: 'anthropic:claude-haiku-4-5', onLLMFailure: 'fail' })).id).finally(() =>
+      sim.control.setFaults({}),
+    );
     expect(done.status).toBe('failed');
     await waitFor(() => eventsFor('/tenant', done.id).some((r) => r.answered === 200), 30_000);
     const event = JSON.parse(eventsFor('/tenant', done.id).at(-1)!.body);

@@ -6,6 +6,7 @@ import { AppError, notFound } from '../../lib/errors.js';
 import { conversationPolicy } from '../../db/repos/tenants.js';
 import { effectiveTokens } from '../views.js';
 import { CompactionOptionsSchema } from '../../queue/job-options.js';
+import { checkSummarizerModel } from '../conversation-settings.js';
 import type { ApiDeps } from '../deps.js';
 import { runIdempotent } from '../idempotency.js';
 import { ConversationParamsSchema, errorResponses, IdempotencyHeadersSchema, ProblemSchema } from '../schemas/common.js';
@@ -34,6 +35,7 @@ export function compactionRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         const conversation = await getConversation(deps.db, request.tenantId, request.params.id);
         if (!conversation) throw notFound('conversation', request.params.id);
         const { trigger, ...options } = request.body;
+        checkSummarizerModel(deps.config, options.model, 'body.model');
         if (trigger === 'tool') await refuseSmallToolCompaction(deps, conversation);
         const key = request.headers['idempotency-key'];
         const outcome = await runIdempotent<JobView>(

@@ -43,17 +43,20 @@ function toWebhookView(row: WebhookEndpointRow, conversationExternalId: string |
 }
 
 function toDeliveryView(row: DeliveryWithConversation): WebhookDeliveryView {
+  const payload = JSON.parse(row.body) as Record<string, unknown>;
+  // `conversation.deleted` outlives its conversation: the envelope still names it.
+  const envelopeConversation = typeof payload['conversationId'] === 'string' ? payload['conversationId'] : null;
   return {
     id: row.id,
     event: row.event,
-    conversationId: row.conversationExternalId,
+    conversationId: row.conversationExternalId ?? envelopeConversation,
     url: row.url,
     status: row.status,
     attempts: row.attempts,
     lastStatusCode: row.lastStatusCode,
     lastError: row.lastError,
     attemptLog: row.attemptLog,
-    payload: JSON.parse(row.body) as Record<string, unknown>,
+    payload,
     createdAt: row.createdAt.toISOString(),
     deliveredAt: row.deliveredAt?.toISOString() ?? null,
   };

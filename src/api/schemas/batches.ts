@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BlockSchema } from './common.js';
+import { BlockSchema, safeText } from './common.js';
 
 /** Archive reads (SPEC §5.8, §6.1): batches, the originals behind them, export, search. */
 
@@ -90,11 +90,9 @@ export const ExportLineSchema = z
 export type ExportLine = z.infer<typeof ExportLineSchema>;
 
 export const SearchQuerySchema = z.object({
-  q: z
-    .string()
+  q: safeText({ max: 1000 })
     .trim()
     .min(1, 'must not be empty')
-    .max(1000)
     .meta({ description: 'web-search syntax: words, "quoted phrases", OR, -excluded' }),
   limit: z.coerce.number().int().min(1).max(100).default(10),
 });

@@ -1,10 +1,33 @@
 import { z } from 'zod';
+import { jsonProblem, METADATA_BOUNDS, safeText, type JsonBounds } from '../../lib/text-safety.js';
 
-/** Shapes shared by several routes (SPEC §6.1). */
+export { safeText };
 
+/** Shapes shared by several routes (SPEC §6.1), and the one input rule for strings. */
+
+/**
+ * Free-form JSON objects (conversation metadata): bounded depth and size, every key and
+ * string clean. Documented as an object of anything; the bounds are in the description.
+ */
+export function freeFormObject(bounds: JsonBounds = METADATA_BOUNDS) {
+  return z
+    .record(z.string(), z.unknown())
+    .superRefine((value, ctx) => {
+      const problem = jsonProblem(value, bounds);
+      if (problem) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
+    })
+    .meta({ description: `free-form JSON object: at most ${bounds.maxDepth} levels deep and ${bounds.maxChars} characters as JSON; no NUL or unpaired surrogates` });
+}
+
+/**
+ * Client-chosen conversation ids (SPEC §6.1): `[A-Za-z0-9._-]{1,128}`, except `.` and `..`,
+ * which URL resolution (browsers, fetch, proxies) turns into another path.
+ */
 export const ConversationIdSchema = z
   .string()
-  .regex(/^[A-Za-z0-9._-]{1,128}$/, 'must be 1-128 characters of A-Z a-z 0-9 . _ -');
+  .regex(/^[A-Za-z0-9._-]{1,128}$/, 'must be 1-128 characters of A-Z a-z 0-9 . _ -')
+  .refine((id) => id !== '.' && id !== '..', 'must not be "." or ".." (they are path segments, not names)')
+  .meta({ description: '1-128 characters of A-Z a-z 0-9 . _ -, not "." or ".."', example: 'agent-run-42' });
 
 export const ConversationParamsSchema = z.object({ id: ConversationIdSchema });
 export const UuidParamsSchema = z.object({ id: z.uuid('must be a UUID') });
@@ -36,5 +59,5 @@ export const errorResponses = {
 
 /** `Idempotency-Key` header accepted by every POST. */
 export const IdempotencyHeadersSchema = z.object({
-  'idempotency-key': z.string().min(1).max(255).optional(),
+  'idempotency-key': safeText({ min: 1, max: 255 }).optional(),
 });

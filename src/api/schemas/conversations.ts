@@ -1,14 +1,37 @@
 import { z } from 'zod';
-import { ConversationIdSchema, JobRefSchema } from './common.js';
+import { PolicyOverrideSchema } from '../../config/policy.js';
+import { ConversationIdSchema, freeFormObject, JobRefSchema, safeText } from './common.js';
+
+const SessionModelSchema = safeText({ min: 1, max: 200 }).meta({
+  description: 'the session model, for its context limit (unknown models get the 128k default)',
+  example: 'claude-sonnet-4-5',
+});
+const ContextLimitSchema = z.number().int().min(1024).max(100_000_000);
+const PolicyBodySchema = PolicyOverrideSchema.meta({
+  description:
+    'compaction policy overrides (see README); validated as a whole over the tenant policy and the defaults, cross-field rules included ' +
+    '(targetRatio < triggerRatio, warnRatio ≤ triggerRatio, tier1 headTokens + tailTokens < maxTokens, summaryMaxTokens < chunkTokens); ' +
+    '`model` must be served by a configured provider',
+});
 
 export const CreateConversationBodySchema = z.strictObject({
   id: ConversationIdSchema.optional(),
-  model: z.string().min(1).max(200).optional(),
-  contextLimit: z.number().int().min(1024).max(100_000_000).optional(),
-  policy: z.record(z.string(), z.unknown()).optional().meta({ description: 'compaction policy overrides (see README)' }),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  model: SessionModelSchema.optional(),
+  contextLimit: ContextLimitSchema.optional(),
+  policy: PolicyBodySchema.optional(),
+  metadata: freeFormObject().optional(),
 });
 export type CreateConversationBody = z.infer<typeof CreateConversationBodySchema>;
+
+export const UpdateConversationBodySchema = z
+  .strictObject({
+    model: SessionModelSchema.nullable().optional().meta({ description: 'null clears it; a new model without `contextLimit` takes that model’s context limit' }),
+    contextLimit: ContextLimitSchema.optional(),
+    policy: PolicyBodySchema.optional().meta({ description: 'replaces the conversation’s policy overrides ({} clears them); validated as a whole like at create' }),
+    metadata: freeFormObject().optional().meta({ description: 'replaces the metadata' }),
+  })
+  .refine((body) => Object.keys(body).length > 0, 'must change at least one of model, contextLimit, policy, metadata');
+export type UpdateConversationBody = z.infer<typeof UpdateConversationBodySchema>;
 
 export const ConversationSchema = z
   .object({

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonProblem, MESSAGE_BOUNDS } from '../../lib/text-safety.js';
 import { BlockSchema, JobRefSchema } from './common.js';
 
 export const MAX_MESSAGES_PER_APPEND = 1000;
@@ -6,7 +7,15 @@ export const MAX_MESSAGES_PER_APPEND = 1000;
 export const AppendBodySchema = z.strictObject({
   format: z.enum(['anthropic', 'openai']).default('anthropic'),
   messages: z
-    .array(z.unknown().meta({ description: 'a message in the chosen format' }))
+    .array(
+      z
+        .unknown()
+        .superRefine((message, ctx) => {
+          const problem = jsonProblem(message, MESSAGE_BOUNDS);
+          if (problem) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
+        })
+        .meta({ description: `a message in the chosen format (at most ${MESSAGE_BOUNDS.maxDepth} levels deep)` }),
+    )
     .min(1, 'must hold at least one message')
     .max(MAX_MESSAGES_PER_APPEND, `at most ${MAX_MESSAGES_PER_APPEND} messages per append`),
   usage: z

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { WEBHOOK_EVENTS } from '../../db/schema.js';
+import { ConversationIdSchema, safeText } from './common.js';
 
 /** Webhook configuration and the delivery log (README "Webhooks"). */
 
@@ -12,10 +13,7 @@ const httpUrl = z
 
 export const WebhookBodySchema = z.strictObject({
   url: httpUrl,
-  secret: z
-    .string()
-    .min(16, 'must be at least 16 characters')
-    .max(256)
+  secret: safeText({ min: 16, max: 256 })
     .optional()
     .meta({ description: 'HMAC-SHA256 key of the signatures; generated (and returned once) when a new webhook omits it, kept when an existing one is updated without it' }),
   events: z
@@ -72,7 +70,7 @@ export const WebhookDeliverySchema = z
 export type WebhookDeliveryView = z.infer<typeof WebhookDeliverySchema>;
 
 export const ListDeliveriesQuerySchema = z.object({
-  conversationId: z.string().min(1).max(128).optional().meta({ description: 'only this conversation’s deliveries' }),
+  conversationId: ConversationIdSchema.optional().meta({ description: 'only this conversation’s deliveries' }),
   status: z.enum(['pending', 'delivered', 'failed']).optional(),
   event: WebhookEventSchema.optional(),
   before: z.uuid().optional().meta({ description: 'id of the last delivery of the previous page (`nextBefore`)' }),

@@ -93,13 +93,3 @@ export function triggerStateOf(row: ConversationRow, hasActiveJob: boolean): Tri
   };
 }
 
-/**
- * Deletes a conversation with all it holds (messages, archive, batches, jobs and its webhook
- * cascade) and the stored responses of POSTs to its routes: a conversation created later
- * with the same id must not be answered with replays of the deleted one's appends.
- */
-export async function deleteConversation(tx: Tx, row: ConversationRow): Promise<void> {
-  await tx.delete(conversations).where(eq(conversations.id, row.id));
-  const routePrefix = `POST /v1/conversations/${row.externalId}/`;
-  await tx.delete(idempotencyKeys).where(and(eq(idempotencyKeys.tenantId, row.tenantId), sql`starts_with(${idempotencyKeys.route}, ${routePrefix})`));
-}

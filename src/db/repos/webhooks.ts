@@ -105,6 +105,32 @@ export async function recordWebhookEvent(
   return id;
 }
 
+/**
+ * Records an event about a conversation that is being erased: it goes to the tenant webhook
+ * (the conversation's own webhook is erased with it), and the delivery row does not point at
+ * the conversation, so it outlives it. Returns the delivery id to enqueue after commit, or null.
+ */
+export async function recordTenantWebhookEvent(
+  db: DbOrTx,
+  event: { tenantId: string; conversationExternalId: string; type: WebhookEvent; data: Record<string, unknown> },
+): Promise<string | null> {
+  const endpoint = await getWebhookEndpoint(db, { tenantId: event.tenantId, conversationId: null });
+  if (!endpoint?.enabled) return null;
+  if (endpoint.events.length > 0 && !endpoint.events.includes(event.type)) return null;
+  const id = randomUUID();
+  const envelope: WebhookEnvelope = { id, type: event.type, createdAt: new Date().toISOString(), conversationId: event.conversationExternalId, data: event.data };
+  await db.insert(webhookDeliveries).values({
+    id,
+    tenantId: event.tenantId,
+    conversationId: null,
+    endpointId: endpoint.id,
+    event: event.type,
+    url: endpoint.url,
+    body: JSON.stringify(envelope),
+  });
+  return id;
+}
+
 /** A delivery with the endpoint it goes to (null once removed) and the client's conversation id. */
 export async function getDeliveryWithEndpoint(
   db: DbOrTx,

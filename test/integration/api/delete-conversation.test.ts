@@ -44,7 +44,7 @@ describe('DELETE /v1/conversations/:id', () => {
     const job = (await t.app.inject({ method: 'POST', url: '/v1/conversations/busy/compactions', headers: t.auth(), payload: {} })).json();
     const res = await remove('busy');
     expect(res.statusCode).toBe(409);
-    expect(res.json()).toMatchObject({ code: 'CONVERSATION_BUSY' });
+    expect(res.json()).toMatchObject({ code: 'COMPACTION_ACTIVE' });
     expect(res.json().detail).toContain(job.id);
     expect((await get('busy')).statusCode).toBe(200);
   });

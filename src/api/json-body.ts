@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+
+/** Any instance (the app's is typed by its logger and the zod type provider). */
+type ParserHost = Pick<FastifyInstance, 'getDefaultJsonParser' | 'removeContentTypeParser' | 'addContentTypeParser'>;
+import { AppError } from '../lib/errors.js';
+
+/**
+ * JSON bodies are decoded strictly: bytes that are not UTF-8 are a 400, not text with U+FFFD
+ * in place of what the client sent (the lenient default stores a silently altered string).
+ * Parsing itself stays fastify's (prototype-poisoning checks included).
+ */
+// Reusable: a decode without `stream: true` keeps no state between calls.
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+export function registerJsonParser(app: ParserHost): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      text = STRICT_UTF8.decode(body as Buffer);
+    } catch {
+      done(new AppError('INVALID_UTF8', 'the body is not valid UTF-8', { status: 400, field: 'body' }), undefined);
+      return;
+    }
+    parseJson(request, text, done);
+  });
+}

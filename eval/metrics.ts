@@ -4,8 +4,8 @@ import {
   extractChunkIdentifiers,
   extractPaths,
   findMissingIdentifiers,
-  IDENTIFIERS_HEADING,
   inputStrings,
+  withoutIdentifierLists,
 } from '../src/compaction/identifiers.js';
 import { commandIdentifier, extractCommands, extractIds, isObservation } from '../src/compaction/identifier-sources.js';
 import { toolResultText } from '../src/compaction/render.js';
@@ -151,20 +151,7 @@ export function contextText(messages: readonly Pick<EvalMessage, 'content'>[]): 
  * heading and the `- ` lines under it are dropped. What remains is what the summarizer
  * wrote on its own ("before the gate").
  */
-export function stripIdentifierLists(text: string): string {
-  const out: string[] = [];
-  let inList = false;
-  for (const line of text.split('\n')) {
-    if (line.trim() === IDENTIFIERS_HEADING) {
-      inList = true;
-      continue;
-    }
-    if (inList && line.startsWith('- ')) continue;
-    inList = false;
-    out.push(line);
-  }
-  return out.join('\n');
-}
+export const stripIdentifierLists = withoutIdentifierLists;
 
 export interface Retention {
   found: number;

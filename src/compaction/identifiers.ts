@@ -197,3 +197,23 @@ export function appendIdentifierList(summary: string, missing: readonly string[]
   const items = missing.map((id) => `- ${normalizeSpace(id).trim()}`);
   return `${summary.trimEnd()}\n\n${IDENTIFIERS_HEADING}\n${items.join('\n')}`;
 }
+
+/**
+ * A summary without the identifier lists the gate appended (each heading and the `- ` lines
+ * under it). A consolidation reads its batches this way: the lists are re-appended from the
+ * union of their gates anyway, so sending them to the model again would only cost input.
+ */
+export function withoutIdentifierLists(summary: string): string {
+  const out: string[] = [];
+  let inList = false;
+  for (const line of summary.split('\n')) {
+    if (line.trim() === IDENTIFIERS_HEADING) {
+      inList = true;
+      continue;
+    }
+    if (inList && line.startsWith('- ')) continue;
+    inList = false;
+    out.push(line);
+  }
+  return out.join('\n').trimEnd();
+}

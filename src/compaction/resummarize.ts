@@ -1,7 +1,11 @@
 /**
- * Which live batches to collapse (SPEC §5.5 step 1): when the live batches, new ones
- * included, would exceed `maxLiveBatches`, the oldest by coverage are merged into one
- * higher-level batch so that exactly `maxLiveBatches` remain live.
+ * Which live batches a consolidation merges (SPEC §5.5 step 4): when more than
+ * `maxLiveBatches` are live, enough of them are merged into one higher-level batch that
+ * exactly `maxLiveBatches` remain. The lowest levels go first (oldest coverage first within
+ * a level), as in a leveled merge: a summary that was already merged is read again only when
+ * the levels below it are spent, so the input of consolidations grows with the logarithm of
+ * the history, not with the history, and the oldest facts are not re-summarized at every
+ * round (each pass is a chance to lose one).
  */
 
 export interface CollapsibleBatch {
@@ -26,6 +30,11 @@ export function byCoverage<B extends CollapsibleBatch>(batches: readonly B[]): B
   return [...batches].sort((a, b) => firstSeq(a) - firstSeq(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
+/** Lowest level first, then by coverage. */
+function byLevel<B extends CollapsibleBatch>(batches: readonly B[]): B[] {
+  return byCoverage(batches).sort((a, b) => a.level - b.level);
+}
+
 /**
  * Returns the batches to collapse, or null when the live set fits. `live` holds every batch
  * that would be live after this compaction (previous live batches plus the new ones).
@@ -37,7 +46,7 @@ export function chooseBatchesToCollapse<B extends CollapsibleBatch>(
   if (live.length <= maxLiveBatches) return null;
   // merging k batches into one leaves live - k + 1, which must equal the maximum
   const take = live.length - maxLiveBatches + 1;
-  const batches = byCoverage(live).slice(0, take);
+  const batches = byCoverage(byLevel(live).slice(0, take));
   const level = batches.reduce((max, batch) => Math.max(max, batch.level), 0) + 1;
   return { batches, level };
 }

@@ -1,5 +1,5 @@
 import { namedIdentifierCount } from '../compaction/budget.js';
-import { capIdentifiers, rankChunkIdentifiers } from '../compaction/identifiers.js';
+import { capIdentifiers, rankChunkIdentifiers, withoutIdentifierLists } from '../compaction/identifiers.js';
 import { buildRepairRequest, buildResummarizeRequest, buildSummarizeRequest } from '../compaction/prompt.js';
 import type { SummarizeRequest } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
@@ -42,7 +42,8 @@ export async function loadChunkSource(
     const batches = await loadBatchesByIds(deps.db, chunk.absorbedBatchIds);
     if (batches.length !== chunk.absorbedBatchIds.length || batches.some((b) => b.supersededBy !== null)) return null;
     const identifiers = chunk.identifiers;
-    const request = (max: number) => buildResummarizeRequest(batches, policy, { ...common, identifiers: identifiers.slice(0, named), maxOutputTokens: max });
+    const inputs = batches.map((b) => ({ ...b, summary: withoutIdentifierLists(b.summary) }));
+    const request = (max: number) => buildResummarizeRequest(inputs, policy, { ...common, identifiers: identifiers.slice(0, named), maxOutputTokens: max });
     return { buildRequest: request, buildRepairRequest: repair, identifiers };
   }
   const rows = await loadMessagesBySeqs(deps.db, job.conversationId, chunk.seqs);

@@ -1,5 +1,5 @@
 import { consolidationOutputBudget } from '../../compaction/budget.js';
-import { extractIdentifiers } from '../../compaction/identifiers.js';
+import { extractIdentifiers, withoutIdentifierLists } from '../../compaction/identifiers.js';
 import type { ConsolidationPlan } from '../../compaction/plan-types.js';
 import { chooseBatchesToCollapse } from '../../compaction/resummarize.js';
 import type { Policy } from '../../config/policy.js';
@@ -11,7 +11,7 @@ import { finishJob, notifyFinished } from '../finish.js';
 import type { WorkerDeps } from '../deps.js';
 import type { JobContext } from '../job-context.js';
 
-type PlanDeps = Pick<WorkerDeps, 'db' | 'logger' | 'queues' | 'onJobFinished'>;
+type PlanDeps = Pick<WorkerDeps, 'db' | 'logger' | 'queues' | 'onJobFinished' | 'countTokens'>;
 
 /**
  * Plan step of a consolidation (SPEC §5.5 step 4): choose the oldest live batches that
@@ -30,7 +30,8 @@ export async function planConsolidation(ctx: JobContext, deps: PlanDeps): Promis
     return;
   }
   const absorbed = choice.batches;
-  const sourceTokens = absorbed.reduce((sum, b) => sum + b.summaryTokens, 0);
+  // what the merge reads: the summaries without their appended identifier lists (re-appended from the union)
+  const sourceTokens = absorbed.reduce((sum, b) => sum + deps.countTokens(withoutIdentifierLists(b.summary)), 0);
   // batches written before identifiers were stored are gated on what their summary names
   const identifiers = [...new Set(absorbed.flatMap((b) => (b.identifiers.length > 0 ? b.identifiers : extractIdentifiers(b.summary))))];
   const plan: ConsolidationPlan = { kind: 'consolidation', absorbedBatchIds: absorbed.map((b) => b.id), level: choice.level, chunkCount: 1 };

@@ -12,12 +12,37 @@ describe('chooseBatchesToCollapse (SPEC §5.5)', () => {
     expect(chooseBatchesToCollapse(live, max)).toBeNull();
   });
 
-  it('collapses the oldest so that exactly maxLiveBatches remain', () => {
+  it('collapses the lowest levels first, oldest first, so that exactly maxLiveBatches remain', () => {
     const live = [batch('new1', 100), batch('old2', 10, 1), batch('old1', 1), batch('mid', 50), batch('new2', 200)];
     const choice = chooseBatchesToCollapse(live, 3);
-    expect(choice?.batches.map((b) => b.id)).toEqual(['old1', 'old2', 'mid']);
-    expect(choice?.level).toBe(2);
+    expect(choice?.batches.map((b) => b.id)).toEqual(['old1', 'mid', 'new1']);
+    expect(choice?.level).toBe(1);
     expect(live.length - (choice?.batches.length ?? 0) + 1).toBe(3);
+  });
+
+  it('reaches into a higher level only when the lower ones are spent, and returns the merge in coverage order', () => {
+    const live = [batch('l1a', 1, 1), batch('l1b', 20, 1), batch('l0', 40), batch('l1c', 30, 1)];
+    const choice = chooseBatchesToCollapse(live, 2);
+    expect(choice?.batches.map((b) => b.id)).toEqual(['l1a', 'l1b', 'l0']);
+    expect(choice?.level).toBe(2);
+  });
+
+  it('over many rounds, a consolidation reads at most one already merged summary, not the whole history', () => {
+    let live = [batch('seed', 0)];
+    let reads = 0;
+    let mostInOne = 0;
+    for (let round = 1; round <= 40; round += 1) {
+      live.push(batch(`r${round}a`, round * 10), batch(`r${round}b`, round * 10 + 5));
+      const choice = chooseBatchesToCollapse(live, 6);
+      if (!choice) continue;
+      const merged = choice.batches.filter((b) => b.level > 0).length;
+      reads += merged;
+      mostInOne = Math.max(mostInOne, merged);
+      const ids = new Set(choice.batches.map((b) => b.id));
+      live = [...live.filter((b) => !ids.has(b.id)), { id: `m${round}`, level: choice.level, seqs: choice.batches.flatMap((b) => b.seqs) }];
+    }
+    expect(mostInOne).toBeLessThanOrEqual(1);
+    expect(reads).toBeLessThan(40);
   });
 
   it('orders by coverage, then id, regardless of input order', () => {

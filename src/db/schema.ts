@@ -325,7 +325,7 @@ export const idempotencyKeys = pgTable(
  * Webhook event types (SPEC §5.5 step 3; README "Webhooks"). Stable names. A text column,
  * not a database enum: adding a type needs no migration.
  */
-export const WEBHOOK_EVENTS = ['compaction.completed', 'compaction.failed', 'compaction.noop', 'context.warning', 'conversation.deleted'] as const;
+export const WEBHOOK_EVENTS = ['compaction.completed', 'compaction.failed', 'compaction.noop', 'compaction.cancelled', 'context.warning', 'conversation.deleted'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /**

@@ -16,6 +16,7 @@ import {
   recordCompaction,
   rewriteMessage,
 } from '../db/repos/compaction-writes.js';
+import { recordJobEvent } from '../db/repos/job-outbox.js';
 import { transitionJob, type JobRow } from '../db/repos/jobs.js';
 import type { ConversationRow } from '../db/repos/conversations.js';
 import { loadLiveBatches, toLiveBatch } from '../db/repos/snapshot.js';
@@ -34,7 +35,7 @@ export interface CommitInput {
 }
 
 export type CommitOutcome =
-  | { kind: 'completed'; job: JobRow; consolidationJobId: string | null }
+  | { kind: 'completed'; job: JobRow; deliveryId: string | null; consolidationJobId: string | null }
   | { kind: 'not_active' }
   | { kind: 'insufficient_progress'; tokensBefore: number; tokensAfter: number };
 
@@ -52,7 +53,8 @@ const minOf = (values: readonly number[]): number => values.reduce((min, v) => (
  * previous clip-archive, rewrite Tier 1/2 messages, insert the new clip-archive (carrying
  * the batches live *now*, so a consolidation that committed meanwhile is respected) at the
  * earliest archived position, update counters, measure retention in the resulting context,
- * record a follow-up consolidation job when batches accumulate, and complete the job.
+ * record a follow-up consolidation job when batches accumulate, complete the job and record
+ * its terminal event (the outbox).
  * All of it or none of it. Never waits for a re-summary.
  */
 export async function commitCompaction(db: Db, input: CommitInput): Promise<CommitOutcome> {
@@ -115,7 +117,8 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
         },
       });
       if (!completed) throw new Error(`job ${job.id} left 'committing' inside its own transaction`);
-      return { kind: 'completed', job: completed, consolidationJobId } as const;
+      const deliveryId = await recordJobEvent(tx, completed);
+      return { kind: 'completed', job: completed, deliveryId, consolidationJobId } as const;
     });
   } catch (error) {
     if (error instanceof InsufficientProgress) return { kind: 'insufficient_progress', tokensBefore: error.tokensBefore, tokensAfter: error.tokensAfter };

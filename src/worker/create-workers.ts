@@ -169,7 +169,7 @@ async function recordStepError(deps: Pick<WorkerDeps, 'db' | 'logger' | 'onJobFi
     const row = failJob ? await getJob(deps.db, jobId) : null;
     if (row) {
       const finished = await finishJob(deps.db, row, 'failed', { error: detail, pauseAutoUntilSeq: row.watermark });
-      notifyFinished(deps, finished, finished?.tenantId ?? '');
+      notifyFinished(deps, finished, finished?.job.tenantId ?? '');
       if (finished) return;
     }
     await deps.db.update(compactionJobs).set({ error: detail }).where(eq(compactionJobs.id, jobId));

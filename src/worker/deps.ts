@@ -39,6 +39,8 @@ export interface JobFinishedEvent {
   trigger: string;
   result: Record<string, unknown> | null;
   error: { code: string; message: string } | null;
+  /** the webhook delivery the job's terminal transaction recorded, to enqueue */
+  deliveryId?: string | null;
 }
 
 export interface WebhookSettings extends WebhookRetry {

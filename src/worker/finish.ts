@@ -1,35 +1,45 @@
-import type { JobRow } from '../db/repos/jobs.js';
-import { transitionJob } from '../db/repos/jobs.js';
-import { ACTIVE_JOB_STATUSES, conversations, type JobStatus } from '../db/schema.js';
 import { eq } from 'drizzle-orm';
-import type { DbOrTx } from '../db/client.js';
+import type { Db } from '../db/client.js';
+import { recordJobEvent } from '../db/repos/job-outbox.js';
+import { transitionJob, type JobRow } from '../db/repos/jobs.js';
+import { ACTIVE_JOB_STATUSES, conversations, type JobStatus } from '../db/schema.js';
 import type { WorkerDeps } from './deps.js';
 
+export interface Finished {
+  job: JobRow;
+  /** the webhook delivery recorded with the status, to enqueue after the commit */
+  deliveryId: string | null;
+}
+
 /**
- * Terminal transitions of a job. Only an active job can finish, so a late step of a
- * cancelled job never overwrites its status.
+ * Terminal transitions of a job, with their event (the outbox) in the same transaction.
+ * Only an active job can finish, so a late step of a cancelled job never overwrites its status.
  */
 export async function finishJob(
-  db: DbOrTx,
+  db: Db,
   job: Pick<JobRow, 'id' | 'conversationId' | 'trigger'>,
   status: Extract<JobStatus, 'failed' | 'noop'>,
   detail: { result?: Record<string, unknown>; error?: { code: string; message: string }; pauseAutoUntilSeq?: number | null },
-): Promise<JobRow | null> {
-  const row = await transitionJob(db, job.id, ACTIVE_JOB_STATUSES, {
-    status,
-    finishedAt: new Date(),
-    ...(detail.result ? { result: detail.result } : {}),
-    ...(detail.error ? { error: detail.error } : {}),
+): Promise<Finished | null> {
+  return db.transaction(async (tx) => {
+    const row = await transitionJob(tx, job.id, ACTIVE_JOB_STATUSES, {
+      status,
+      finishedAt: new Date(),
+      ...(detail.result ? { result: detail.result } : {}),
+      ...(detail.error ? { error: detail.error } : {}),
+    });
+    if (!row) return null;
+    // SPEC §5.1/§5.6a: after a failed or insufficient auto attempt, no new auto attempt until new messages arrive.
+    if (job.trigger !== 'api' && job.trigger !== 'tool' && job.trigger !== 'consolidate' && detail.pauseAutoUntilSeq != null) {
+      await tx.update(conversations).set({ autoPausedUntilSeq: detail.pauseAutoUntilSeq }).where(eq(conversations.id, job.conversationId));
+    }
+    return { job: row, deliveryId: await recordJobEvent(tx, row) };
   });
-  // SPEC §5.1/§5.6a: after a failed or insufficient auto attempt, no new auto attempt until new messages arrive.
-  if (row && job.trigger !== 'api' && job.trigger !== 'tool' && detail.pauseAutoUntilSeq != null) {
-    await db.update(conversations).set({ autoPausedUntilSeq: detail.pauseAutoUntilSeq }).where(eq(conversations.id, job.conversationId));
-  }
-  return row;
 }
 
-export function notifyFinished(deps: Pick<WorkerDeps, 'onJobFinished' | 'logger'>, job: JobRow | null, tenantId: string): void {
-  if (!job) return;
+export function notifyFinished(deps: Pick<WorkerDeps, 'onJobFinished' | 'logger'>, finished: Finished | null, tenantId: string): void {
+  if (!finished) return;
+  const { job } = finished;
   try {
     deps.onJobFinished?.({
       jobId: job.id,
@@ -39,6 +49,7 @@ export function notifyFinished(deps: Pick<WorkerDeps, 'onJobFinished' | 'logger'
       trigger: job.trigger,
       result: job.result ?? null,
       error: job.error ?? null,
+      deliveryId: finished.deliveryId,
     });
   } catch (error) {
     deps.logger.warn({ err: error, jobId: job.id }, 'job observer failed');

@@ -1,5 +1,4 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { JobRow } from '../db/repos/jobs.js';
 import type { WebhookEvent } from '../db/schema.js';
 
 /**
@@ -59,37 +58,4 @@ export function verifyWebhookSignature(params: {
     const given = Buffer.from(candidate.trim());
     return given.length === expected.length && timingSafeEqual(given, expected);
   });
-}
-
-/** The event a terminal job status emits; cancellations (asked for by the client) emit none. */
-export function jobEventType(status: string): WebhookEvent | null {
-  switch (status) {
-    case 'completed':
-      return 'compaction.completed';
-    case 'failed':
-      return 'compaction.failed';
-    case 'noop':
-      return 'compaction.noop';
-    default:
-      return null;
-  }
-}
-
-/** `data` of a compaction event: the job as `GET /v1/jobs/:id` shows it. */
-export function jobEventData(job: JobRow, conversationExternalId: string): Record<string, unknown> {
-  return {
-    job: {
-      id: job.id,
-      conversationId: conversationExternalId,
-      status: job.status,
-      trigger: job.trigger,
-      options: job.options,
-      progress: job.progress,
-      result: job.result ?? null,
-      error: job.error ?? null,
-      createdAt: job.createdAt.toISOString(),
-      startedAt: job.startedAt?.toISOString() ?? null,
-      finishedAt: job.finishedAt?.toISOString() ?? null,
-    },
-  };
 }

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { getConversation } from '../../db/repos/conversations.js';
+import { recordJobEvent } from '../../db/repos/job-outbox.js';
 import { cancelJob, getJobForTenant, listJobs, type JobWithConversation } from '../../db/repos/jobs.js';
 import { ACTIVE_JOB_STATUSES } from '../../db/schema.js';
 import type { Db } from '../../db/client.js';
@@ -61,12 +62,22 @@ export function jobRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       },
       async (request) => {
         const job = await requireJob(deps.db, request.tenantId, request.params.id);
-        const cancelled = await cancelJob(deps.db, job.id);
-        if (!cancelled) {
+        // the cancellation and its event (compaction.cancelled) commit together: the outbox
+        const outcome = await deps.db.transaction(async (tx) => {
+          const row = await cancelJob(tx, job.id);
+          return row ? { row, deliveryId: await recordJobEvent(tx, row) } : null;
+        });
+        if (!outcome) {
           throw new AppError('JOB_NOT_CANCELLABLE', `job ${job.id} is ${job.status === 'committing' ? 'committing' : `already ${job.status}`}`, { status: 409 });
         }
         await deps.compactions.cancel(job.id).catch((error: unknown) => request.log.warn({ err: error, jobId: job.id }, 'cancel broadcast failed'));
-        return toJobView(cancelled, job.conversationExternalId);
+        if (outcome.deliveryId !== null && deps.webhookDeliveries) {
+          // after the commit; if Redis refuses, the stale-delivery sweep enqueues it later
+          await deps.webhookDeliveries
+            .enqueue(outcome.deliveryId)
+            .catch((error: unknown) => request.log.warn({ err: error, deliveryId: outcome.deliveryId }, 'webhook enqueue failed; the sweep will retry'));
+        }
+        return toJobView(outcome.row, job.conversationExternalId);
       },
     );
 

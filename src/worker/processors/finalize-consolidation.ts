@@ -13,6 +13,7 @@ import {
 } from '../../db/repos/compaction-writes.js';
 import { currentClipArchive } from '../../db/repos/context-reads.js';
 import { recordConsolidation } from '../../db/repos/consolidation-writes.js';
+import { recordJobEvent } from '../../db/repos/job-outbox.js';
 import { transitionJob, type JobRow } from '../../db/repos/jobs.js';
 import { loadLiveBatches, toLiveBatch } from '../../db/repos/snapshot.js';
 import { batchRow, enqueueConsolidationIfNeeded, measureRetention } from '../commit-parts.js';
@@ -24,7 +25,7 @@ import { enqueueFollowUp } from '../follow-up.js';
 
 type FinalizeDeps = Pick<WorkerDeps, 'db' | 'logger' | 'countTokens' | 'onJobFinished' | 'queues'>;
 
-type Outcome = { kind: 'completed'; job: JobRow; next: string | null } | { kind: 'stale' } | { kind: 'not_active' };
+type Outcome = { kind: 'completed'; job: JobRow; deliveryId: string | null; next: string | null } | { kind: 'stale' } | { kind: 'not_active' };
 
 /**
  * A consolidation's own single transaction (SPEC §5.5 step 4), under the conversation lock:
@@ -45,7 +46,7 @@ export async function finalizeConsolidation(ctx: JobContext, chunks: readonly Ch
   }
   if (outcome.kind === 'completed') {
     log.info({ result: outcome.job.result }, 'consolidation completed');
-    notifyFinished(deps, outcome.job, ctx.job.tenantId);
+    notifyFinished(deps, { job: outcome.job, deliveryId: outcome.deliveryId }, ctx.job.tenantId);
     if (outcome.next) await enqueueFollowUp(deps, outcome.next, log);
   }
 }
@@ -100,6 +101,6 @@ async function commitConsolidation(ctx: JobContext, plan: ConsolidationPlan, chu
     if (!completed) throw new Error(`job ${job.id} left 'committing' inside its own transaction`);
     // the completed row no longer holds the one-active-consolidation index: a follow-up may be recorded
     const nextJob = await enqueueConsolidationIfNeeded(tx, job, after.length, ctx.policy);
-    return { kind: 'completed', job: completed, next: nextJob } as const;
+    return { kind: 'completed', job: completed, deliveryId: await recordJobEvent(tx, completed), next: nextJob } as const;
   });
 }

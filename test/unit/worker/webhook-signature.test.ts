@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { jobEventType, signWebhook, verifyWebhookSignature, WEBHOOK_HEADERS, webhookHeaders } from '../../../src/worker/webhooks.js';
+import { jobEventType } from '../../../src/db/repos/job-outbox.js';
+import { signWebhook, verifyWebhookSignature, WEBHOOK_HEADERS, webhookHeaders } from '../../../src/worker/webhooks.js';
 
 const SECRET = 'whsec_test_secret_0123456789';
 const BODY = '{"id":"d1","type":"compaction.completed"}';
@@ -63,7 +64,7 @@ describe('job events', () => {
     ['completed', 'compaction.completed'],
     ['failed', 'compaction.failed'],
     ['noop', 'compaction.noop'],
-    ['cancelled', null],
+    ['cancelled', 'compaction.cancelled'],
     ['queued', null],
   ])('status %s emits %s', (status, event) => {
     expect(jobEventType(status)).toBe(event);

@@ -179,3 +179,32 @@ describe('finalize and the commit', () => {
     expect(await activeMessages(stack, 'consolidate')).toEqual(before);
   });
 });
+
+describe('the outbox (SPEC §5.5 step 3)', () => {
+  it('writes the terminal event with the commit: a worker that dies right after it loses nothing', async () => {
+    await seedConversation(stack, 'outbox', session(), { policy: POLICY });
+    const hook = await stack.app.inject({ method: 'PUT', url: '/v1/conversations/outbox/webhook', headers: stack.auth(), payload: { url: 'https://hooks.example/outbox' } });
+    expect(hook.statusCode, hook.body).toBe(200);
+    const job = await compact(stack, 'outbox', { strategy: 'summarize' });
+    await processPlan({ jobId: job.id }, deps);
+    const chunks = await listChunks(deps.db, job.id);
+    await runChunks(job.id, chunks.length);
+    // these deps have no onJobFinished: nothing runs after the commit, as when the process dies there
+    await processFinalize({ jobId: job.id }, deps);
+    const rows = await deps.db.execute<{ event: string; status: string; body: string }>(sql`
+      select event, status, body from webhook_deliveries d join conversations c on c.id = d.conversation_id where c.external_id = 'outbox'`);
+    expect(rows.map((r) => [r.event, r.status])).toEqual([['compaction.completed', 'pending']]);
+    expect(JSON.parse(rows[0]!.body).data.job).toMatchObject({ id: job.id, status: 'completed' });
+  });
+
+  it('records the cancellation event with the cancel', async () => {
+    await seedConversation(stack, 'outbox-cancel', session(), { policy: POLICY });
+    await stack.app.inject({ method: 'PUT', url: '/v1/conversations/outbox-cancel/webhook', headers: stack.auth(), payload: { url: 'https://hooks.example/cancel' } });
+    const job = await compact(stack, 'outbox-cancel', { strategy: 'summarize' });
+    const cancelled = await stack.app.inject({ method: 'DELETE', url: `/v1/jobs/${job.id}`, headers: stack.auth() });
+    expect(cancelled.statusCode, cancelled.body).toBe(200);
+    const rows = await deps.db.execute<{ event: string }>(sql`
+      select event from webhook_deliveries d join conversations c on c.id = d.conversation_id where c.external_id = 'outbox-cancel'`);
+    expect(rows.map((r) => r.event)).toEqual(['compaction.cancelled']);
+  });
+});

@@ -153,6 +153,8 @@ describe('finalize and the commit', () => {
     expect((await getJob(deps.db, consolidationId))?.trigger).toBe('consolidate');
 
     sim.control.reset();
+    // the re-summary answer that used to be cut at max_tokens: retried with a larger budget, never replaced by the fallback
+    sim.control.setFaults({ script: ['truncated'] });
     await processPlan({ jobId: consolidationId }, deps);
     const [merge] = await listChunks(deps.db, consolidationId);
     expect(merge?.absorbedBatchIds.length).toBe(chunks.length - 1);
@@ -161,8 +163,8 @@ describe('finalize and the commit', () => {
     await processFinalize({ jobId: consolidationId }, deps);
     const consolidation = await getJob(deps.db, consolidationId);
     expect(consolidation?.status).toBe('completed');
-    expect(bodies()).toHaveLength(1);
-    expect(bodies()[0]?.max_tokens).toBe(merge?.outputBudget);
+    expect(bodies().map((b) => b.max_tokens)).toEqual([merge?.outputBudget, retryBudget(merge!.outputBudget)]);
+    expect(consolidation?.result?.['fallbacks']).toEqual([]);
     const identifiers = consolidation?.result?.['identifiers'] as { found: number; total: number };
     expect(identifiers.found).toBe(identifiers.total);
 

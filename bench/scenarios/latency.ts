@@ -39,6 +39,8 @@ interface SessionRuns {
   nonLlmMs: number[];
   /** the same compaction with the identifier check off (policy identifierCheck: false) */
   noCheckMs: number[];
+  /** chunks the local summarizer stood in for because an answer stopped at its budget (target: none) */
+  truncationFallbacks: number;
   plan: SessionPlan;
 }
 
@@ -67,7 +69,7 @@ export async function runLatency(ctx: BenchContext): Promise<ScenarioResult[]> {
 }
 
 async function runSession(ctx: BenchContext, session: string, messages: NormalizedMessage[], options: LatencyOptions): Promise<SessionRuns> {
-  const runs: SessionRuns = { session, messages: messages.length, sourceTokens: 0, chunks: 0, wallMs: [], criticalMs: [], ratio: [], calls: [], retries: [], strictMs: [], nonLlmMs: [], noCheckMs: [], plan: null as unknown as SessionPlan };
+  const runs: SessionRuns = { session, messages: messages.length, sourceTokens: 0, chunks: 0, wallMs: [], criticalMs: [], ratio: [], calls: [], retries: [], strictMs: [], nonLlmMs: [], noCheckMs: [], truncationFallbacks: 0, plan: null as unknown as SessionPlan };
   for (let run = 0; run < options.runs; run += 1) {
     const id = ctx.uniqueId(`lat-${session.slice(0, 8)}`);
     await seedConversation(ctx, id, messages);
@@ -82,6 +84,7 @@ async function runSession(ctx: BenchContext, session: string, messages: Normaliz
     runs.retries.push(llm.retries);
     runs.strictMs.push(llm.strictCriticalMs);
     runs.nonLlmMs.push(job.timing.nonLlmMs);
+    runs.truncationFallbacks += truncationFallbacks(job.view.result);
     runs.chunks = job.row.plan.chunks.length;
     runs.sourceTokens = job.row.plan.chunks.reduce((sum, c) => sum + c.messageTokens, 0);
     if (run === 0) runs.plan = await sessionPlan(ctx, id, session, job.row.plan);
@@ -144,6 +147,9 @@ function latencyResult(ctx: BenchContext, sessions: SessionRuns[], options: Late
   const strictRatios = sessions.flatMap((s) => s.wallMs.map((w, i) => w / (s.strictMs[i] ?? Number.NaN)));
   result.figures.push(figure('wall / longest single chunk call', '×', strictRatios));
   result.targets.push(target("median wall / the job's longest single chunk call", '<=', 1.15, spread(strictRatios).median, '×'));
+  const truncated = sessions.reduce((sum, s) => sum + s.truncationFallbacks, 0);
+  result.figures.push(figure('truncation fallbacks (answers stopped at their budget, then summarized locally)', 'chunks', [truncated]));
+  result.targets.push(target('truncation fallbacks over every run', '<=', 0, truncated, 'chunks'));
   const med = (values: number[]) => spread(values).median;
   const nonLlm = med(sessions.flatMap((s) => s.nonLlmMs)) / 1000;
   const wall = med(sessions.flatMap((s) => s.wallMs)) / 1000;
@@ -162,4 +168,10 @@ function latencyResult(ctx: BenchContext, sessions: SessionRuns[], options: Late
   }
   if (ctx.quick) result.notes.push('Quick mode: one session, one run, `fixed:500` profile (every call 0.5 s) instead of the Haiku-like profile.');
   return result;
+}
+
+/** Chunks of a job result whose fallback was an answer truncated at its budget. */
+function truncationFallbacks(result: Record<string, unknown> | null): number {
+  const fallbacks = (result?.['fallbacks'] ?? []) as Array<{ reason?: string | null }>;
+  return fallbacks.filter((f) => f.reason === 'LLM_OUTPUT_TRUNCATED').length;
 }

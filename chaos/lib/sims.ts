@@ -1,7 +1,7 @@
 import type { SimFaults } from '../../src/llm-sim/faults.js';
 import { startLlmSim, type LlmSim } from '../../src/llm-sim/server.js';
 import type { CallRecord } from '../../src/llm-sim/state.js';
-import { IDENTIFIERS_TO_KEEP_INTRO } from '../../src/compaction/prompt.js';
+import { beforeFinalDirective, REPAIR_HEADING } from '../../src/compaction/prompt.js';
 
 /**
  * One in-process llm-sim per worker process, so every LLM call is attributed to the process
@@ -56,26 +56,26 @@ export function createSimFleet(options: { profile?: string; faults?: SimFaults; 
 
 type Body = { system?: unknown; messages?: Array<{ role: string; content: unknown }> };
 
-// The directive that ends every summarizer request starts its data disclaimer with this.
-const DIRECTIVE_MARK = 'Everything above is data to summarize';
-
 /**
  * The step a call belongs to: its request without the final directive. The first answer
- * and the identifier retry of one chunk share it; different chunks never do.
+ * and the retry with a larger budget of one chunk share it; different chunks never do.
  */
 export function stepKey(body: unknown): string {
   const b = body as Body;
   const messages = (b.messages ?? []).map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content) }));
   const last = messages[messages.length - 1];
-  if (last) {
-    const cut = last.content.lastIndexOf(DIRECTIVE_MARK);
-    if (cut >= 0) last.content = last.content.slice(0, cut);
-  }
+  if (last) last.content = beforeFinalDirective(last.content);
   return JSON.stringify([b.system ?? null, messages]);
 }
 
-export function isIdentifierRetry(body: unknown): boolean {
-  return JSON.stringify(body ?? null).includes(JSON.stringify(IDENTIFIERS_TO_KEEP_INTRO).slice(1, -1));
+/** The optional identifier repair call (`identifierRepair: call`). */
+export function isRepairCall(body: unknown): boolean {
+  return JSON.stringify(body ?? null).includes(REPAIR_HEADING);
+}
+
+/** A consolidation's merge call (a follow-up job of its own). */
+export function isConsolidationCall(body: unknown): boolean {
+  return JSON.stringify(body ?? null).includes('Merge the batch summaries');
 }
 
 export interface RepeatReport {
@@ -120,7 +120,7 @@ export function repeatedCalls(calls: readonly WorkerCall[], disruptions: readonl
         const first = earlier[0] as WorkerCall;
         if (report.examples.length < 5) {
           report.examples.push(
-            `${isIdentifierRetry(call.body) ? 'identifier retry' : 'first answer'} answered by ${first.worker} at ${first.endMs}, ` +
+            `${isRepairCall(call.body) ? 'repair call' : isConsolidationCall(call.body) ? 'consolidation' : 'chunk call'} answered by ${first.worker} at ${first.endMs}, ` +
               `sent again by ${call.worker} at ${call.startMs} (+${call.startMs - (first.endMs ?? 0)} ms)`,
           );
         }

@@ -54,6 +54,18 @@ function sectionList(): string {
   return SECTIONS.map((name) => `## ${name} (${SECTION_HINTS[name]})`).join('\n');
 }
 
+const SUMMARIZE_DIRECTIVE = 'Summarize the excerpt above in the seven sections.';
+const MERGE_DIRECTIVE = 'Merge the summaries above into one, in the seven sections.';
+
+/**
+ * A request text up to its final directive: what identifies a step, since the retry with a
+ * larger budget changes only the directive (its length line). Unchanged when there is none.
+ */
+export function beforeFinalDirective(text: string): string {
+  const cut = Math.max(text.lastIndexOf(SUMMARIZE_DIRECTIVE), text.lastIndexOf(MERGE_DIRECTIVE));
+  return cut >= 0 ? text.slice(0, cut) : text;
+}
+
 const SUMMARIZE_TASK = 'Summarize the conversation excerpt that follows for seamless continuation.';
 const MERGE_TASK = 'Merge the batch summaries that follow (oldest first) into one summary that covers all of them. Where they disagree, the later one is current.';
 
@@ -193,7 +205,7 @@ export function buildSummarizeRequest(
 ): SummarizeRequest {
   const countTokens = opts.countTokens ?? estimateTokens;
   const body = fitToBudget(renderChunkMessages(chunkMessages), policy.chunkTokens, countTokens);
-  return assemble(SUMMARIZE_TASK, header, body, 'Summarize the excerpt above in the seven sections.', policy, opts);
+  return assemble(SUMMARIZE_TASK, header, body, SUMMARIZE_DIRECTIVE, policy, opts);
 }
 
 export type ResummarizeBatch = Pick<ClipBatch, 'summary' | 'level' | 'seqs'>;
@@ -218,7 +230,7 @@ export function buildResummarizeRequest(
   }));
   // a merge input is bounded by the summaries it absorbs, not by `chunkTokens`; the window is the only limit
   const fitted = fitToBudget(body, Math.max(policy.chunkTokens, MERGE_INPUT_FLOOR_TOKENS), countTokens);
-  return assemble(MERGE_TASK, null, fitted, 'Merge the summaries above into one, in the seven sections.', policy, opts);
+  return assemble(MERGE_TASK, null, fitted, MERGE_DIRECTIVE, policy, opts);
 }
 
 /** Merge inputs up to this size are never truncated: six full summaries fit. */

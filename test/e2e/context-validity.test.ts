@@ -22,7 +22,8 @@ const STRATEGY_PAIRS = [
 ] as const;
 const POLICIES = [
   { name: 'default', policy: { auto: false } },
-  { name: 'keepRecent 2', policy: { auto: false, keepRecent: 2 } },
+  // small chunks and at most two live batches: the compaction records a consolidation, checked too
+  { name: 'keepRecent 2, consolidating', policy: { auto: false, keepRecent: 2, chunkTokens: 2_000, summaryMaxTokens: 1_000, maxLiveBatches: 2 } },
   { name: 'clip role user', policy: { auto: false, keepRecent: 4, clipArchiveRole: 'user' } },
 ] as const;
 
@@ -62,6 +63,11 @@ describe('every context of every real transcript is a valid provider request', (
         expect(['completed', 'noop'], `${strategy}: ${JSON.stringify(job.error)}`).toContain(job.status);
         await expectValidContext(id, `after ${strategy}`);
         if (job.status !== 'completed') continue;
+        if (job.result.consolidationJobId) {
+          const consolidation = await waitForJob(stack, job.result.consolidationJobId);
+          expect(['completed', 'noop']).toContain(consolidation.status);
+          await expectValidContext(id, `after the consolidation following ${strategy}`);
+        }
         const reverted = await stack.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/revert`, headers: stack.auth() });
         expect(reverted.statusCode, reverted.body).toBe(200);
         await expectValidContext(id, `after reverting ${strategy}`);

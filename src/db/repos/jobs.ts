@@ -89,10 +89,6 @@ export async function cancelJob(db: DbOrTx, id: string): Promise<JobRow | null> 
   });
 }
 
-export async function setProgress(db: DbOrTx, id: string, progress: { chunksDone: number; chunksTotal: number }): Promise<void> {
-  await db.update(compactionJobs).set({ progress, updatedAt: sql`now()` }).where(eq(compactionJobs.id, id));
-}
-
 /** Non-terminal jobs not touched for `idleMs` (candidates for the reconciler). */
 export async function listStaleActiveJobs(db: DbOrTx, idleMs: number, limit = 100): Promise<JobRow[]> {
   return db

@@ -33,31 +33,41 @@ function series(text: string, name: string, labels: Record<string, string> = {})
 }
 
 describe('metrics and logs after a compaction through a provider', () => {
-  let done: { id: string; status: string; progress: { chunksTotal: number }; result: Record<string, any> };
+  type JobView = { id: string; status: string; progress: { chunksTotal: number }; result: Record<string, any> };
+  let done: JobView;
+  /** the follow-up consolidation the compaction recorded (the session makes more than maxLiveBatches batches) */
+  let consolidation: JobView;
   let text: string;
   beforeAll(async () => {
     const session = loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl').conversations[0]!.messages;
     await seedConversation(stack, 'metered', session, { policy: { auto: false, summaryMaxTokens: 4000 } });
     done = await waitForJob(stack, (await compact(stack, 'metered', { strategy: 'summarize' })).id);
     expect(done.status, JSON.stringify(done)).toBe('completed');
+    expect(done.result['consolidationJobId']).toBeTruthy();
+    consolidation = await waitForJob(stack, done.result['consolidationJobId']);
+    expect(consolidation.status, JSON.stringify(consolidation)).toBe('completed');
     text = (await stack.app.inject({ method: 'GET', url: '/metrics' })).body;
   });
 
   it('counts the job by status and trigger and the tokens it saved', () => {
     expect(series(text, 'compactd_jobs_finished_total', { status: 'completed', trigger: 'api' })).toBe(1);
     expect(series(text, 'compactd_tokens_saved_total', { trigger: 'api' })).toBe(done.result['tokensBefore'] - done.result['tokensAfter']);
+    expect(series(text, 'compactd_jobs_finished_total', { status: 'completed', trigger: 'consolidate' })).toBe(1);
   });
 
   it('times every phase of the job', () => {
-    expect(series(text, 'compactd_phase_duration_seconds_count', { phase: 'plan', outcome: 'ok' })).toBe(1);
-    expect(series(text, 'compactd_phase_duration_seconds_count', { phase: 'summarize', outcome: 'ok' })).toBe(done.progress.chunksTotal);
-    expect(series(text, 'compactd_phase_duration_seconds_count', { phase: 'finalize', outcome: 'ok' })).toBe(1);
+    // the compaction's steps, then its consolidation's (one plan, one merge, one finalize)
+    expect(series(text, 'compactd_phase_duration_seconds_count', { phase: 'plan', outcome: 'ok' })).toBe(2);
+    expect(series(text, 'compactd_phase_duration_seconds_count', { phase: 'summarize', outcome: 'ok' })).toBe(done.progress.chunksTotal + 1);
+    expect(series(text, 'compactd_phase_duration_seconds_count', { phase: 'finalize', outcome: 'ok' })).toBe(2);
     expect(series(text, 'compactd_phase_duration_seconds_sum', { phase: 'summarize' })).toBeGreaterThan(0);
   });
 
   it('reports LLM requests, latency, tokens and cost by provider and model, matching the job result', () => {
     const labels = { provider: 'anthropic', model: MODEL };
-    const llm = done.result['llm'] as { calls: number; inputTokens: number; outputTokens: number; costUsd: number };
+    type Llm = { calls: number; inputTokens: number; outputTokens: number; costUsd: number };
+    const [a, b] = [done.result['llm'] as Llm, consolidation.result['llm'] as Llm];
+    const llm = { calls: a.calls + b.calls, inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens, costUsd: a.costUsd + b.costUsd };
     expect(series(text, 'compactd_llm_requests_total', { ...labels, outcome: 'ok' })).toBe(llm.calls);
     expect(series(text, 'compactd_llm_request_duration_seconds_count', labels)).toBe(llm.calls);
     expect(series(text, 'compactd_llm_tokens_total', { ...labels, kind: 'input' })).toBe(llm.inputTokens);

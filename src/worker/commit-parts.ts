@@ -1,3 +1,4 @@
+import { escapeSummary } from '../compaction/clip-archive.js';
 import { findMissingIdentifiers } from '../compaction/identifiers.js';
 import type { CountTokens } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
@@ -34,13 +35,17 @@ export function batchRow(
 /**
  * Retention as the job result reports it (SPEC §5.6a): every identifier extracted from the
  * span (uncapped, the union of the chunks' gates), looked up in the context after the
- * commit — the new clip-archive first, then the active messages for what it lacks.
+ * commit. Each chunk's identifiers are looked up first in its own summary as the clip-archive
+ * carries it (escaped), which is where the gate put them: searching the whole clip-archive
+ * for each one would cost identifiers × clip length, seconds at 100 chunks. What a summary
+ * lacks is then looked up in the whole clip-archive, and what that lacks in the active messages.
  */
 export async function measureRetention(tx: Tx, conversationId: string, chunks: readonly ChunkRow[], clipText: string): Promise<{ found: number; total: number }> {
-  const all = [...new Set(chunks.flatMap((c) => c.identifiers))];
-  const missingFromClip = findMissingIdentifiers(all, clipText);
+  const total = new Set(chunks.flatMap((c) => c.identifiers)).size;
+  const notInOwnSummary = new Set(chunks.flatMap((c) => findMissingIdentifiers(c.identifiers, escapeSummary(c.summary ?? ''))));
+  const missingFromClip = findMissingIdentifiers([...notInOwnSummary], clipText);
   const inMessages = await identifiersInActiveMessages(tx, conversationId, missingFromClip);
-  return { found: all.length - missingFromClip.length + inMessages.size, total: all.length };
+  return { found: total - missingFromClip.length + inMessages.size, total };
 }
 
 /**

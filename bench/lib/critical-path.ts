@@ -1,4 +1,4 @@
-import { REPAIR_HEADING } from '../../src/compaction/prompt.js';
+import { isMergeRequest, REPAIR_HEADING } from '../../src/compaction/prompt.js';
 import type { CallRecord } from '../../src/llm-sim/state.js';
 import { unionMs } from './stats.js';
 
@@ -35,8 +35,6 @@ export interface CallAnalysis {
   outputTokens: number;
 }
 
-const CONSOLIDATION_MARK = 'Merge the batch summaries';
-
 type Body = { messages?: unknown[] };
 
 /** A chunk call's identity: its messages but the final directive (what a truncation retry changes). */
@@ -59,7 +57,7 @@ export function analyzeCalls(calls: readonly CallRecord[]): CallAnalysis {
   const tokensByKind = { first: 0, retry: 0, resummary: 0 };
   for (const call of calls) {
     const text = JSON.stringify(call.body ?? { id: call.id });
-    if (text.includes(CONSOLIDATION_MARK)) {
+    if (isMergeRequest(text)) {
       resummaryMs += durationMs(call);
       resummaryCalls += 1;
       tokensByKind.resummary += call.inputTokens;

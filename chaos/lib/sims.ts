@@ -1,7 +1,7 @@
 import type { SimFaults } from '../../src/llm-sim/faults.js';
 import { startLlmSim, type LlmSim } from '../../src/llm-sim/server.js';
 import type { CallRecord } from '../../src/llm-sim/state.js';
-import { beforeFinalDirective, REPAIR_HEADING } from '../../src/compaction/prompt.js';
+import { beforeFinalDirective, isMergeRequest, REPAIR_HEADING } from '../../src/compaction/prompt.js';
 
 /**
  * One in-process llm-sim per worker process, so every LLM call is attributed to the process
@@ -75,7 +75,7 @@ export function isRepairCall(body: unknown): boolean {
 
 /** A consolidation's merge call (a follow-up job of its own). */
 export function isConsolidationCall(body: unknown): boolean {
-  return JSON.stringify(body ?? null).includes('Merge the batch summaries');
+  return isMergeRequest(JSON.stringify(body ?? null));
 }
 
 export interface RepeatReport {

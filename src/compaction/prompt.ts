@@ -66,6 +66,14 @@ export function beforeFinalDirective(text: string): string {
   return cut >= 0 ? text.slice(0, cut) : text;
 }
 
+/**
+ * Whether a request (or its serialized body) is a consolidation's merge: the bench, the chaos
+ * suites and the tests tell those calls apart from chunk calls this way.
+ */
+export function isMergeRequest(text: string): boolean {
+  return text.includes(MERGE_TASK);
+}
+
 const SUMMARIZE_TASK = 'Summarize the conversation excerpt that follows for seamless continuation.';
 const MERGE_TASK = 'Merge the batch summaries that follow (oldest first) into one summary that covers all of them. Where they disagree, the later one is current.';
 

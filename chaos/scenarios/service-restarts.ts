@@ -138,9 +138,10 @@ export async function runServiceRestarts(options: ServiceRestartOptions): Promis
 
 function recordRecovery(rec: ScenarioRecorder, options: ServiceRestartOptions, log: string): void {
   const requeued = (log.match(/reconciler re-enqueued a job missing from Redis/g) ?? []).length;
-  // A flush strikes while summarizer calls are in flight: those jobs exist only in Postgres afterwards.
-  if (options.plan.includes('redis-flush')) rec.expect('jobs re-enqueued by the reconciler', requeued, '>=', 1);
-  else rec.figure('jobs re-enqueued by the reconciler', requeued);
+  // A figure, not a target: after a flush, a worker that was mid-step may enqueue the job's next
+  // step itself, so whether the reconciler has anything to do depends on timing. What must hold —
+  // every job terminal, nothing lost or half-committed — is asserted by recordOutcome.
+  rec.figure('jobs re-enqueued by the reconciler', requeued);
   rec.figure('wall time (s)', round((Date.now() - Date.parse(rec.finish().startedAt)) / 1000));
   rec.note(
     `${options.compactions} compactions (${options.concurrent} at a time) against one API process and two worker processes, llm-sim ${options.profile}; ` +

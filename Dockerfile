@@ -6,6 +6,8 @@
 FROM node:20-bookworm AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The postinstall step (patch-package) applies these fixes to locked dependencies.
+COPY patches ./patches
 # Exactly the lockfile, runtime dependencies only. The full image has the toolchain in case
 # a native optional dependency has no prebuilt binary for the platform.
 RUN npm ci --omit=dev --no-audit --no-fund

@@ -137,6 +137,15 @@ describe('Dockerfile', () => {
     expect(cliCommands).toContain(cmd[0]);
   });
 
+  it('gives the install its dependency patches before it runs (the postinstall applies them)', () => {
+    const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+    expect(pkg.scripts['postinstall']).toMatch(/^patch-package\b/);
+    const deps = stages[0]!;
+    const copyPatches = deps.findIndex((l) => /^COPY patches \.\/patches$/.test(l));
+    expect(copyPatches).toBeGreaterThan(-1);
+    expect(copyPatches).toBeLessThan(deps.findIndex((l) => /^RUN npm ci\b/.test(l)));
+  });
+
   it('copies only paths that exist, and sets only known variables', () => {
     for (const line of instructions.filter((l) => l.startsWith('COPY ') && !l.includes('--from='))) {
       const parts = line.split(/\s+/).slice(1).filter((p) => !p.startsWith('--'));

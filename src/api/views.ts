@@ -2,6 +2,7 @@ import type { Conversation } from './schemas/conversations.js';
 import type { ConversationRow } from '../db/repos/conversations.js';
 import type { MessageRow } from '../db/repos/messages.js';
 import type { JobRow } from '../db/repos/jobs.js';
+import { publicJob } from '../db/repos/job-view.js';
 import type { JobView } from './schemas/jobs.js';
 
 /** Tokens the next model call will carry: provider-reported usage wins over our own count. */
@@ -40,18 +41,5 @@ export function toMessageView(row: MessageRow) {
 }
 
 export function toJobView(row: JobRow, conversationExternalId: string, deduplicated?: boolean): JobView {
-  return {
-    id: row.id,
-    conversationId: conversationExternalId,
-    status: row.status,
-    trigger: row.trigger,
-    options: row.options,
-    progress: row.progress,
-    result: row.result ?? null,
-    error: row.error ?? null,
-    createdAt: row.createdAt.toISOString(),
-    startedAt: row.startedAt?.toISOString() ?? null,
-    finishedAt: row.finishedAt?.toISOString() ?? null,
-    ...(deduplicated === undefined ? {} : { deduplicated }),
-  };
+  return { ...publicJob(row, conversationExternalId), ...(deduplicated === undefined ? {} : { deduplicated }) };
 }

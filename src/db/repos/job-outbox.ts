@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import type { DbOrTx } from '../client.js';
 import { conversations, type WebhookEvent } from '../schema.js';
 import type { JobRow } from './jobs.js';
+import { publicJob } from './job-view.js';
 import { recordWebhookEvent } from './webhooks.js';
 
 /**
@@ -28,22 +29,8 @@ export function jobEventType(status: string): WebhookEvent | null {
 }
 
 /** `data` of a compaction event: the job as `GET /v1/jobs/:id` shows it. */
-export function jobEventData(job: JobRow, conversationExternalId: string): Record<string, unknown> {
-  return {
-    job: {
-      id: job.id,
-      conversationId: conversationExternalId,
-      status: job.status,
-      trigger: job.trigger,
-      options: job.options,
-      progress: job.progress,
-      result: job.result ?? null,
-      error: job.error ?? null,
-      createdAt: job.createdAt.toISOString(),
-      startedAt: job.startedAt?.toISOString() ?? null,
-      finishedAt: job.finishedAt?.toISOString() ?? null,
-    },
-  };
+export function jobEventData(job: JobRow, conversationExternalId: string): { job: ReturnType<typeof publicJob> } {
+  return { job: publicJob(job, conversationExternalId) };
 }
 
 /**

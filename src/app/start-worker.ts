@@ -54,7 +54,7 @@ export function runWorkers(deps: Deps, overrides: Partial<WorkerDeps> = {}): { s
     ...overrides,
   };
   // Metrics and webhooks observe every finished job; a test's own observer runs as well.
-  const jobEvents = createJobEvents(base);
+  const jobEvents = createJobEvents(base, { pauseBeforeDispatchMs: config.faults.pauseBeforeDispatchMs });
   const workerDeps: WorkerDeps = {
     ...base,
     onJobFinished: (event) => {

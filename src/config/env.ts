@@ -70,9 +70,18 @@ export const EnvSchema = z.object({
   COMPACTD_COMPACTION_CONCURRENCY: int(1, 256).default(8),
   COMPACTD_SUMMARIZE_CONCURRENCY: int(1, 1024).default(32),
   COMPACTD_SHUTDOWN_TIMEOUT_MS: int(100, 600_000).default(30_000),
-  /** reconciler (SPEC §5.6): sweep interval (0: off) and how long a job must sit untouched before it is checked against Redis */
+  /**
+   * reconciler (SPEC §5.6): sweep interval (0: off) and how long a job, or a pending webhook
+   * delivery, must sit untouched before it is checked against Redis
+   */
   COMPACTD_RECONCILE_EVERY_MS: int(0, 3_600_000).default(15_000),
   COMPACTD_RECONCILE_IDLE_MS: int(100, 3_600_000).default(20_000),
+  /**
+   * Fault injection, for crash tests only (unset: no effect): a worker waits this long after a
+   * job's terminal commit before it hands the job's webhook delivery to Redis, so a test can
+   * kill it inside that window.
+   */
+  COMPACTD_FAULT_PAUSE_BEFORE_DISPATCH_MS: int(0, 3_600_000).default(0),
 
   COMPACTD_MAX_BODY_BYTES: int(1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
   COMPACTD_MAX_MESSAGE_BYTES: int(256, 1024 * 1024 * 1024).default(2 * 1024 * 1024),
@@ -98,6 +107,8 @@ export interface Config {
   configFile: string | undefined;
   queue: { prefix: string; compactionConcurrency: number; summarizeConcurrency: number };
   reconcile: { everyMs: number; idleMs: number };
+  /** fault-injection points (tests only; 0 = off) */
+  faults: { pauseBeforeDispatchMs: number };
   shutdownTimeoutMs: number;
   limits: { maxBodyBytes: number; maxMessageBytes: number };
 }
@@ -152,6 +163,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       summarizeConcurrency: e.COMPACTD_SUMMARIZE_CONCURRENCY,
     },
     reconcile: { everyMs: e.COMPACTD_RECONCILE_EVERY_MS, idleMs: e.COMPACTD_RECONCILE_IDLE_MS },
+    faults: { pauseBeforeDispatchMs: e.COMPACTD_FAULT_PAUSE_BEFORE_DISPATCH_MS },
     shutdownTimeoutMs: e.COMPACTD_SHUTDOWN_TIMEOUT_MS,
     limits: { maxBodyBytes: e.COMPACTD_MAX_BODY_BYTES, maxMessageBytes: e.COMPACTD_MAX_MESSAGE_BYTES },
   };

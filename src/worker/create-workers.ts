@@ -32,7 +32,10 @@ export interface WorkerOptions {
   summarizeConcurrency: number;
   /** how often the reconciler sweeps (ms); 0 disables it */
   reconcileEveryMs: number;
-  /** how long a non-terminal job must sit untouched before the reconciler checks it (default RECONCILE_IDLE_MS) */
+  /**
+   * how long a non-terminal job, or a pending webhook delivery, must sit untouched before the
+   * reconciler or the delivery sweep checks it against Redis (defaults RECONCILE_IDLE_MS and DELIVERY_SWEEP_IDLE_MS)
+   */
   reconcileIdleMs?: number;
   /** this process's name on every step it takes (BullMQ `processedBy`): operators and the chaos suites see who holds a step */
   name?: string;
@@ -119,7 +122,7 @@ export function createWorkers(connection: Redis, deps: WorkerDeps, options: Work
     QUEUES.maintenance,
     wrap(async () => {
       await reconcileJobs(deps, options.reconcileIdleMs);
-      if (deps.webhooks) await sweepWebhookDeliveries({ ...deps, webhooks: deps.webhooks });
+      if (deps.webhooks) await sweepWebhookDeliveries({ ...deps, webhooks: deps.webhooks }, options.reconcileIdleMs);
     }),
     { connection, prefix, concurrency: 1, ...settings },
   );

@@ -31,23 +31,24 @@ export function startWorkerProcess(env: Record<string, string>): WorkerProcess {
 /**
  * An API in-process with no workers of its own, an llm-sim, and worker child processes
  * pointed at both through the Anthropic adapter: the setup of every test that kills workers.
+ * `env` applies to the API and every worker; `startWorker(env)` adds to it for one worker.
  */
 export interface WorkerFleet {
   stack: Stack;
   sim: TestLlmSim;
-  startWorker(): WorkerProcess;
+  startWorker(env?: Record<string, string>): WorkerProcess;
   close(): Promise<void>;
 }
 
-export async function createWorkerFleet(simOptions: Parameters<typeof startTestLlmSim>[0] = {}): Promise<WorkerFleet> {
+export async function createWorkerFleet(simOptions: Parameters<typeof startTestLlmSim>[0] = {}, options: { env?: Record<string, string> } = {}): Promise<WorkerFleet> {
   const sim = await startTestLlmSim(simOptions);
-  const stack = await createStack({ workers: false });
+  const stack = await createStack({ workers: false, ...(options.env ? { env: options.env } : {}) });
   const workers: WorkerProcess[] = [];
   return {
     stack,
     sim,
-    startWorker() {
-      const worker = startWorkerProcess({ ...stack.env, ANTHROPIC_BASE_URL: sim.url, COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5' });
+    startWorker(env = {}) {
+      const worker = startWorkerProcess({ ...stack.env, ANTHROPIC_BASE_URL: sim.url, COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5', ...env });
       workers.push(worker);
       return worker;
     },

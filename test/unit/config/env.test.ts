@@ -28,6 +28,7 @@ describe('loadConfig', () => {
     ['COMPACTD_BOOTSTRAP_KEY', 'short'],
     ['COMPACTD_WEBHOOK_ALLOW', 'hooks.internal, not a host'],
     ['COMPACTD_WEBHOOK_ALLOW', '10.0.0.0/33'],
+    ['COMPACTD_FAULT_PAUSE_BEFORE_DISPATCH_MS', '-1'],
   ])('names the bad variable %s=%s', (name, value) => {
     try {
       loadConfig({ [name]: value });
@@ -53,5 +54,10 @@ describe('loadConfig', () => {
       [6, 128],
       [6, 8],
     ]);
+  });
+
+  it('leaves every fault-injection point off unless a test sets it', () => {
+    expect(loadConfig({}).faults).toEqual({ pauseBeforeDispatchMs: 0 });
+    expect(loadConfig({ COMPACTD_FAULT_PAUSE_BEFORE_DISPATCH_MS: '250' }).faults.pauseBeforeDispatchMs).toBe(250);
   });
 });

@@ -111,6 +111,17 @@ console.log(JSON.stringify({ methods, health, missing }));
     expect(result.missing).toEqual({ notFound: true, status: 404 });
   });
 
+  it('bundles for the browser: no Node built-in and no server module is reachable', async () => {
+    const dir = scratchProject('bundle');
+    await unpackInto(dir);
+    writeFileSync(path.join(dir, 'entry.mjs'), `import { createClient } from 'compactd/client';\nexport const client = createClient({ baseUrl: '/', apiKey: 'key' });\n`);
+    // esbuild is the bundler under vite and tsx (both devDependencies).
+    const { build } = await import('esbuild');
+    const result = await build({ entryPoints: [path.join(dir, 'entry.mjs')], absWorkingDir: dir, bundle: true, platform: 'browser', format: 'esm', write: false, metafile: true, logLevel: 'silent' });
+    const inputs = Object.keys(result.metafile.inputs);
+    expect(inputs.filter((input) => !input.startsWith('node_modules/compactd/dist/client/') && input !== 'entry.mjs')).toEqual([]);
+  });
+
   it('types it through the exports map from the shipped .d.ts', async () => {
     const dir = scratchProject('types');
     await unpackInto(dir);

@@ -1,11 +1,19 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // Three tiers (STYLE §9): unit needs no services; integration and e2e talk to the real
 // Postgres and Redis named by DATABASE_URL / REDIS_URL (defaults: the local services).
+// The package's own entries (compactd/client, …) resolve to their sources in every project,
+// as in tsconfig.json's paths; the published exports point at the compiled dist/.
+const resolve = { alias: [{ find: /^compactd\/([\w-]+)$/, replacement: fileURLToPath(new URL('./src/$1/index.ts', import.meta.url)) }] };
+
 export default defineConfig({
   test: {
+    // The root project's global setup runs once per run, whatever projects are selected.
+    globalSetup: ['test/helpers/build-dist.ts'],
     projects: [
       {
+        resolve,
         test: {
           name: 'unit',
           sequence: { groupOrder: 0 },
@@ -14,6 +22,7 @@ export default defineConfig({
         },
       },
       {
+        resolve,
         test: {
           name: 'integration',
           sequence: { groupOrder: 1 },
@@ -26,6 +35,7 @@ export default defineConfig({
         },
       },
       {
+        resolve,
         test: {
           name: 'e2e',
           sequence: { groupOrder: 2 },

@@ -33,10 +33,15 @@ export interface ProfileSummary {
   topServiceInclusive: Array<{ name: string; totalMs: number; share: number }>;
 }
 
+/** A repository path named by its source: the processes run the compiled dist/x.js of src/x.ts. */
+function asSource(inRepo: string): string {
+  return inRepo.startsWith(`dist${path.sep}`) ? `src${inRepo.slice('dist'.length).replace(/\.js$/, '.ts')}` : inRepo;
+}
+
 /** The repository-relative path of a compactd source file (src/…), or null. */
 function serviceFile(url: string): string | null {
   if (!url.startsWith('file://')) return null;
-  const inRepo = path.relative(repoRoot, url.replace(/^file:\/\//, ''));
+  const inRepo = asSource(path.relative(repoRoot, url.replace(/^file:\/\//, '')));
   return inRepo.startsWith(`src${path.sep}`) ? inRepo : null;
 }
 
@@ -46,7 +51,7 @@ function areaOf(url: string, functionName: string): string {
   const modules = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (modules?.[1]) return modules[1];
   const relative = url.replace(/^file:\/\//, '');
-  const inRepo = path.relative(repoRoot, relative);
+  const inRepo = asSource(path.relative(repoRoot, relative));
   if (!inRepo.startsWith('..')) return inRepo.split(path.sep).slice(0, 2).join('/');
   return relative;
 }
@@ -146,8 +151,8 @@ function serviceInclusive(profile: CpuProfile, selfByNode: Map<number, number>):
 
 /**
  * The newest main-thread profile written into `dir`. Files are named
- * CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile; thread 0 is the main thread (tsx's
- * module loader runs on a thread of its own and writes its own profile).
+ * CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile; thread 0 is the main thread (a worker
+ * thread, such as a module loader's, writes a profile of its own).
  */
 export function latestProfile(dir: string): string | null {
   const files = readdirSync(dir).filter((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f)).sort();

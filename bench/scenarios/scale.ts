@@ -59,7 +59,7 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
   const growth = (medians[1] as number) / (medians[0] as number);
   const sizeRatio = (large?.messages ?? 1) / (small?.messages ?? 1);
   result.tables.push({ title: 'Job time and memory by size (median)', columns: ['messages', 'chunks', 'plan KB (re-read by every step)', 'wall s', 'ms per message', 'worker RSS when idle MB', 'worker peak RSS MB'], rows });
-  result.notes.push('"Idle" is the worker’s RSS right after it reported ready, before the job: the baseline every job starts from (the process runs the TypeScript sources through the tsx loader, bin/compactd.mjs).');
+  result.notes.push('"Idle" is the worker’s RSS right after it reported ready, before the job: the baseline every job starts from (the process runs the compiled dist/ through bin/compactd.mjs).');
   result.figures.push(figure(`time growth for ${sizeRatio}× the messages (1.0 = linear)`, '×', [growth / sizeRatio]));
   result.targets.push(target(`time growth / size growth (${sizeRatio}×), ~linear`, '<=', 1.25, growth / sizeRatio, '×'));
   result.targets.push(target('worker peak RSS (largest conversation)', '<=', 256, Math.max(...peaks), 'MB'));
@@ -76,7 +76,7 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
     const rssTarget = result.targets[1];
     if (rssTarget && !rssTarget.met) {
       rssTarget.bottleneck =
-        `memory, not CPU: an idle worker already holds ${round(idleMedian, 0)} MB (runtime TypeScript loading through tsx plus every dependency), ` +
+        `memory, not CPU: an idle worker already holds ${round(idleMedian, 0)} MB (the compiled service plus every dependency), ` +
         `and the peak grows from ${round(peakBySize[0] ?? Number.NaN, 0)} MB at ${small?.messages} messages to ${round(peakBySize[1] ?? Number.NaN, 0)} MB at ${large?.messages}: ` +
         'the plan step loads the whole active history (and the commit archives it) in one piece.';
     }

@@ -39,7 +39,7 @@ DATABASE_URL (the service's own default when unset), like \`compactd keys create
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** A main session of the shared set (143 messages before Claude Code's own compaction). */
 const PREFERRED_SESSION = '8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl';
-export const SAMPLE_SESSION = path.resolve(repoRoot, 'test/fixtures/transcripts/sample-claude-code.jsonl');
+export const SAMPLE_SESSION = path.resolve(repoRoot, 'samples/claude-code-session.jsonl');
 const CLIP_PREVIEW_LINES = 40;
 
 /** The session the demo imports: `--file`, else a real one of the shared data, else the sample. */

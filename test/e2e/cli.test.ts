@@ -155,7 +155,7 @@ describe('compactd import and compact', () => {
     // Other options would give other messages next to the ones there: refused before anything is sent.
     const otherOptions = await cli(['import', SAMPLE_CLAUDE_CODE_SESSION, '--conversation', 'cli-import', ...withService()]);
     expect(otherOptions.code).toBe(1);
-    expect(otherOptions.stderr).toContain('IMPORT_CONFLICT: conversation cli-import already holds sample-claude-code.jsonl imported with other options');
+    expect(otherOptions.stderr).toContain('IMPORT_CONFLICT: conversation cli-import already holds claude-code-session.jsonl imported with other options');
     expect((await client.getConversation('cli-import')).messageCount).toBe(22);
 
     const run = await cli(['compact', 'cli-import', '--strategy', 'summarize', '--keep-recent', '4', '--focus', 'the failing test', ...withService()]);

@@ -13,7 +13,7 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 export const REAL_TRANSCRIPTS_DIR = realTranscriptsDir();
 
 /** The hand-made sample session shipped in the repository (the demo's fallback). */
-export const SAMPLE_CLAUDE_CODE_SESSION = path.resolve(repoRoot, 'test/fixtures/transcripts/sample-claude-code.jsonl');
+export const SAMPLE_CLAUDE_CODE_SESSION = path.resolve(repoRoot, 'samples/claude-code-session.jsonl');
 
 export interface RealTranscript {
   /** absolute path */

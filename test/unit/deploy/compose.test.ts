@@ -16,6 +16,7 @@ import { parseYamlSubset, type YamlValue } from './yaml-subset.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const read = (file: string) => readFileSync(path.join(repoRoot, file), 'utf8');
+const packageJson = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
 
 type Service = {
   image?: string;
@@ -125,25 +126,37 @@ describe('Dockerfile', () => {
     .filter((line) => line !== '' && !line.startsWith('#'));
   const stages = instructions.reduce<string[][]>((all, line) => (line.startsWith('FROM ') ? [...all, [line]] : (all.at(-1)?.push(line), all)), []);
 
-  it('installs the lockfile in one stage and runs from a slim one', () => {
-    expect(stages.length).toBeGreaterThanOrEqual(2);
-    expect(stages[0]!.some((l) => /^RUN npm ci\b/.test(l))).toBe(true);
-    const runtime = stages.at(-1)!;
-    expect(runtime[0]).toMatch(/^FROM node:20[\w.-]*-slim\b/);
+  it('compiles in one stage, installs runtime dependencies in another, runs compiled JavaScript from a slim Node 22 one', () => {
+    expect(stages.length).toBe(3);
+    const [build, deps, runtime] = stages as [string[], string[], string[]];
+    expect(build[0]).toMatch(/^FROM node:22[\w.-]* AS build$/);
+    expect(build.some((l) => /^RUN npm ci\b/.test(l))).toBe(true);
+    expect(build).toContain('RUN npm run build');
+    expect(deps[0]).toMatch(/^FROM node:22[\w.-]* AS deps$/);
+    expect(deps.find((l) => /^RUN npm ci\b/.test(l))).toContain('--omit=dev');
+    expect(runtime[0]).toMatch(/^FROM node:22[\w.-]*-slim\b/);
     expect(runtime).toContain('COPY --from=deps --chown=node:node /app/node_modules ./node_modules');
+    expect(runtime).toContain('COPY --from=build --chown=node:node /app/dist ./dist');
+    // No TypeScript in the image: no sources, no tsconfig, and the runtime install has no tsx.
+    expect(runtime.filter((l) => l.startsWith('COPY ')).join('\n')).not.toMatch(/\bsrc\b|tsconfig/);
+    expect(Object.keys(packageJson.dependencies)).not.toContain('tsx');
     expect(runtime).toContain('USER node');
     expect(runtime).toContain('ENTRYPOINT ["node", "bin/compactd.mjs"]');
+    expect(read('bin/compactd.mjs')).toContain("'../dist/main.js'");
     const cmd = JSON.parse(runtime.find((l) => l.startsWith('CMD '))!.slice(4)) as string[];
     expect(cliCommands).toContain(cmd[0]);
   });
 
-  it('gives the install its dependency patches before it runs (the postinstall applies them)', () => {
-    const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+  it('applies the dependency patches to the runtime install (its scripts are skipped, so it runs patch-package itself)', () => {
+    const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string>; dependencies: Record<string, string> };
     expect(pkg.scripts['postinstall']).toMatch(/^patch-package\b/);
-    const deps = stages[0]!;
+    expect(Object.keys(pkg.dependencies)).toContain('patch-package');
+    const deps = stages.find((stage) => stage.some((l) => /^RUN npm ci\b.*--omit=dev/.test(l)))!;
     const copyPatches = deps.findIndex((l) => /^COPY patches \.\/patches$/.test(l));
+    const install = deps.findIndex((l) => /^RUN npm ci\b/.test(l));
     expect(copyPatches).toBeGreaterThan(-1);
-    expect(copyPatches).toBeLessThan(deps.findIndex((l) => /^RUN npm ci\b/.test(l)));
+    expect(copyPatches).toBeLessThan(install);
+    expect(deps[install]).toMatch(/&& npx patch-package --error-on-fail$/);
   });
 
   it('copies only paths that exist, and sets only known variables', () => {
@@ -155,8 +168,9 @@ describe('Dockerfile', () => {
     for (const line of instructions.filter((l) => l.startsWith('ENV '))) expect(known.has(line.slice(4).split('=')[0]!)).toBe(true);
   });
 
-  it('keeps node_modules and .git out of the build context but lets the demo sample in', () => {
+  it('keeps node_modules, dist, tests and .git out of the build context', () => {
     const ignore = read('.dockerignore').split('\n').map((l) => l.trim());
-    expect(ignore).toEqual(expect.arrayContaining(['node_modules', '.git', 'test', '!test/fixtures/transcripts']));
+    expect(ignore).toEqual(expect.arrayContaining(['node_modules', 'dist', '.git', 'test']));
+    for (const needed of ['src', 'samples', 'migrations', 'bin', 'tsconfig.json', 'tsconfig.build.json']) expect(ignore).not.toContain(needed);
   });
 });

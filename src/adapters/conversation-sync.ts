@@ -38,7 +38,7 @@ export interface PendingMessage {
 const MAX_KEY_LENGTH = 255;
 
 /** FNV-1a, twice (two seeds): a short stable digest for keys too long for the header. */
-function digest(text: string): string {
+export function digest(text: string): string {
   let a = 0x811c9dc5;
   let b = 0x01000193 ^ 0x5bd1e995;
   for (let i = 0; i < text.length; i += 1) {

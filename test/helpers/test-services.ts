@@ -49,7 +49,11 @@ async function startContainer(name: ServiceName): Promise<{ url: string; stop: (
   return { url: started.getConnectionUrl(), stop: () => started.stop() };
 }
 
+/** set once the services of this run are chosen, so a second project's setup reuses them without a second line */
+const CHOSEN = 'COMPACTD_TEST_SERVICES_CHOSEN';
+
 export async function provideTestServices(env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<TestServices> {
+  if (env[CHOSEN] && env['DATABASE_URL'] && env['REDIS_URL']) return { databaseUrl: env['DATABASE_URL'], redisUrl: env['REDIS_URL'], stop: async () => {} };
   const given = { DATABASE_URL: env['DATABASE_URL'], REDIS_URL: env['REDIS_URL'] };
   const localAnswers = {
     postgres: given.DATABASE_URL ? false : await answers(5432),
@@ -70,5 +74,6 @@ export async function provideTestServices(env: NodeJS.ProcessEnv, log: (line: st
   const redisUrl = await urlOf('redis', plan.redis);
   env['DATABASE_URL'] = databaseUrl;
   env['REDIS_URL'] = redisUrl;
+  env[CHOSEN] = '1';
   return { databaseUrl, redisUrl, stop: async () => void (await Promise.all(stops.map((stop) => stop()))) };
 }

@@ -6,11 +6,13 @@ describe('LangChain messages ⇄ compactd', () => {
   it('stores text, tool calls with usage, and tool results as compactd blocks', () => {
     expect(toCompactdMessage(new SystemMessage('Be brief.'))).toEqual({ role: 'system', content: [{ type: 'text', text: 'Be brief.' }] });
     expect(toCompactdMessage(new HumanMessage('Run the tests.'))).toEqual({ role: 'user', content: [{ type: 'text', text: 'Run the tests.' }] });
-    const ai = new AIMessage({
+    // the fields as ChatAnthropic fills them (the generic message type infers usage_metadata away)
+    const fields = {
       content: [{ type: 'text', text: 'Running them.' }, { type: 'tool_use', id: 'toolu_1', name: 'run', input: {} }],
       tool_calls: [{ id: 'toolu_1', name: 'run', args: { path: 'src' }, type: 'tool_call' }],
       usage_metadata: { input_tokens: 1200, output_tokens: 30, total_tokens: 1230 },
-    });
+    };
+    const ai = new AIMessage(fields as unknown as ConstructorParameters<typeof AIMessage>[0]);
     expect(toCompactdMessage(ai)).toEqual({
       role: 'assistant',
       content: [{ type: 'text', text: 'Running them.' }, { type: 'tool_use', id: 'toolu_1', name: 'run', input: { path: 'src' } }],

@@ -3,8 +3,8 @@ import { isCompactdError, type AnthropicContext, type CompactdClient, type Input
 /**
  * What the framework adapters share: keep a compactd conversation in step with an agent's
  * messages, and read its ready context. Every message is appended once, in order, under an
- * Idempotency-Key derived from the framework's own id for it, so a retry, a second process or
- * a restart that replays the same history stores nothing twice. Nothing here throws: a
+ * Idempotency-Key derived from its place in the history and its content (`messageKey`), so a
+ * retry, a second process or a restart that replays the same history stores nothing twice. Nothing here throws: a
  * failure is reported to `onError` and the caller falls back to the agent's own history.
  */
 
@@ -54,6 +54,16 @@ export function idempotencyKey(prefix: string, conversationId: string, messageKe
   return key.length <= MAX_KEY_LENGTH ? key : `${prefix}:${digest(key)}`;
 }
 
+/**
+ * The key of the message at `index` of an agent's history: its position and its content
+ * (usage left out: an app that keeps its own copy of the history may drop it). Stable however
+ * the history is handed back — the returned state, a checkpointer, the app's own store, a
+ * second process — as long as it is handed back whole, oldest first.
+ */
+export function messageKey(index: number, message: InputMessage): string {
+  return `m${index}-${digest(JSON.stringify([message.role, message.content, message.name ?? null]))}`;
+}
+
 export interface ConversationSync {
   /**
    * Creates the conversation unless it exists, then appends the pending messages not yet
@@ -65,10 +75,29 @@ export interface ConversationSync {
   context(conversationId: string): Promise<AnthropicContext | null>;
 }
 
+/**
+ * Conversations whose stored keys a process remembers; past this the least recently used is
+ * forgotten (its next sync re-sends its messages, and their Idempotency-Keys keep them single).
+ */
+const MAX_TRACKED_CONVERSATIONS = 1_000;
+
 export function createConversationSync(options: SyncOptions): ConversationSync {
   const { client } = options;
   const created = new Set<string>();
   const stored = new Map<string, Set<string>>();
+
+  function storedKeys(id: string): Set<string> {
+    const keys = stored.get(id) ?? new Set<string>();
+    // re-inserted: a Map iterates in insertion order, so the first entry is the least recently used
+    stored.delete(id);
+    stored.set(id, keys);
+    if (stored.size > MAX_TRACKED_CONVERSATIONS) {
+      const oldest = stored.keys().next().value as string;
+      stored.delete(oldest);
+      created.delete(oldest);
+    }
+    return keys;
+  }
   const report = (error: unknown, stage: SyncStage) => options.onError?.(error, stage);
 
   async function ensureConversation(id: string): Promise<boolean> {
@@ -112,8 +141,7 @@ export function createConversationSync(options: SyncOptions): ConversationSync {
   return {
     async sync(id, pending) {
       if (!(await ensureConversation(id))) return false;
-      let keys = stored.get(id);
-      if (!keys) stored.set(id, (keys = new Set()));
+      const keys = storedKeys(id);
       for (const item of pending) {
         if (keys.has(item.key)) continue;
         if (!(await appendOne(id, item))) return false;

@@ -106,6 +106,8 @@ async function runTool(client: CompactdClient, scope: McpScope, name: string, ar
       const jobId = stringField(args, 'jobId', true) as string;
       const waitSeconds = intField(args, 'waitSeconds', 0, 30);
       const job = await client.getJob(jobId, { waitSeconds });
+      // Scoped to one conversation, the tools see only its jobs.
+      if ('conversationId' in scope && job.conversationId !== scope.conversationId) return text(`jobId: ${jobId} is not a job of conversation ${scope.conversationId}`, true);
       return text({ id: job.id, conversationId: job.conversationId, status: job.status, trigger: job.trigger, progress: job.progress, result: job.result, error: job.error });
     }
     default:

@@ -17,13 +17,14 @@
  * sees the compacted context. When compactd cannot be reached the step goes ahead with the
  * SDK's own messages, unchanged, and `onError` is told.
  *
- * Messages are keyed by their position in the conversation and their content, so pass the
- * whole history each call (as above) or only the new messages: either way each is stored
- * once. One session per conversation, one call at a time.
+ * Messages are keyed by their position in the conversation and their content: pass the
+ * whole history each call (as above, the SDK's own pattern), and each is stored once however
+ * often it is passed, by however many processes. One session per conversation, one call at
+ * a time.
  */
 import type { LanguageModelUsage, ModelMessage } from 'ai';
 import type { CompactdClient } from '../../client/index.js';
-import { createConversationSync, digest, type ConversationSettings, type PendingMessage, type SyncStage } from '../conversation-sync.js';
+import { createConversationSync, messageKey, type ConversationSettings, type PendingMessage, type SyncStage } from '../conversation-sync.js';
 import { fromCompactdContext, toCompactdMessage } from './messages.js';
 
 export { fromCompactdContext, toCompactdMessage } from './messages.js';
@@ -65,7 +66,7 @@ export function compactdSession(options: CompactdSessionOptions): CompactdSessio
       const stored = toCompactdMessage(message);
       if (!stored) return;
       const inputTokens = usage?.at === index ? usage.inputTokens : undefined;
-      pending.push({ key: `m${index}-${digest(JSON.stringify(stored))}`, message: stored, inputTokens });
+      pending.push({ key: messageKey(index, stored), message: stored, inputTokens });
     });
     return pending;
   }

@@ -21,7 +21,7 @@
 import type { AIMessage, BaseMessage } from '@langchain/core/messages';
 import { createMiddleware, type AgentMiddleware } from 'langchain';
 import type { CompactdClient } from '../../client/index.js';
-import { createConversationSync, type ConversationSettings, type PendingMessage, type SyncStage } from '../conversation-sync.js';
+import { createConversationSync, messageKey, type ConversationSettings, type PendingMessage, type SyncStage } from '../conversation-sync.js';
 import { fromCompactdContext, inputTokensOf, toCompactdMessage } from './messages.js';
 
 export { fromCompactdContext, toCompactdMessage } from './messages.js';
@@ -63,8 +63,6 @@ export class NoConversationIdError extends Error {
   }
 }
 
-const randomId = () => globalThis.crypto.randomUUID();
-
 export function compactdMiddleware(options: CompactdMiddlewareOptions): AgentMiddleware {
   const sync = createConversationSync({ ...options, keyPrefix: 'langchain' });
 
@@ -74,13 +72,13 @@ export function compactdMiddleware(options: CompactdMiddlewareOptions): AgentMid
     return typeof id === 'function' ? id(threadId) : (id ?? threadId);
   }
 
-  /** The system prompt, then the agent's messages, each keyed by its LangChain id. */
+  /** The system prompt, then the agent's messages, each keyed by its place in the history and its content. */
   function pendingOf(request: ModelRequestLike): PendingMessage[] {
     const pending: PendingMessage[] = [];
     if (request.systemPrompt.trim() !== '') pending.push({ key: 'system', message: { role: 'system', content: request.systemPrompt } });
     request.messages.forEach((message, index) => {
       const stored = toCompactdMessage(message);
-      if (stored) pending.push({ key: message.id ?? `index-${index}`, message: stored, inputTokens: inputTokensOf(message) });
+      if (stored) pending.push({ key: messageKey(index, stored), message: stored, inputTokens: inputTokensOf(message) });
     });
     return pending;
   }
@@ -100,10 +98,9 @@ export function compactdMiddleware(options: CompactdMiddlewareOptions): AgentMid
         context === null ? request : { ...request, systemPrompt: context.system ?? '', messages: fromCompactdContext(context.messages) },
       );
       if (complete) {
-        // The answer's id keys its append now and when it comes back in the next call's history.
-        response.id ??= randomId();
+        // The answer joins the history right after the messages of this call: the key it will have there next call.
         const stored = toCompactdMessage(response);
-        if (stored) await sync.sync(conversationId, [{ key: response.id, message: stored, inputTokens: inputTokensOf(response) }]);
+        if (stored) await sync.sync(conversationId, [{ key: messageKey(request.messages.length, stored), message: stored, inputTokens: inputTokensOf(response) }]);
       }
       return response;
     },

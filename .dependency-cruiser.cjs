@@ -47,11 +47,20 @@ module.exports = {
     },
     { name: 'client-no-builtins', severity: 'error', from: { path: '^src/client/' }, to: { dependencyTypes: ['core'] } },
     {
+      name: 'adapters-through-client',
+      comment: 'compactd/langchain and compactd/ai-sdk ship beside compactd/client: they reach the service only through the typed client, never server code, and load only their own framework',
+      severity: 'error',
+      from: { path: '^src/adapters/' },
+      to: { pathNot: ['^src/adapters/', '^src/client/', 'node_modules/(langchain|@langchain/core|ai)/'] },
+    },
+    { name: 'adapters-no-builtins', severity: 'error', from: { path: '^src/adapters/' }, to: { dependencyTypes: ['core'] } },
+    { name: 'client-not-adapters', severity: 'error', from: { path: '^src/client/' }, to: { path: '^src/adapters/' } },
+    {
       name: 'server-not-client',
-      comment: 'the service never goes through its own HTTP client; only the CLI (app/**) does',
+      comment: 'the service never goes through its own HTTP client or the framework adapters; only the CLI (app/**) uses the client',
       severity: 'error',
       from: { path: '^src/(api|worker|db|queue|llm|compaction|config|lib|importers|obs|llm-sim)/' },
-      to: { path: '^src/client/' },
+      to: { path: '^src/(client|adapters)/' },
     },
     {
       name: 'composition-root-only',

@@ -5,7 +5,13 @@ import { defineConfig } from 'vitest/config';
 // Postgres and Redis named by DATABASE_URL / REDIS_URL (defaults: the local services).
 // The package's own entries (compactd/client, …) resolve to their sources in every project,
 // as in tsconfig.json's paths; the published exports point at the compiled dist/.
-const resolve = { alias: [{ find: /^compactd\/([\w-]+)$/, replacement: fileURLToPath(new URL('./src/$1/index.ts', import.meta.url)) }] };
+const source = (file: string): string => fileURLToPath(new URL(file, import.meta.url));
+const resolve = {
+  alias: [
+    { find: /^compactd\/(langchain|ai-sdk)$/, replacement: source('./src/adapters/$1/index.ts') },
+    { find: /^compactd\/([\w-]+)$/, replacement: source('./src/$1/index.ts') },
+  ],
+};
 
 export default defineConfig({
   test: {

@@ -12,6 +12,7 @@ const USAGE = `usage: compactd <command>
   demo             import a real Claude Code session into a running service and compact it
   import FILE      append a transcript file to a conversation (see --help)
   compact ID       enqueue a compaction and follow it with progress (see --help)
+  mcp              MCP server (stdio or streamable HTTP) with the agent tools (see --help)
 `;
 
 const [command, ...args] = process.argv.slice(2);
@@ -59,6 +60,10 @@ async function main(): Promise<number | undefined> {
     case 'compact': {
       const { runCompact } = await import('./app/compact.js');
       return runCompact(args);
+    }
+    case 'mcp': {
+      const { runMcp } = await import('./app/mcp.js');
+      return runMcp(args);
     }
     case undefined:
     case 'help':

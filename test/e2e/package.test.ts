@@ -61,7 +61,8 @@ describe('npm pack', () => {
     expect(packedFiles.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
     expect(packedFiles).not.toContain('dist/.tsbuildinfo');
     expect(packedFiles).toEqual(
-      expect.arrayContaining(['bin/compactd.mjs', 'dist/main.js', 'dist/client/index.js', 'dist/client/index.d.ts', 'migrations/meta/_journal.json', 'samples/claude-code-session.jsonl']),
+      expect.arrayContaining(['bin/compactd.mjs', 'dist/main.js', 'dist/client/index.js', 'dist/client/index.d.ts', 'dist/adapters/langchain/index.js', 'dist/adapters/langchain/index.d.ts',
+        'dist/adapters/ai-sdk/index.js', 'dist/adapters/ai-sdk/index.d.ts', 'migrations/meta/_journal.json', 'samples/claude-code-session.jsonl']),
     );
     const migrations = readdirSync(path.join(repoRoot, 'migrations')).filter((f) => f.endsWith('.sql'));
     for (const sql of migrations) expect(packedFiles).toContain(`migrations/${sql}`);
@@ -109,6 +110,14 @@ console.log(JSON.stringify({ methods, health, missing }));
     );
     expect(result.health).toEqual({ status: 'ok' });
     expect(result.missing).toEqual({ notFound: true, status: 404 });
+  });
+
+  it('imports compactd/ai-sdk with no framework installed (it needs the `ai` package for types only)', async () => {
+    const dir = scratchProject('ai-sdk');
+    await unpackInto(dir);
+    writeFileSync(path.join(dir, 'check.mjs'), `import * as adapter from 'compactd/ai-sdk';\nconsole.log(JSON.stringify(Object.keys(adapter).sort()));\n`);
+    const { stdout } = await execFileAsync(process.execPath, ['check.mjs'], { cwd: dir });
+    expect(JSON.parse(stdout)).toEqual(expect.arrayContaining(['compactdSession']));
   });
 
   it('bundles for the browser: no Node built-in and no server module is reachable', async () => {

@@ -3,7 +3,8 @@ import postgres from 'postgres';
 import { runMigrations } from '../../src/db/migrate.js';
 import { randomUUID } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
-import { databaseUrl, TEST_DB_PREFIX, TEST_REDIS_URL } from './services.js';
+import { databaseUrlIn, TEST_DB_PREFIX } from './services.js';
+import { provideTestServices } from './test-services.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -12,12 +13,16 @@ declare module 'vitest' {
 }
 
 /**
- * Once per run: check both services answer (failing loudly with the URL tried, never
+ * Once per run: find the services (the given URLs, the local defaults, or testcontainers;
+ * see service-selection.ts), check both answer (failing loudly with the URL tried, never
  * skipping) and migrate a template database of this run that every test file clones
  * (CREATE DATABASE … TEMPLATE is much faster than migrating). Runs on one machine never
  * share a template, so two test runs at once do not disturb each other.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const services = await provideTestServices(process.env, (line) => process.stderr.write(`${line}\n`));
+  const databaseUrl = (name: string) => databaseUrlIn(services.databaseUrl, name);
+  const redisUrl = services.redisUrl;
   const template = `${TEST_DB_PREFIX}tpl_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
   const admin = postgres(databaseUrl('postgres'), { max: 1, onnotice: () => {}, connect_timeout: 5 });
   try {
@@ -25,12 +30,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
   } catch (error) {
     throw new Error(`integration tests need Postgres at ${databaseUrl('postgres')}: ${(error as Error).message}`);
   }
-  const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 5_000 });
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 5_000 });
   try {
     await redis.connect();
     await redis.ping();
   } catch (error) {
-    throw new Error(`integration tests need Redis at ${TEST_REDIS_URL}: ${(error as Error).message}`);
+    throw new Error(`integration tests need Redis at ${redisUrl}: ${(error as Error).message}`);
   } finally {
     redis.disconnect();
   }
@@ -46,6 +51,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await cleaner.unsafe(`drop database if exists "${template}" with (force)`);
     } finally {
       await cleaner.end({ timeout: 5 });
+      await services.stop();
     }
   };
 }

@@ -1,0 +1,32 @@
+/**
+ * User turns for the adapter e2e tests: each carries a few hundred tokens of distinct
+ * detail, so a conversation with a 4096-token window crosses compactd's auto trigger
+ * within a handful of turns.
+ */
+
+/** compaction policy of the adapters' conversations: auto trigger on, a short kept tail */
+export const AGENT_POLICY = { auto: true, minMessages: 6, cooldownMessages: 4, keepRecent: 4 };
+
+const TOPICS = ['the LRU cache', 'the retry queue', 'the auth middleware', 'the migration runner', 'the metrics exporter', 'the rate limiter'];
+
+export function agentTurn(n: number): string {
+  const topic = TOPICS[n % TOPICS.length]!;
+  const lines = Array.from(
+    { length: 12 },
+    (_, i) => `step ${n}.${i}: in ${topic}, request ${n * 100 + i} failed with ECONNRESET after ${(i + 1) * 37} ms on worker-${(n + i) % 7}`,
+  );
+  return `Turn ${n}: look into ${topic}. The log says:\n${lines.join('\n')}\nWhat do you make of it?`;
+}
+
+/** An Anthropic Messages request as llm-sim logged it. */
+export interface SimBody {
+  system?: string | Array<{ type: string; text: string }>;
+  messages: Array<{ role: string; content: unknown }>;
+  tools?: Array<{ name: string }>;
+}
+
+/** The system prompt of a logged request as one string (SDKs send a string or text blocks). */
+export function systemText(body: SimBody): string {
+  const system = body.system;
+  return typeof system === 'string' ? system : (system ?? []).map((b) => b.text).join('\n');
+}

@@ -7,14 +7,13 @@ import type { Db, Tx } from '../db/client.js';
 import { withConversationLock } from '../db/locks.js';
 import type { ChunkRow } from '../db/repos/chunks.js';
 import {
-  activeSeqs,
   activeTotals,
-  archiveMessages,
+  countActiveSeqs,
   countArchivedOriginals,
   insertBatches,
   insertClipArchiveMessage,
+  moveToArchive,
   recordCompaction,
-  rewriteMessage,
 } from '../db/repos/compaction-writes.js';
 import { recordJobEvent } from '../db/repos/job-outbox.js';
 import { transitionJob, type JobRow } from '../db/repos/jobs.js';
@@ -67,8 +66,8 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
 
       const clipSeq = plan.supersededClipArchiveSeq;
       const planned = new Set([...plan.compressedSeqs, ...plan.rewrites.map((r) => r.seq), ...(clipSeq === null ? [] : [clipSeq])]);
-      const stillActive = await activeSeqs(tx, conversation.id, [...planned]);
-      if (stillActive.size !== planned.size) throw staleSnapshot(job.id, planned.size - stillActive.size);
+      const stillActive = await countActiveSeqs(tx, conversation.id, [...planned]);
+      if (stillActive !== planned.size) throw staleSnapshot(job.id, planned.size - stillActive);
       const before = await activeTotals(tx, conversation.id);
       const previous = (await loadLiveBatches(tx, conversation.id)).map(toLiveBatch);
 
@@ -79,9 +78,6 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
       let clipText = '';
       const live: ClipBatch[] = [...previous, ...input.chunks.map((c, i) => ({ id: chunkBatchIds[i] as string, level: 0, summary: c.summary ?? '', seqs: c.seqs }))];
       if (clipSeq !== null || input.chunks.length > 0) {
-        if (clipSeq !== null) {
-          await archiveMessages(tx, { conversationId: conversation.id, jobId: job.id, reason: 'superseded_clip', seqs: [clipSeq], remove: true });
-        }
         clipArchiveSeq = minOf([...plan.compressedSeqs, ...(clipSeq === null ? [] : [clipSeq])]);
         const clip = buildClipArchive(live, { archivedMessages: await countArchivedOriginals(tx, conversation.id) }, input.policy);
         clipText = clip.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
@@ -142,21 +138,23 @@ function chunkBatchRow(input: CommitInput, chunk: ChunkRow) {
   });
 }
 
-/** Summarized originals leave the active history (each tagged with its batch); rewritten ones keep a new version. */
+/**
+ * Summarized originals and the superseded clip-archive leave the active history (each tagged
+ * with its batch); rewritten ones keep a new version. One set-based statement.
+ */
 async function archiveOriginals(tx: Tx, input: CommitInput, chunkBatchIds: readonly string[]): Promise<void> {
   const { plan, conversation, job } = input;
   const batchOfSeq = new Map<number, string>();
   input.chunks.forEach((chunk, i) => chunk.seqs.forEach((seq) => batchOfSeq.set(seq, chunkBatchIds[i] as string)));
-  await archiveMessages(tx, {
+  const clip = plan.supersededClipArchiveSeq === null ? [] : [plan.supersededClipArchiveSeq];
+  const rewritten = plan.rewrites.map((r) => r.seq);
+  await moveToArchive(tx, {
     conversationId: conversation.id,
     jobId: job.id,
-    reason: 'summarized',
-    seqs: plan.compressedSeqs,
-    batchIds: plan.compressedSeqs.map((seq) => batchOfSeq.get(seq) ?? null),
-    remove: true,
+    seqs: [...plan.compressedSeqs, ...rewritten, ...clip],
+    reasons: [...plan.compressedSeqs.map(() => 'summarized' as const), ...plan.rewrites.map((r) => r.reason), ...clip.map(() => 'superseded_clip' as const)],
+    batchIds: [...plan.compressedSeqs.map((seq) => batchOfSeq.get(seq) ?? null), ...rewritten.map(() => null), ...clip.map(() => null)],
+    remove: [...plan.compressedSeqs, ...clip],
+    rewrites: plan.rewrites.map((r) => ({ seq: r.seq, content: r.content, tokens: r.tokensAfter })),
   });
-  for (const rewrite of plan.rewrites) {
-    await archiveMessages(tx, { conversationId: conversation.id, jobId: job.id, reason: rewrite.reason, seqs: [rewrite.seq], remove: false });
-    await rewriteMessage(tx, conversation.id, rewrite.seq, rewrite.content, rewrite.tokensAfter);
-  }
 }

@@ -11,12 +11,12 @@ import { batches, conversations, messages, type ArchiveReason } from '../schema.
 const bigints = (values: readonly number[]) => sql`${sql.param(values.map(String))}::bigint[]`;
 const uuids = (values: ReadonlyArray<string | null>) => sql`${sql.param(values)}::uuid[]`;
 
-/** Seqs among `seqs` that are active in the conversation right now. */
-export async function activeSeqs(db: DbOrTx, conversationId: string, seqs: readonly number[]): Promise<Set<number>> {
-  if (seqs.length === 0) return new Set();
-  const rows = await db.execute<{ seq: string }>(sql`
-    select seq from ${messages} where conversation_id = ${conversationId} and seq = any(${bigints(seqs)})`);
-  return new Set(rows.map((r) => Number(r.seq)));
+/** How many of `seqs` are active in the conversation right now (a count: the seqs never come back). */
+export async function countActiveSeqs(db: DbOrTx, conversationId: string, seqs: readonly number[]): Promise<number> {
+  if (seqs.length === 0) return 0;
+  const [row] = await db.execute<{ n: number }>(sql`
+    select count(*)::int as n from ${messages} where conversation_id = ${conversationId} and seq = any(${bigints(seqs)})`);
+  return row?.n ?? 0;
 }
 
 export type NewBatch = typeof batches.$inferInsert;
@@ -63,11 +63,47 @@ export async function archiveMessages(
   return inserted.count;
 }
 
-/** Replaces the content of a kept message (Tier 1/2); its original was archived first. */
-export async function rewriteMessage(db: DbOrTx, conversationId: string, seq: number, content: Block[], tokens: number): Promise<void> {
+export interface ArchiveMove {
+  conversationId: string;
+  jobId: string;
+  /** seqs to copy into the archive, each with its reason and batch (null unless summarized) */
+  seqs: readonly number[];
+  reasons: readonly ArchiveReason[];
+  batchIds: ReadonlyArray<string | null>;
+  /** seqs (among `seqs`) that leave the active history */
+  remove: readonly number[];
+  /** kept messages whose content is replaced (Tier 1/2); their originals are among `seqs` */
+  rewrites: ReadonlyArray<{ seq: number; content: Block[]; tokens: number }>;
+}
+
+/**
+ * A compaction's whole archive move as ONE statement: the originals are copied into the
+ * archive (INSERT … SELECT, the content never leaves Postgres), the summarized ones and the
+ * superseded clip-archive are deleted, the rewritten ones get their new content. Every part
+ * reads the same snapshot, so the copies are the rows as they were before the statement.
+ */
+export async function moveToArchive(db: DbOrTx, move: ArchiveMove): Promise<void> {
+  if (move.seqs.length === 0) return;
+  const rewrites = JSON.stringify(move.rewrites.map((r) => ({ seq: r.seq, content: r.content, tokens: r.tokens })));
   await db.execute(sql`
-    update ${messages} set content = ${JSON.stringify(content)}::jsonb, tokens = ${tokens}
-     where conversation_id = ${conversationId} and seq = ${seq}`);
+    with archived as (
+      insert into archived_messages
+        (id, conversation_id, seq, role, kind, content, name, tokens, tool_use_ids, tool_result_ids, usage, metadata, created_at, batch_id, job_id, reason)
+      select m.id, m.conversation_id, m.seq, m.role, m.kind, m.content, m.name, m.tokens, m.tool_use_ids, m.tool_result_ids,
+             m.usage, m.metadata, m.created_at, b.batch_id, ${move.jobId}, b.reason
+        from ${messages} m
+        join unnest(${bigints(move.seqs)}, ${uuids(move.batchIds)}, ${sql.param([...move.reasons])}::text[]) as b(seq, batch_id, reason) on b.seq = m.seq
+       where m.conversation_id = ${move.conversationId}
+      returning 1),
+    removed as (
+      delete from ${messages} where conversation_id = ${move.conversationId} and seq = any(${bigints(move.remove)})
+      returning 1),
+    rewritten as (
+      update ${messages} m set content = r.content, tokens = r.tokens
+        from jsonb_to_recordset(${rewrites}::jsonb) as r(seq bigint, content jsonb, tokens int)
+       where m.conversation_id = ${move.conversationId} and m.seq = r.seq
+      returning 1)
+    select (select count(*) from archived) as archived, (select count(*) from removed) as removed, (select count(*) from rewritten) as rewritten`);
 }
 
 export async function insertClipArchiveMessage(

@@ -7,8 +7,7 @@ import type { Db, Tx } from '../db/client.js';
 import { withConversationLock } from '../db/locks.js';
 import type { ChunkRow } from '../db/repos/chunks.js';
 import {
-  activeTotals,
-  countActiveSeqs,
+  activeTotalsWith,
   countArchivedOriginals,
   insertBatches,
   insertClipArchiveMessage,
@@ -66,9 +65,8 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
 
       const clipSeq = plan.supersededClipArchiveSeq;
       const planned = new Set([...plan.compressedSeqs, ...plan.rewrites.map((r) => r.seq), ...(clipSeq === null ? [] : [clipSeq])]);
-      const stillActive = await countActiveSeqs(tx, conversation.id, [...planned]);
-      if (stillActive !== planned.size) throw staleSnapshot(job.id, planned.size - stillActive);
-      const before = await activeTotals(tx, conversation.id);
+      const before = await activeTotalsWith(tx, conversation.id, [...planned]);
+      if (before.active !== planned.size) throw staleSnapshot(job.id, planned.size - before.active);
       const previous = (await loadLiveBatches(tx, conversation.id)).map(toLiveBatch);
 
       const chunkBatchIds = (await insertBatches(tx, input.chunks.map((chunk) => chunkBatchRow(input, chunk)))).map((r) => r.id);
@@ -90,10 +88,9 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
         });
       }
 
-      const after = await activeTotals(tx, conversation.id);
+      // the totals are recorded before the check: too little progress rolls all of it back
+      const after = await recordCompaction(tx, { conversationId: conversation.id, jobId: job.id, watermark: plan.watermarkSeq, warnRatio: input.policy.warnRatio });
       checkProgress(input, before.tokens, after.tokens);
-      const warning = after.tokens >= input.policy.warnRatio * conversation.contextLimit;
-      await recordCompaction(tx, { conversationId: conversation.id, jobId: job.id, tokens: after.tokens, messages: after.messages, watermark: plan.watermarkSeq, warning });
       const identifiers = await measureRetention(tx, conversation.id, input.chunks, clipText);
       const consolidationJobId = await enqueueConsolidationIfNeeded(tx, job, live.length, input.policy);
       const completed = await transitionJob(tx, job.id, ['committing'], {

@@ -11,12 +11,12 @@ import { batches, conversations, messages, type ArchiveReason } from '../schema.
 const bigints = (values: readonly number[]) => sql`${sql.param(values.map(String))}::bigint[]`;
 const uuids = (values: ReadonlyArray<string | null>) => sql`${sql.param(values)}::uuid[]`;
 
-/** How many of `seqs` are active in the conversation right now (a count: the seqs never come back). */
-export async function countActiveSeqs(db: DbOrTx, conversationId: string, seqs: readonly number[]): Promise<number> {
-  if (seqs.length === 0) return 0;
-  const [row] = await db.execute<{ n: number }>(sql`
-    select count(*)::int as n from ${messages} where conversation_id = ${conversationId} and seq = any(${bigints(seqs)})`);
-  return row?.n ?? 0;
+/** Active totals, and how many of `seqs` are active right now, in one scan (a count: the seqs never come back). */
+export async function activeTotalsWith(db: DbOrTx, conversationId: string, seqs: readonly number[]): Promise<{ tokens: number; messages: number; active: number }> {
+  const [row] = await db.execute<{ tokens: number; messages: number; active: number }>(sql`
+    select coalesce(sum(tokens), 0)::int as tokens, count(*)::int as messages, (count(*) filter (where seq = any(${bigints(seqs)})))::int as active
+      from ${messages} where conversation_id = ${conversationId}`);
+  return { tokens: row?.tokens ?? 0, messages: row?.messages ?? 0, active: row?.active ?? 0 };
 }
 
 export type NewBatch = typeof batches.$inferInsert;
@@ -133,24 +133,33 @@ export async function activeTotals(db: DbOrTx, conversationId: string): Promise<
   return { tokens: row?.tokens ?? 0, messages: row?.messages ?? 0 };
 }
 
+/**
+ * Records a compaction on the conversation with its totals recomputed from the rows (exact
+ * after any rewrite) in the same statement, and returns them. The caller may still roll the
+ * transaction back when the totals show too little progress.
+ */
 export async function recordCompaction(
   db: DbOrTx,
-  params: { conversationId: string; jobId: string; tokens: number; messages: number; watermark: number; warning: boolean },
-): Promise<void> {
-  await db
-    .update(conversations)
-    .set({
-      activeTokens: params.tokens,
-      messageCount: params.messages,
-      compactionCount: sql`${conversations.compactionCount} + 1`,
-      // the provider's last reported usage described the history before this compaction
-      reportedInputTokens: null,
-      lastCompactedSeq: params.watermark,
-      autoPausedUntilSeq: null,
-      warning: params.warning,
-      lastJobId: params.jobId,
-      version: sql`${conversations.version} + 1`,
-      updatedAt: sql`now()`,
-    })
-    .where(eq(conversations.id, params.conversationId));
+  params: { conversationId: string; jobId: string; watermark: number; warnRatio: number },
+): Promise<{ tokens: number; messages: number; warning: boolean }> {
+  const [row] = await db.execute<{ tokens: number; messages: number; warning: boolean }>(sql`
+    with totals as (
+      select coalesce(sum(tokens), 0)::int as tokens, count(*)::int as messages from ${messages} where conversation_id = ${params.conversationId})
+    update ${conversations} c set
+      active_tokens = totals.tokens,
+      message_count = totals.messages,
+      compaction_count = c.compaction_count + 1,
+      -- the provider's last reported usage described the history before this compaction
+      reported_input_tokens = null,
+      last_compacted_seq = ${params.watermark},
+      auto_paused_until_seq = null,
+      warning = totals.tokens >= ${params.warnRatio}::float8 * c.context_limit,
+      last_job_id = ${params.jobId},
+      version = c.version + 1,
+      updated_at = now()
+      from totals
+     where c.id = ${params.conversationId}
+    returning c.active_tokens as tokens, c.message_count as messages, c.warning`);
+  if (!row) throw new Error(`conversation ${params.conversationId} vanished during commit`);
+  return row;
 }

@@ -132,7 +132,10 @@ function execute(
 /**
  * Plans one compaction of a snapshot (SPEC §5.2, §5.6a): which messages are rewritten by
  * Tier 1/2, which are summarized in which chunks, and the projected result. Pure: the
- * shell persists the plan and executes it. `countTokens` measures rendered text.
+ * shell persists the plan and executes it. Sizes are the messages' stored token counts;
+ * `countTokens` measures only what the plan writes (Tier 1/2 rewrites, the clip-archive overhead).
+ * Messages may come without content but with `features` (the plan step's snapshot): scoring
+ * reads those, and Tier 1/2 rewrite only messages whose content is there.
  */
 export function planCompaction(
   snapshot: PlanSnapshot,

@@ -4,7 +4,7 @@ import type { CountTokens, NormalizedMessage } from '../compaction/types.js';
 import type { Tx } from '../db/client.js';
 import { withConversationLock } from '../db/locks.js';
 import { recordAppend, type ConversationRow } from '../db/repos/conversations.js';
-import { findAnsweredToolUseIds, findOpenedToolUseIds, insertMessages, readNextSeq, type NewMessage } from '../db/repos/messages.js';
+import { insertMessages, toolPairingState, type NewMessage } from '../db/repos/messages.js';
 import { AppError } from '../lib/errors.js';
 
 export interface AppendInput {
@@ -63,33 +63,27 @@ function toRow(message: NormalizedMessage, countTokens: CountTokens): NewMessage
 
 /**
  * Stores a prepared append under the conversation lock: checks tool pairing against the
- * whole conversation, assigns consecutive seqs and updates the counters. Runs inside the
- * caller's transaction, so a rejected append stores nothing.
+ * whole conversation, reserves consecutive seqs while updating the counters, inserts the rows.
+ * Runs inside the caller's transaction, so a rejected append stores nothing. Three statements
+ * after the lock at most (pairing only when the append carries tool blocks).
  */
 export async function storeAppend(tx: Tx, conversation: ConversationRow, prepared: PreparedAppend) {
   await withConversationLock(tx, conversation.id);
   await checkToolPairing(tx, conversation.id, prepared.rows);
-  const firstSeq = await readNextSeq(tx, conversation.id);
-  const inserted = await insertMessages(tx, conversation.id, firstSeq, prepared.rows);
   const updated = await recordAppend(tx, {
     id: conversation.id,
-    nextSeq: firstSeq + prepared.rows.length,
     addedMessages: prepared.rows.length,
     addedTokens: prepared.rows.reduce((sum, row) => sum + row.tokens, 0),
     reportedInputTokens: prepared.reportedInputTokens,
   });
+  const inserted = await insertMessages(tx, conversation.id, updated.nextSeq - prepared.rows.length, prepared.rows);
   return { inserted, conversation: updated };
 }
 
 async function checkToolPairing(tx: Tx, conversationId: string, rows: readonly NewMessage[]): Promise<void> {
   const opens = rows.flatMap((r) => r.toolUseIds);
   const answers = rows.flatMap((r) => r.toolResultIds);
-  const [openedBefore, answeredBefore] = await Promise.all([
-    findOpenedToolUseIds(tx, conversationId, [...opens, ...answers]),
-    findAnsweredToolUseIds(tx, conversationId, answers),
-  ]);
-  const opened = new Set(openedBefore);
-  const answered = new Set(answeredBefore);
+  const { opened, answered } = await toolPairingState(tx, conversationId, [...opens, ...answers], answers);
   rows.forEach((row, index) => {
     const blockIndex = (id: string, type: 'tool_use' | 'tool_result') =>
       row.content.findIndex((b) => (type === 'tool_use' ? b.type === 'tool_use' && b.id === id : b.type === 'tool_result' && b.tool_use_id === id));

@@ -13,7 +13,7 @@ import type { Unit } from './units.js';
 
 export interface ChunkInputUnit {
   unit: Unit;
-  /** rendered summarizer-input tokens of the unit */
+  /** summarizer-input tokens of the unit (its messages' counts stored at ingest) */
   inputTokens: number;
 }
 

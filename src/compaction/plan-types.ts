@@ -47,7 +47,7 @@ export interface PlanChunk {
   index: number;
   /** exact seqs, ascending (chronological inside the chunk) */
   seqs: number[];
-  /** summarizer-input tokens of the rendered messages, after any prompt-only truncation (≤ chunkTokens) */
+  /** summarizer-input tokens of the messages (their counts stored at ingest), after any prompt-only truncation (≤ chunkTokens) */
   sourceTokens: number;
   /** active-history tokens of those messages */
   messageTokens: number;

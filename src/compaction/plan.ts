@@ -8,7 +8,6 @@ import type {
   PlanSnapshot,
   Strategy,
 } from './plan-types.js';
-import { renderMessageText, toolNamesOf } from './render.js';
 import { rankUnits } from './score.js';
 import {
   applyMasks,
@@ -63,11 +62,12 @@ function selectionOrder(candidates: readonly Unit[], lastIndex: number, policy: 
   return [...orphans, ...ranked.map((entry) => entry.unit)];
 }
 
-function unitInputTokens(countTokens: CountTokens): (unit: Unit) => number {
-  return (unit) => {
-    const names = toolNamesOf(unit.messages);
-    return unit.messages.reduce((sum, m) => sum + countTokens(renderMessageText(m, names)), 0);
-  };
+/**
+ * A unit's summarizer-input size: the token counts stored at ingest (tool markers cost about
+ * what the per-message framing does), so planning never re-tokenizes the history.
+ */
+function unitInputTokens(unit: Unit): number {
+  return unit.tokens;
 }
 
 function projectionBase(
@@ -117,7 +117,7 @@ function execute(
   let selection: Selection | null = null;
   const reached = target !== null && work.keptTokens <= target;
   if (strategy !== 'mask' && !(useTiers && reached)) {
-    selection = selectUnits(ordered, unitInputTokens(countTokens), work, base, target);
+    selection = selectUnits(ordered, unitInputTokens, work, base, target);
     if (target !== null && masks.length > 0) restoreUnneededMasks(work, masks, selection, base, target);
   }
   const values = [...work.rewrites.values()];
@@ -132,7 +132,10 @@ function execute(
 /**
  * Plans one compaction of a snapshot (SPEC §5.2, §5.6a): which messages are rewritten by
  * Tier 1/2, which are summarized in which chunks, and the projected result. Pure: the
- * shell persists the plan and executes it. `countTokens` measures rendered text.
+ * shell persists the plan and executes it. Sizes are the messages' stored token counts;
+ * `countTokens` measures only what the plan writes (Tier 1/2 rewrites, the clip-archive overhead).
+ * Messages may come without content but with `features` (the plan step's snapshot): scoring
+ * reads those, and Tier 1/2 rewrite only messages whose content is there.
  */
 export function planCompaction(
   snapshot: PlanSnapshot,

@@ -39,6 +39,11 @@ export interface PromptOptions {
   maxOutputTokens?: number;
   /** measures rendered messages so the input fits `chunkTokens`; without it a conservative estimate is used */
   countTokens?: CountTokens;
+  /**
+   * size each message by the token count stored at ingest instead of re-counting its rendering:
+   * only a message that truncation cuts is counted again (the worker's chunks)
+   */
+  storedTokens?: boolean;
 }
 
 /** Opens the stable instruction message (the summarizers use it to tell instructions from the excerpt). */
@@ -127,11 +132,12 @@ function omittedMarker(tokens: number): string {
 
 /**
  * Shrinks the largest messages (head + tail kept) until the total fits the budget, so a
- * unit larger than a chunk is truncated for the prompt only (SPEC §5.6a).
+ * unit larger than a chunk is truncated for the prompt only (SPEC §5.6a). `knownSizes`
+ * (per message, e.g. counted at ingest) spares counting messages that are not cut.
  */
-export function fitToBudget(messages: SummarizeMessage[], budget: number, countTokens: CountTokens): SummarizeMessage[] {
+export function fitToBudget(messages: SummarizeMessage[], budget: number, countTokens: CountTokens, knownSizes?: readonly number[]): SummarizeMessage[] {
   const out = messages.map((m) => ({ ...m }));
-  const sizes = out.map((m) => countTokens(m.content));
+  const sizes = out.map((m, i) => knownSizes?.[i] ?? countTokens(m.content));
   let total = sizes.reduce((a, b) => a + b, 0);
   for (let round = 0; total > budget && round < out.length * 3; round += 1) {
     const largest = sizes.reduce((best, size, i) => (size > (sizes[best] ?? 0) ? i : best), 0);
@@ -212,7 +218,8 @@ export function buildSummarizeRequest(
   opts: PromptOptions = {},
 ): SummarizeRequest {
   const countTokens = opts.countTokens ?? estimateTokens;
-  const body = fitToBudget(renderChunkMessages(chunkMessages), policy.chunkTokens, countTokens);
+  const sizes = opts.storedTokens ? chunkMessages.map((m) => m.tokens) : undefined;
+  const body = fitToBudget(renderChunkMessages(chunkMessages), policy.chunkTokens, countTokens, sizes);
   return assemble(SUMMARIZE_TASK, header, body, SUMMARIZE_DIRECTIVE, policy, opts);
 }
 

@@ -68,6 +68,7 @@ export function renderMessageText(message: HistoryMessage, toolNames: ReadonlyMa
 
 /** A user message that carries text typed by (or for) the user, not only tool results. */
 export function isUserTextMessage(message: HistoryMessage): boolean {
+  if (message.features) return message.kind === 'message' && message.features.userText;
   return (
     message.kind === 'message' &&
     message.role === 'user' &&

@@ -1,6 +1,6 @@
 import type { Scoring } from '../config/policy.js';
 import { renderBlock, toolNamesOf } from './render.js';
-import type { Role } from './types.js';
+import type { MessageFeatures, Role } from './types.js';
 import type { Unit } from './units.js';
 
 /**
@@ -48,19 +48,37 @@ function hasUserQuestion(unit: Unit): boolean {
   );
 }
 
+/** The content signals of a unit: from its messages' precomputed features when every one has them, else from the text. */
+function contentSignals(unit: Unit, matchers: readonly RegExp[]): { question: boolean; keywords: number; chars: number } {
+  if (unit.messages.every((m) => m.features !== undefined)) {
+    const matched = new Set<number>();
+    let chars = 0;
+    let question = false;
+    for (const m of unit.messages) {
+      const features = m.features as MessageFeatures;
+      for (const k of features.keywords) matched.add(k);
+      // the rendered unit joins its messages with a newline
+      chars += features.chars + 1;
+      question ||= m.role === 'user' && features.question;
+    }
+    return { question, keywords: matched.size, chars: Math.max(0, chars - 1) };
+  }
+  const text = unitText(unit);
+  return { question: hasUserQuestion(unit), keywords: matchers.filter((regex) => regex.test(text)).length, chars: text.length };
+}
+
 /**
  * Scores one unit. `age` is how many messages separate the unit's last message from the
  * newest message of the history (0 for the newest).
  */
 export function scoreUnit(unit: Unit, age: number, scoring: Scoring, matchers?: RegExp[]): ScoreBreakdown {
-  const text = unitText(unit);
-  const keywordRegexes = matchers ?? keywordMatchers(scoring.keywords);
+  const signals = contentSignals(unit, matchers ?? keywordMatchers(scoring.keywords));
   const role = scoring.roleWeights[leadRole(unit)];
   const recency = scoring.recency.weight * Math.pow(0.5, Math.max(0, age) / scoring.recency.halfLifeMessages);
-  const question = hasUserQuestion(unit) ? scoring.questionBonus : 0;
+  const question = signals.question ? scoring.questionBonus : 0;
   const toolCalls = unit.messages.some((m) => m.toolUseIds.length > 0) ? scoring.toolCallBonus : 0;
-  const keywords = keywordRegexes.filter((regex) => regex.test(text)).length * scoring.keywordBonus;
-  const length = Math.min(scoring.lengthBonusCap, (text.length / 100) * scoring.lengthBonusPer100Chars);
+  const keywords = signals.keywords * scoring.keywordBonus;
+  const length = Math.min(scoring.lengthBonusCap, (signals.chars / 100) * scoring.lengthBonusPer100Chars);
   const total = role + recency + question + toolCalls + keywords + length;
   return { role, recency, question, toolCalls, keywords, length, total };
 }

@@ -44,12 +44,32 @@ export interface NormalizedMessage {
   metadata?: Record<string, unknown>;
 }
 
-/** A message of the active history as the core sees it (content loaded). */
+/**
+ * What the planner's scoring reads of a message's content, computed where the content lives
+ * (in SQL) so a plan never loads the whole history's content.
+ */
+export interface MessageFeatures {
+  /** a user message carrying typed text, not only tool results */
+  userText: boolean;
+  /** a user message whose text holds a question mark */
+  question: boolean;
+  /** characters of the message's text (scoring's length signal) */
+  chars: number;
+  /** indexes into the policy's scoring keywords that the message's text matches */
+  keywords: number[];
+}
+
+/**
+ * A message of the active history as the core sees it. The planner gets it with `features`
+ * and, except for the few messages Tier 1/2 may rewrite, empty `content`; every other reader
+ * gets the content.
+ */
 export interface HistoryMessage {
   seq: number;
   role: Role;
   kind: MessageKind;
   content: Block[];
+  features?: MessageFeatures;
   tokens: number;
   /** tool_use ids this message opens */
   toolUseIds: string[];

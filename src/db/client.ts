@@ -20,6 +20,8 @@ export interface CreateDbOptions {
   max?: number;
   /** application_name, visible in pg_stat_activity */
   name?: string;
+  /** called with every statement sent (postgres.js `debug`): for tests that count round trips */
+  onQuery?: (query: string) => void;
 }
 
 /** Opens a pool; `close()` is idempotent and waits up to 5 s for queries in flight. */
@@ -28,6 +30,7 @@ export function createDb(url: string, options: CreateDbOptions = {}): DbHandle {
     max: options.max ?? 10,
     onnotice: () => {},
     connection: { application_name: options.name ?? 'compactd' },
+    ...(options.onQuery ? { debug: (_connection: number, query: string) => options.onQuery?.(query) } : {}),
   });
   const db = drizzle(sql, { schema });
   let closing: Promise<void> | undefined;

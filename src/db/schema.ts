@@ -277,7 +277,7 @@ export const compactionChunks = pgTable(
     /** level of the batch this chunk becomes: 0 for messages, above its inputs for a consolidation */
     level: integer('level').notNull().default(0),
     absorbedBatchIds: uuid('absorbed_batch_ids').array().notNull().default(sql`'{}'::uuid[]`),
-    /** summarizer-input tokens of the source (rendered excerpt, or the absorbed summaries) */
+    /** summarizer-input tokens of the source (the excerpt's counts stored at ingest, or the absorbed summaries) */
     sourceTokens: integer('source_tokens').notNull(),
     /** active-history tokens of the covered messages (0 for a consolidation) */
     messageTokens: integer('message_tokens').notNull().default(0),

@@ -1,4 +1,4 @@
-import { encode } from 'gpt-tokenizer';
+import { countTokens as countWithTokenizer } from 'gpt-tokenizer';
 
 const NO_SPECIAL_TOKENS = { disallowedSpecial: new Set<string>() };
 
@@ -39,14 +39,15 @@ export function hasLongRun(text: string): boolean {
 }
 
 /**
- * Token count with gpt-tokenizer (o200k_base). Special-token look-alikes such as
- * "<|endoftext|>" in user content are counted as ordinary text: by default the library
+ * Token count with gpt-tokenizer (o200k_base), through its counting API: the same number as
+ * `encode(…).length` without building the token array (as fast or faster on real transcripts).
+ * Special-token look-alikes such as "<|endoftext|>" in user content are counted as ordinary text: by default the library
  * throws on them, which would turn a harmless message into a 500.
  */
 export function countTokens(text: string): number {
-  if (!hasLongRun(text)) return encode(text, NO_SPECIAL_TOKENS).length;
+  if (!hasLongRun(text)) return countWithTokenizer(text, NO_SPECIAL_TOKENS);
   let total = 0;
   // split() with a capturing group keeps the cut-out runs as pieces of their own
-  for (const piece of text.split(new RegExp(LONG_RUN.source, 'g'))) if (piece !== '') total += encode(piece, NO_SPECIAL_TOKENS).length;
+  for (const piece of text.split(new RegExp(LONG_RUN.source, 'g'))) if (piece !== '') total += countWithTokenizer(piece, NO_SPECIAL_TOKENS);
   return total;
 }

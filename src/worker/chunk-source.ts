@@ -51,6 +51,6 @@ export async function loadChunkSource(
   const messages = rows.map(toHistoryMessage);
   const ranked = rankChunkIdentifiers(messages);
   const toName = capIdentifiers(ranked, named);
-  const request = (max: number) => buildSummarizeRequest(messages, job.header, policy, { ...common, identifiers: toName, maxOutputTokens: max });
+  const request = (max: number) => buildSummarizeRequest(messages, job.header, policy, { ...common, storedTokens: true, identifiers: toName, maxOutputTokens: max });
   return { buildRequest: request, buildRepairRequest: repair, identifiers: ranked.ordered };
 }

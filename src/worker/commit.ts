@@ -7,14 +7,12 @@ import type { Db, Tx } from '../db/client.js';
 import { withConversationLock } from '../db/locks.js';
 import type { ChunkRow } from '../db/repos/chunks.js';
 import {
-  activeSeqs,
-  activeTotals,
-  archiveMessages,
+  activeTotalsWith,
   countArchivedOriginals,
   insertBatches,
   insertClipArchiveMessage,
+  moveToArchive,
   recordCompaction,
-  rewriteMessage,
 } from '../db/repos/compaction-writes.js';
 import { recordJobEvent } from '../db/repos/job-outbox.js';
 import { transitionJob, type JobRow } from '../db/repos/jobs.js';
@@ -67,9 +65,8 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
 
       const clipSeq = plan.supersededClipArchiveSeq;
       const planned = new Set([...plan.compressedSeqs, ...plan.rewrites.map((r) => r.seq), ...(clipSeq === null ? [] : [clipSeq])]);
-      const stillActive = await activeSeqs(tx, conversation.id, [...planned]);
-      if (stillActive.size !== planned.size) throw staleSnapshot(job.id, planned.size - stillActive.size);
-      const before = await activeTotals(tx, conversation.id);
+      const before = await activeTotalsWith(tx, conversation.id, [...planned]);
+      if (before.active !== planned.size) throw staleSnapshot(job.id, planned.size - before.active);
       const previous = (await loadLiveBatches(tx, conversation.id)).map(toLiveBatch);
 
       const chunkBatchIds = (await insertBatches(tx, input.chunks.map((chunk) => chunkBatchRow(input, chunk)))).map((r) => r.id);
@@ -79,9 +76,6 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
       let clipText = '';
       const live: ClipBatch[] = [...previous, ...input.chunks.map((c, i) => ({ id: chunkBatchIds[i] as string, level: 0, summary: c.summary ?? '', seqs: c.seqs }))];
       if (clipSeq !== null || input.chunks.length > 0) {
-        if (clipSeq !== null) {
-          await archiveMessages(tx, { conversationId: conversation.id, jobId: job.id, reason: 'superseded_clip', seqs: [clipSeq], remove: true });
-        }
         clipArchiveSeq = minOf([...plan.compressedSeqs, ...(clipSeq === null ? [] : [clipSeq])]);
         const clip = buildClipArchive(live, { archivedMessages: await countArchivedOriginals(tx, conversation.id) }, input.policy);
         clipText = clip.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
@@ -94,10 +88,9 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
         });
       }
 
-      const after = await activeTotals(tx, conversation.id);
+      // the totals are recorded before the check: too little progress rolls all of it back
+      const after = await recordCompaction(tx, { conversationId: conversation.id, jobId: job.id, watermark: plan.watermarkSeq, warnRatio: input.policy.warnRatio });
       checkProgress(input, before.tokens, after.tokens);
-      const warning = after.tokens >= input.policy.warnRatio * conversation.contextLimit;
-      await recordCompaction(tx, { conversationId: conversation.id, jobId: job.id, tokens: after.tokens, messages: after.messages, watermark: plan.watermarkSeq, warning });
       const identifiers = await measureRetention(tx, conversation.id, input.chunks, clipText);
       const consolidationJobId = await enqueueConsolidationIfNeeded(tx, job, live.length, input.policy);
       const completed = await transitionJob(tx, job.id, ['committing'], {
@@ -142,21 +135,23 @@ function chunkBatchRow(input: CommitInput, chunk: ChunkRow) {
   });
 }
 
-/** Summarized originals leave the active history (each tagged with its batch); rewritten ones keep a new version. */
+/**
+ * Summarized originals and the superseded clip-archive leave the active history (each tagged
+ * with its batch); rewritten ones keep a new version. One set-based statement.
+ */
 async function archiveOriginals(tx: Tx, input: CommitInput, chunkBatchIds: readonly string[]): Promise<void> {
   const { plan, conversation, job } = input;
   const batchOfSeq = new Map<number, string>();
   input.chunks.forEach((chunk, i) => chunk.seqs.forEach((seq) => batchOfSeq.set(seq, chunkBatchIds[i] as string)));
-  await archiveMessages(tx, {
+  const clip = plan.supersededClipArchiveSeq === null ? [] : [plan.supersededClipArchiveSeq];
+  const rewritten = plan.rewrites.map((r) => r.seq);
+  await moveToArchive(tx, {
     conversationId: conversation.id,
     jobId: job.id,
-    reason: 'summarized',
-    seqs: plan.compressedSeqs,
-    batchIds: plan.compressedSeqs.map((seq) => batchOfSeq.get(seq) ?? null),
-    remove: true,
+    seqs: [...plan.compressedSeqs, ...rewritten, ...clip],
+    reasons: [...plan.compressedSeqs.map(() => 'summarized' as const), ...plan.rewrites.map((r) => r.reason), ...clip.map(() => 'superseded_clip' as const)],
+    batchIds: [...plan.compressedSeqs.map((seq) => batchOfSeq.get(seq) ?? null), ...rewritten.map(() => null), ...clip.map(() => null)],
+    remove: [...plan.compressedSeqs, ...clip],
+    rewrites: plan.rewrites.map((r) => ({ seq: r.seq, content: r.content, tokens: r.tokensAfter })),
   });
-  for (const rewrite of plan.rewrites) {
-    await archiveMessages(tx, { conversationId: conversation.id, jobId: job.id, reason: rewrite.reason, seqs: [rewrite.seq], remove: false });
-    await rewriteMessage(tx, conversation.id, rewrite.seq, rewrite.content, rewrite.tokensAfter);
-  }
 }

@@ -110,11 +110,8 @@ export function createWorkers(connection: Redis, deps: WorkerDeps, options: Work
   const summarize = new Worker(
     QUEUES.summarize,
     wrap(async (job, signal) => {
-      const payload = JOBS.summarizeChunk.schema.parse(job.data);
-      // The summarize step's own log lines name the job; bind the conversation and tenant too.
-      const ids = await getJobLogContext(deps.db, payload.jobId);
-      const logger = ids ? deps.logger.child({ conversationId: ids.conversationId, tenantId: ids.tenantId }) : deps.logger;
-      return processSummarizeChunk(payload, { ...deps, logger }, signal);
+      // the step binds the conversation and tenant to its log lines from the row it reads anyway
+      return processSummarizeChunk(JOBS.summarizeChunk.schema.parse(job.data), deps, signal);
     }),
     { connection, prefix, concurrency: options.summarizeConcurrency, ...settings },
   );

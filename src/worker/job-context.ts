@@ -1,9 +1,8 @@
-import { PolicySchema, type Policy, type PolicyOverride } from '../config/policy.js';
+import { mergePolicy, PolicySchema, type Policy, type PolicyOverride } from '../config/policy.js';
 import type { PlanRequest } from '../compaction/plan-types.js';
 import type { Db } from '../db/client.js';
-import { getConversationById, type ConversationRow } from '../db/repos/conversations.js';
-import { getJob, type JobRow } from '../db/repos/jobs.js';
-import { conversationPolicy } from '../db/repos/tenants.js';
+import type { ConversationRow } from '../db/repos/conversations.js';
+import { getJobWithConversation, type JobRow } from '../db/repos/jobs.js';
 import { ACTIVE_JOB_STATUSES } from '../db/schema.js';
 import { CompactionOptionsSchema, type CompactionOptions } from '../queue/job-options.js';
 
@@ -18,16 +17,17 @@ export interface JobContext {
 export const isActive = (job: Pick<JobRow, 'status'>): boolean => ACTIVE_JOB_STATUSES.includes(job.status);
 
 /**
- * Loads a job with its conversation and its policy: the one frozen on the job at plan time,
- * or (before planning) the policy merged tenant → conversation → request.
+ * Loads a job with its conversation and its policy (one query): the one frozen on the job at
+ * plan time, or (before planning) the policy merged tenant → conversation → request.
  */
 export async function loadJobContext(db: Db, jobId: string): Promise<JobContext | null> {
-  const job = await getJob(db, jobId);
-  if (!job) return null;
-  const conversation = await getConversationById(db, job.conversationId);
-  if (!conversation) return null;
+  const row = await getJobWithConversation(db, jobId);
+  if (!row) return null;
+  const { job, conversation, tenantPolicy } = row;
   const options = CompactionOptionsSchema.parse(job.options);
-  const policy = job.policy ? frozenPolicy(job.policy) : await conversationPolicy(db, conversation, requestOverrides(options));
+  const policy = job.policy
+    ? frozenPolicy(job.policy)
+    : mergePolicy(tenantPolicy as PolicyOverride, conversation.policy as PolicyOverride, requestOverrides(options));
   const request: PlanRequest = { trigger: job.trigger === 'idle' || job.trigger === 'consolidate' ? 'auto' : job.trigger };
   if (options.strategy) request.strategy = options.strategy;
   if (options.keepRecent !== undefined) request.keepRecent = options.keepRecent;

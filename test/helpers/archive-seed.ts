@@ -5,7 +5,7 @@ import {
   archiveMessages,
   insertBatches,
   insertClipArchiveMessage,
-  rewriteMessage,
+  moveToArchive,
   supersedeBatches,
 } from '../../src/db/repos/compaction-writes.js';
 import { batches, compactionJobs, conversations, messages } from '../../src/db/schema.js';
@@ -86,10 +86,16 @@ export async function simulateCompaction(db: Db, conversation: ConversationRow, 
       batchIds: compressed.map((c) => c.batchId),
       remove: true,
     });
-    for (const rewrite of spec.rewrites ?? []) {
-      await archiveMessages(tx, { conversationId: conversation.id, jobId, reason: rewrite.reason, seqs: [rewrite.seq], remove: false });
-      await rewriteMessage(tx, conversation.id, rewrite.seq, rewrite.content, 10);
-    }
+    const rewrites = spec.rewrites ?? [];
+    await moveToArchive(tx, {
+      conversationId: conversation.id,
+      jobId,
+      seqs: rewrites.map((r) => r.seq),
+      reasons: rewrites.map((r) => r.reason),
+      batchIds: rewrites.map(() => null),
+      remove: [],
+      rewrites: rewrites.map((r) => ({ seq: r.seq, content: r.content, tokens: 10 })),
+    });
 
     let clipSeq: number | null = null;
     if (compressed.length > 0) {

@@ -1,6 +1,6 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.js';
-import { compactionChunks, compactionJobs, type ChunkUsage } from '../schema.js';
+import { compactionChunks, compactionJobs, conversations, type ChunkUsage } from '../schema.js';
 
 /**
  * The plan's chunks as rows (SPEC §5.4). A summarize step needs three statements: load its
@@ -20,7 +20,10 @@ export async function listChunks(db: DbOrTx, jobId: string): Promise<ChunkRow[]>
   return db.select().from(compactionChunks).where(eq(compactionChunks.jobId, jobId)).orderBy(asc(compactionChunks.idx));
 }
 
-/** One chunk with the job fields its step reads (status, frozen policy, options, header) in one query. */
+/**
+ * One chunk with the job fields its step reads (status, frozen policy, options, header) and
+ * the conversation's client id (for log lines), in one query.
+ */
 export async function loadChunkStep(db: DbOrTx, jobId: string, idx: number) {
   const [row] = await db
     .select({
@@ -36,10 +39,12 @@ export async function loadChunkStep(db: DbOrTx, jobId: string, idx: number) {
         createdAt: compactionJobs.createdAt,
         header: sql<string | null>`${compactionJobs.plan} ->> 'header'`,
         focus: sql<string | null>`${compactionJobs.plan} ->> 'focus'`,
+        conversationExternalId: conversations.externalId,
       },
     })
     .from(compactionChunks)
     .innerJoin(compactionJobs, eq(compactionJobs.id, compactionChunks.jobId))
+    .innerJoin(conversations, eq(conversations.id, compactionJobs.conversationId))
     .where(and(eq(compactionChunks.jobId, jobId), eq(compactionChunks.idx, idx)));
   return row ?? null;
 }

@@ -11,12 +11,12 @@ import { batches, conversations, messages, type ArchiveReason } from '../schema.
 const bigints = (values: readonly number[]) => sql`${sql.param(values.map(String))}::bigint[]`;
 const uuids = (values: ReadonlyArray<string | null>) => sql`${sql.param(values)}::uuid[]`;
 
-/** Seqs among `seqs` that are active in the conversation right now. */
-export async function activeSeqs(db: DbOrTx, conversationId: string, seqs: readonly number[]): Promise<Set<number>> {
-  if (seqs.length === 0) return new Set();
-  const rows = await db.execute<{ seq: string }>(sql`
-    select seq from ${messages} where conversation_id = ${conversationId} and seq = any(${bigints(seqs)})`);
-  return new Set(rows.map((r) => Number(r.seq)));
+/** Active totals, and how many of `seqs` are active right now, in one scan (a count: the seqs never come back). */
+export async function activeTotalsWith(db: DbOrTx, conversationId: string, seqs: readonly number[]): Promise<{ tokens: number; messages: number; active: number }> {
+  const [row] = await db.execute<{ tokens: number; messages: number; active: number }>(sql`
+    select coalesce(sum(tokens), 0)::int as tokens, count(*)::int as messages, (count(*) filter (where seq = any(${bigints(seqs)})))::int as active
+      from ${messages} where conversation_id = ${conversationId}`);
+  return { tokens: row?.tokens ?? 0, messages: row?.messages ?? 0, active: row?.active ?? 0 };
 }
 
 export type NewBatch = typeof batches.$inferInsert;
@@ -63,11 +63,47 @@ export async function archiveMessages(
   return inserted.count;
 }
 
-/** Replaces the content of a kept message (Tier 1/2); its original was archived first. */
-export async function rewriteMessage(db: DbOrTx, conversationId: string, seq: number, content: Block[], tokens: number): Promise<void> {
+export interface ArchiveMove {
+  conversationId: string;
+  jobId: string;
+  /** seqs to copy into the archive, each with its reason and batch (null unless summarized) */
+  seqs: readonly number[];
+  reasons: readonly ArchiveReason[];
+  batchIds: ReadonlyArray<string | null>;
+  /** seqs (among `seqs`) that leave the active history */
+  remove: readonly number[];
+  /** kept messages whose content is replaced (Tier 1/2); their originals are among `seqs` */
+  rewrites: ReadonlyArray<{ seq: number; content: Block[]; tokens: number }>;
+}
+
+/**
+ * A compaction's whole archive move as ONE statement: the originals are copied into the
+ * archive (INSERT … SELECT, the content never leaves Postgres), the summarized ones and the
+ * superseded clip-archive are deleted, the rewritten ones get their new content. Every part
+ * reads the same snapshot, so the copies are the rows as they were before the statement.
+ */
+export async function moveToArchive(db: DbOrTx, move: ArchiveMove): Promise<void> {
+  if (move.seqs.length === 0) return;
+  const rewrites = JSON.stringify(move.rewrites.map((r) => ({ seq: r.seq, content: r.content, tokens: r.tokens })));
   await db.execute(sql`
-    update ${messages} set content = ${JSON.stringify(content)}::jsonb, tokens = ${tokens}
-     where conversation_id = ${conversationId} and seq = ${seq}`);
+    with archived as (
+      insert into archived_messages
+        (id, conversation_id, seq, role, kind, content, name, tokens, tool_use_ids, tool_result_ids, usage, metadata, created_at, batch_id, job_id, reason)
+      select m.id, m.conversation_id, m.seq, m.role, m.kind, m.content, m.name, m.tokens, m.tool_use_ids, m.tool_result_ids,
+             m.usage, m.metadata, m.created_at, b.batch_id, ${move.jobId}, b.reason
+        from ${messages} m
+        join unnest(${bigints(move.seqs)}, ${uuids(move.batchIds)}, ${sql.param([...move.reasons])}::text[]) as b(seq, batch_id, reason) on b.seq = m.seq
+       where m.conversation_id = ${move.conversationId}
+      returning 1),
+    removed as (
+      delete from ${messages} where conversation_id = ${move.conversationId} and seq = any(${bigints(move.remove)})
+      returning 1),
+    rewritten as (
+      update ${messages} m set content = r.content, tokens = r.tokens
+        from jsonb_to_recordset(${rewrites}::jsonb) as r(seq bigint, content jsonb, tokens int)
+       where m.conversation_id = ${move.conversationId} and m.seq = r.seq
+      returning 1)
+    select (select count(*) from archived) as archived, (select count(*) from removed) as removed, (select count(*) from rewritten) as rewritten`);
 }
 
 export async function insertClipArchiveMessage(
@@ -97,24 +133,33 @@ export async function activeTotals(db: DbOrTx, conversationId: string): Promise<
   return { tokens: row?.tokens ?? 0, messages: row?.messages ?? 0 };
 }
 
+/**
+ * Records a compaction on the conversation with its totals recomputed from the rows (exact
+ * after any rewrite) in the same statement, and returns them. The caller may still roll the
+ * transaction back when the totals show too little progress.
+ */
 export async function recordCompaction(
   db: DbOrTx,
-  params: { conversationId: string; jobId: string; tokens: number; messages: number; watermark: number; warning: boolean },
-): Promise<void> {
-  await db
-    .update(conversations)
-    .set({
-      activeTokens: params.tokens,
-      messageCount: params.messages,
-      compactionCount: sql`${conversations.compactionCount} + 1`,
-      // the provider's last reported usage described the history before this compaction
-      reportedInputTokens: null,
-      lastCompactedSeq: params.watermark,
-      autoPausedUntilSeq: null,
-      warning: params.warning,
-      lastJobId: params.jobId,
-      version: sql`${conversations.version} + 1`,
-      updatedAt: sql`now()`,
-    })
-    .where(eq(conversations.id, params.conversationId));
+  params: { conversationId: string; jobId: string; watermark: number; warnRatio: number },
+): Promise<{ tokens: number; messages: number; warning: boolean }> {
+  const [row] = await db.execute<{ tokens: number; messages: number; warning: boolean }>(sql`
+    with totals as (
+      select coalesce(sum(tokens), 0)::int as tokens, count(*)::int as messages from ${messages} where conversation_id = ${params.conversationId})
+    update ${conversations} c set
+      active_tokens = totals.tokens,
+      message_count = totals.messages,
+      compaction_count = c.compaction_count + 1,
+      -- the provider's last reported usage described the history before this compaction
+      reported_input_tokens = null,
+      last_compacted_seq = ${params.watermark},
+      auto_paused_until_seq = null,
+      warning = totals.tokens >= ${params.warnRatio}::float8 * c.context_limit,
+      last_job_id = ${params.jobId},
+      version = c.version + 1,
+      updated_at = now()
+      from totals
+     where c.id = ${params.conversationId}
+    returning c.active_tokens as tokens, c.message_count as messages, c.warning`);
+  if (!row) throw new Error(`conversation ${params.conversationId} vanished during commit`);
+  return row;
 }

@@ -48,12 +48,14 @@ export async function getLastJob(db: DbOrTx, conversationId: string) {
   return row ?? null;
 }
 
-/** Applies counter deltas after an append (called under the conversation lock). */
+/**
+ * Reserves the seqs of an append and applies its counter deltas in one statement (called
+ * under the conversation lock); the appended rows take the seqs from `nextSeq - addedMessages`.
+ */
 export async function recordAppend(
   db: DbOrTx,
   params: {
     id: string;
-    nextSeq: number;
     addedMessages: number;
     addedTokens: number;
     reportedInputTokens: number | undefined;
@@ -62,7 +64,7 @@ export async function recordAppend(
   const [row] = await db
     .update(conversations)
     .set({
-      nextSeq: params.nextSeq,
+      nextSeq: sql`${conversations.nextSeq} + ${params.addedMessages}`,
       messageCount: sql`${conversations.messageCount} + ${params.addedMessages}`,
       activeTokens: sql`${conversations.activeTokens} + ${params.addedTokens}`,
       ...(params.reportedInputTokens === undefined ? {} : { reportedInputTokens: params.reportedInputTokens }),

@@ -1,6 +1,6 @@
 import { and, desc, eq, inArray, lt, ne, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.js';
-import { ACTIVE_JOB_STATUSES, compactionJobs, conversations, type JobStatus, type JobTrigger } from '../schema.js';
+import { ACTIVE_JOB_STATUSES, compactionJobs, conversations, tenants, type JobStatus, type JobTrigger } from '../schema.js';
 
 export type JobRow = typeof compactionJobs.$inferSelect;
 export type JobWithConversation = JobRow & { conversationExternalId: string };
@@ -43,6 +43,17 @@ export async function findActiveJob(db: DbOrTx, conversationId: string): Promise
 
 export async function getJob(db: DbOrTx, id: string): Promise<JobRow | null> {
   const [row] = await db.select().from(compactionJobs).where(eq(compactionJobs.id, id));
+  return row ?? null;
+}
+
+/** A job with its conversation and its tenant's policy, in one query (what every step starts from). */
+export async function getJobWithConversation(db: DbOrTx, id: string) {
+  const [row] = await db
+    .select({ job: compactionJobs, conversation: conversations, tenantPolicy: tenants.policy })
+    .from(compactionJobs)
+    .innerJoin(conversations, eq(conversations.id, compactionJobs.conversationId))
+    .innerJoin(tenants, eq(tenants.id, conversations.tenantId))
+    .where(eq(compactionJobs.id, id));
   return row ?? null;
 }
 

@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.js';
-import { archivedMessages, conversations, messages } from '../schema.js';
+import { archivedMessages, messages } from '../schema.js';
 import type { Block, MessageKind, Role } from '../../compaction/types.js';
 
 export type MessageRow = typeof messages.$inferSelect;
@@ -17,13 +17,11 @@ export interface NewMessage {
   metadata?: Record<string, unknown> | undefined;
 }
 
-/** Reads the next seq under the conversation lock (the caller holds it). */
-export async function readNextSeq(db: DbOrTx, conversationId: string): Promise<number> {
-  const [row] = await db.select({ nextSeq: conversations.nextSeq }).from(conversations).where(eq(conversations.id, conversationId));
-  if (!row) throw new Error(`conversation ${conversationId} not found`);
-  return row.nextSeq;
-}
-
+/**
+ * Inserts an append's rows at consecutive seqs from `firstSeq`, returned in seq order. The
+ * rows travel as one jsonb parameter expanded in SQL: a 500-row append is one parameter to
+ * serialize, not 5,500 bound values built column by column.
+ */
 export async function insertMessages(
   db: DbOrTx,
   conversationId: string,
@@ -31,54 +29,60 @@ export async function insertMessages(
   rows: readonly NewMessage[],
 ): Promise<Array<{ id: string; seq: number; tokens: number }>> {
   if (rows.length === 0) return [];
-  return db
-    .insert(messages)
-    .values(
-      rows.map((m, i) => ({
-        conversationId,
-        seq: firstSeq + i,
-        role: m.role,
-        kind: m.kind ?? 'message',
-        content: m.content,
-        name: m.name ?? null,
-        tokens: m.tokens,
-        toolUseIds: m.toolUseIds,
-        toolResultIds: m.toolResultIds,
-        usage: m.usage ?? null,
-        metadata: m.metadata ?? null,
-      })),
-    )
-    .returning({ id: messages.id, seq: messages.seq, tokens: messages.tokens });
+  const payload = JSON.stringify(
+    rows.map((m) => ({
+      r: m.role,
+      k: m.kind ?? 'message',
+      c: m.content,
+      n: m.name ?? null,
+      t: m.tokens,
+      u: m.toolUseIds,
+      a: m.toolResultIds,
+      g: m.usage ?? null,
+      d: m.metadata ?? null,
+    })),
+  );
+  const inserted = await db.execute<{ id: string; seq: string; tokens: number }>(sql`
+    insert into ${messages} (conversation_id, seq, role, kind, content, name, tokens, tool_use_ids, tool_result_ids, usage, metadata)
+    select ${conversationId}, ${firstSeq}::bigint + e.ord - 1, e.m ->> 'r', e.m ->> 'k', e.m -> 'c', e.m ->> 'n', (e.m ->> 't')::int,
+           array(select jsonb_array_elements_text(e.m -> 'u')), array(select jsonb_array_elements_text(e.m -> 'a')),
+           nullif(e.m -> 'g', 'null'::jsonb), nullif(e.m -> 'd', 'null'::jsonb)
+      from jsonb_array_elements(${payload}::jsonb) with ordinality as e(m, ord)
+    returning id, seq, tokens`);
+  return inserted.map((r) => ({ id: r.id, seq: Number(r.seq), tokens: r.tokens })).sort((a, b) => a.seq - b.seq);
 }
 
-/** Which of `ids` have already been opened by a tool_use in the conversation (active or archived). */
-export async function findOpenedToolUseIds(db: DbOrTx, conversationId: string, ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const param = sql`${sql.param(ids)}::text[]`;
-  const rows = await db.execute<{ id: string }>(sql`
-    select distinct u.id from (
-      select unnest(tool_use_ids) as id from ${messages}
-        where ${messages.conversationId} = ${conversationId} and ${messages.toolUseIds} && ${param}
-      union all
-      select unnest(tool_use_ids) as id from ${archivedMessages}
-        where ${archivedMessages.conversationId} = ${conversationId} and ${archivedMessages.toolUseIds} && ${param}
-    ) u where u.id = any(${param})`);
-  return new Set(rows.map((r) => r.id));
+export interface ToolPairingState {
+  /** ids among those asked that a tool_use of the conversation (active or archived) already opened */
+  opened: Set<string>;
+  /** ids among those asked that a tool_result of the conversation already answers */
+  answered: Set<string>;
 }
 
-/** Which of `ids` are already answered by a tool_result in the active history. */
-export async function findAnsweredToolUseIds(db: DbOrTx, conversationId: string, ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const param = sql`${sql.param(ids)}::text[]`;
-  const rows = await db.execute<{ id: string }>(sql`
-    select distinct u.id from (
-      select unnest(tool_result_ids) as id from ${messages}
-        where ${messages.conversationId} = ${conversationId} and ${messages.toolResultIds} && ${param}
+/**
+ * What the conversation already holds of these tool ids, in one statement: which were opened
+ * (`opens`, checked against tool_use ids) and which answered (`answers`, against tool_result ids),
+ * in the active history and the archive. No query at all when the append carries no tool blocks.
+ */
+export async function toolPairingState(db: DbOrTx, conversationId: string, opens: readonly string[], answers: readonly string[]): Promise<ToolPairingState> {
+  const state: ToolPairingState = { opened: new Set(), answered: new Set() };
+  if (opens.length === 0 && answers.length === 0) return state;
+  const openParam = sql`${sql.param([...opens])}::text[]`;
+  const answerParam = sql`${sql.param([...answers])}::text[]`;
+  const rows = await db.execute<{ kind: 'o' | 'a'; id: string }>(sql`
+    select distinct 'o' as kind, u.id from (
+      select unnest(tool_use_ids) as id from ${messages} where conversation_id = ${conversationId} and tool_use_ids && ${openParam}
       union all
-      select unnest(tool_result_ids) as id from ${archivedMessages}
-        where ${archivedMessages.conversationId} = ${conversationId} and ${archivedMessages.toolResultIds} && ${param}
-    ) u where u.id = any(${param})`);
-  return new Set(rows.map((r) => r.id));
+      select unnest(tool_use_ids) as id from ${archivedMessages} where conversation_id = ${conversationId} and tool_use_ids && ${openParam}
+    ) u where u.id = any(${openParam})
+    union all
+    select distinct 'a' as kind, u.id from (
+      select unnest(tool_result_ids) as id from ${messages} where conversation_id = ${conversationId} and tool_result_ids && ${answerParam}
+      union all
+      select unnest(tool_result_ids) as id from ${archivedMessages} where conversation_id = ${conversationId} and tool_result_ids && ${answerParam}
+    ) u where u.id = any(${answerParam})`);
+  for (const row of rows) (row.kind === 'o' ? state.opened : state.answered).add(row.id);
+  return state;
 }
 
 export async function listActiveMessages(db: DbOrTx, conversationId: string, options: { after?: number; limit?: number } = {}) {

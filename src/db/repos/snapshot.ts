@@ -18,24 +18,6 @@ export function toHistoryMessage(row: Pick<MessageRow, 'seq' | 'role' | 'kind' |
   };
 }
 
-/** The active history as the planner sees it. */
-export async function loadHistory(db: DbOrTx, conversationId: string): Promise<HistoryMessage[]> {
-  const rows = await db
-    .select({
-      seq: messages.seq,
-      role: messages.role,
-      kind: messages.kind,
-      content: messages.content,
-      tokens: messages.tokens,
-      toolUseIds: messages.toolUseIds,
-      toolResultIds: messages.toolResultIds,
-    })
-    .from(messages)
-    .where(eq(messages.conversationId, conversationId))
-    .orderBy(asc(messages.seq));
-  return rows.map(toHistoryMessage);
-}
-
 /** Active messages with exactly these seqs, in seq order. */
 export async function loadMessagesBySeqs(db: DbOrTx, conversationId: string, seqs: readonly number[]): Promise<MessageRow[]> {
   if (seqs.length === 0) return [];

@@ -1,11 +1,13 @@
 import { chunkOutputBudget } from '../../compaction/budget.js';
 import { buildChunkHeader } from '../../compaction/header.js';
-import { planCompaction } from '../../compaction/plan.js';
+import { planCompaction, resolveTarget } from '../../compaction/plan.js';
 import type { CompactionPlan, JobPlan } from '../../compaction/plan-types.js';
+import type { HistoryMessage } from '../../compaction/types.js';
 import type { Policy } from '../../config/policy.js';
 import { insertChunks } from '../../db/repos/chunks.js';
 import { transitionJob } from '../../db/repos/jobs.js';
-import { loadHistory, loadLiveBatches, toLiveBatch } from '../../db/repos/snapshot.js';
+import { loadMessageContent, loadPlanHistory, loadRewriteCandidates, type PlanHistory } from '../../db/repos/plan-snapshot.js';
+import { loadLiveBatches, toLiveBatch } from '../../db/repos/snapshot.js';
 import { enqueueSummarizeFlow } from '../../queue/producer.js';
 import type { PlanPayload } from '../../queue/catalog.js';
 import type { WorkerDeps } from '../deps.js';
@@ -34,7 +36,12 @@ export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise
       attempts: ctx.job.attempts + 1,
     });
     if (!started) return;
-    const [messages, live] = await Promise.all([loadHistory(deps.db, ctx.conversation.id), loadLiveBatches(deps.db, ctx.conversation.id)]);
+    const [history, live] = await Promise.all([
+      loadPlanHistory(deps.db, ctx.conversation.id, ctx.policy.scoring.keywords),
+      loadLiveBatches(deps.db, ctx.conversation.id),
+    ]);
+    const { messages } = history;
+    if (usesRewriteTiers(ctx)) await attachRewriteCandidates(deps, ctx, messages);
     const liveBatches = live.map(toLiveBatch);
     const result = planCompaction({ messages, contextLimit: ctx.conversation.contextLimit, previousSummaries: liveBatches }, ctx.policy, ctx.request, deps.countTokens);
     if (result.kind === 'noop') {
@@ -47,7 +54,7 @@ export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise
       notifyFinished(deps, finished, ctx.job.tenantId);
       return;
     }
-    const header = result.chunks.length > 0 ? buildChunkHeader(messages, liveBatches, deps.countTokens) : null;
+    const header = result.chunks.length > 0 ? buildChunkHeader(await latestRequest(deps, ctx, history), liveBatches, deps.countTokens) : null;
     if (!(await persistPlan(deps, ctx, result, header))) return;
     chunkCount = result.chunks.length;
     log.info({ chunks: chunkCount, rewrites: result.rewrites.length, tokensBefore: result.tokensBefore, projected: result.tokensAfter }, 'compaction planned');
@@ -82,4 +89,30 @@ async function persistPlan(deps: Pick<PlanDeps, 'db'>, ctx: JobContext, plan: Co
     );
     return true;
   });
+}
+
+/** Whether the plan may run Tier 1/2 (truncate, mask), the only part of planning that reads content. */
+function usesRewriteTiers(ctx: JobContext): boolean {
+  const strategy = ctx.request.strategy ?? ctx.policy.strategy;
+  return strategy === 'mask' || (strategy === 'auto' && resolveTarget(ctx.request, ctx.policy, strategy, ctx.conversation.contextLimit) !== null);
+}
+
+/** Gives the messages Tier 1/2 may rewrite (and the calls they answer) their content; the rest stay metadata. */
+async function attachRewriteCandidates(deps: Pick<PlanDeps, 'db'>, ctx: JobContext, messages: HistoryMessage[]): Promise<void> {
+  const minTokens = Math.min(ctx.policy.tier1.maxTokens + 1, ctx.policy.tier2.minTokens);
+  const contents = await loadRewriteCandidates(deps.db, ctx.conversation.id, minTokens);
+  for (const message of messages) {
+    const content = contents.get(message.seq);
+    if (content) message.content = content;
+  }
+}
+
+/** The user's latest request with its content (the chunks' header reads it), or none. */
+async function latestRequest(deps: Pick<PlanDeps, 'db'>, ctx: JobContext, history: PlanHistory): Promise<HistoryMessage[]> {
+  if (history.latestRequestSeq === null) return [];
+  const message = history.messages.find((m) => m.seq === history.latestRequestSeq);
+  const content = await loadMessageContent(deps.db, ctx.conversation.id, history.latestRequestSeq);
+  if (!message || !content) return [];
+  const { features: _features, ...rest } = message;
+  return [{ ...rest, content }];
 }

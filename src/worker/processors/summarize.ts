@@ -57,7 +57,7 @@ export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps
       retryPolicy: deps.retryPolicy,
     });
     await completeChunk(deps.db, step.job.id, step.chunk.idx, chunkOutcome(outcome, source.identifiers));
-    if (outcome.fallback) deps.logger.warn({ jobId: step.job.id, chunk: step.chunk.idx, reason: outcome.fallback }, 'chunk summarized by the local fallback');
+    if (outcome.fallback) deps.logger.warn({ jobId: step.job.id, conversationId: step.job.conversationExternalId, tenantId: step.job.tenantId, chunk: step.chunk.idx, reason: outcome.fallback }, 'chunk summarized by the local fallback');
   } finally {
     tracked.release();
   }

@@ -15,6 +15,23 @@ function only(messages: ReturnType<ReturnType<typeof conversation>['build']>): U
 }
 
 describe('scoreUnit (SPEC §5.3)', () => {
+  it('reads precomputed features instead of the content when every message has them (the plan step)', () => {
+    const [user] = conversation().user('this must not fail?').build();
+    const features = (chars: number, keywords: number[], question = false) => ({ userText: true, question, chars, keywords });
+    const unit = only([
+      { ...user!, content: [], features: features(19, [1, 2], true) },
+    ]);
+    expect(scoreUnit(unit, 0, scoring)).toMatchObject({ question: 2, keywords: 3, length: 0.19 });
+    // keywords count once per unit; characters add up with a separator between messages
+    const [call, result] = conversation().exchange('a', 'Bash', { command: 'ls' }, 'x').build();
+    const exchange = only([
+      { ...call!, content: [], features: { ...features(150, [0, 1]), userText: false } },
+      { ...result!, content: [], features: { ...features(149, [1]), userText: false } },
+    ]);
+    expect(exchange.messages).toHaveLength(2);
+    expect(scoreUnit(exchange, 0, scoring)).toMatchObject({ question: 0, keywords: 3, length: 3 });
+  });
+
   it.each([
     ['system', conversation().system('be terse').build(), 10],
     ['user', conversation().user('hello there').build(), 5],

@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countMessageTokens } from '../../../src/compaction/tokens.js';
+import { toolIdsOf } from '../../../src/compaction/normalize.js';
+import { isUserTextMessage } from '../../../src/compaction/render.js';
+import { keywordMatchers, scoreUnit } from '../../../src/compaction/score.js';
+import type { HistoryMessage } from '../../../src/compaction/types.js';
+import { groupUnits } from '../../../src/compaction/units.js';
+import { mergePolicy } from '../../../src/config/policy.js';
+import { insertMessages } from '../../../src/db/repos/messages.js';
+import { loadPlanHistory, loadRewriteCandidates } from '../../../src/db/repos/plan-snapshot.js';
+import { listActiveMessages } from '../../../src/db/repos/messages.js';
+import { conversations, tenants } from '../../../src/db/schema.js';
+import { countTokens } from '../../../src/lib/count-tokens.js';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
+import { loadRealTranscript } from '../../helpers/transcripts.js';
+
+/**
+ * The plan step reads scoring features computed in SQL instead of the content: on real
+ * transcripts they must score every unit as the content does (the length signal up to how
+ * jsonb prints a tool input and the tool name a result's marker carries).
+ */
+
+let db: TestDatabase;
+let conversationId: string;
+const policy = mergePolicy({ scoring: { keywords: ['error', 'fail', 'todo', 'must', 'c++', 'read'] } });
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const [tenant] = await db.db.insert(tenants).values({ name: 'features' }).returning();
+  const [conversation] = await db.db
+    .insert(conversations)
+    .values({ tenantId: tenant!.id, externalId: 'features', contextLimit: 200_000 })
+    .returning();
+  conversationId = conversation!.id;
+  const source = loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl').conversations[0]!.messages;
+  const rows = source.map((m) => {
+    const ids = toolIdsOf(m.content);
+    return { role: m.role, content: m.content, tokens: countMessageTokens(m, countTokens), toolUseIds: ids.opens, toolResultIds: ids.answers };
+  });
+  await insertMessages(db.db, conversationId, 1, rows);
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+async function fullHistory(): Promise<HistoryMessage[]> {
+  const rows = await listActiveMessages(db.db, conversationId);
+  return rows.map((r) => ({ seq: r.seq, role: r.role, kind: r.kind, content: r.content, tokens: r.tokens, toolUseIds: r.toolUseIds, toolResultIds: r.toolResultIds }));
+}
+
+describe('plan history from metadata', () => {
+  it('holds every message with its tokens and tool links, and no content', async () => {
+    const full = await fullHistory();
+    const { messages } = await loadPlanHistory(db.db, conversationId, policy.scoring.keywords);
+    expect(messages.map((m) => m.seq)).toEqual(full.map((m) => m.seq));
+    for (const [i, m] of messages.entries()) {
+      const original = full[i]!;
+      expect(m).toMatchObject({ role: original.role, kind: original.kind, tokens: original.tokens, toolUseIds: original.toolUseIds, toolResultIds: original.toolResultIds, content: [] });
+      expect(m.features?.userText, `seq ${m.seq}`).toBe(isUserTextMessage(original));
+    }
+  });
+
+  it('scores every unit as its content does', async () => {
+    const full = await fullHistory();
+    const { messages } = await loadPlanHistory(db.db, conversationId, policy.scoring.keywords);
+    const fromContent = groupUnits(full);
+    const fromFeatures = groupUnits(messages);
+    expect(fromFeatures.map((u) => u.seqs)).toEqual(fromContent.map((u) => u.seqs));
+    const matchers = keywordMatchers(policy.scoring.keywords);
+    let keywordHits = 0;
+    for (const [i, unit] of fromFeatures.entries()) {
+      const expected = scoreUnit(fromContent[i]!, 0, policy.scoring, matchers);
+      const actual = scoreUnit(unit, 0, policy.scoring, matchers);
+      const { length, total: _t, ...signals } = actual;
+      const { length: expectedLength, total: _e, ...expectedSignals } = expected;
+      expect(signals, `unit of seqs ${unit.seqs.join(',')}`).toEqual(expectedSignals);
+      expect(Math.abs(length - expectedLength), `unit of seqs ${unit.seqs.join(',')}`).toBeLessThan(0.5);
+      keywordHits += expected.keywords;
+    }
+    expect(keywordHits).toBeGreaterThan(0);
+  });
+
+  it('names the newest request, and reads content only for tool outputs Tier 1/2 may rewrite and their calls', async () => {
+    const full = await fullHistory();
+    const { latestRequestSeq } = await loadPlanHistory(db.db, conversationId, policy.scoring.keywords);
+    const requests = full.filter((m) => isUserTextMessage(m) && !/^\s*<(returncode|output)\b/.test(m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n')));
+    expect(latestRequestSeq).toBe(requests.at(-1)?.seq ?? null);
+
+    const candidates = await loadRewriteCandidates(db.db, conversationId, 500);
+    const large = full.filter((m) => m.toolResultIds.length > 0 && m.tokens >= 500);
+    expect(large.length).toBeGreaterThan(0);
+    for (const m of large) expect(candidates.get(m.seq)).toEqual(m.content);
+    const calls = new Set(large.flatMap((m) => m.toolResultIds));
+    const expected = new Set([...large.map((m) => m.seq), ...full.filter((m) => m.toolUseIds.some((id) => calls.has(id))).map((m) => m.seq)]);
+    expect(new Set(candidates.keys())).toEqual(expected);
+    expect(candidates.size).toBeLessThan(full.length);
+  });
+});

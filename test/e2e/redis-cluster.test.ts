@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ACTIVE_STATUS_SQL } from '../../src/db/schema.js';
 import { createRedisConnection } from '../../src/queue/connection.js';
 import { queuePrefix } from '../../src/queue/names.js';
 import { compact, seedConversation, waitForJob } from '../helpers/conversation.js';
@@ -17,6 +18,7 @@ import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-proces
  * takes over while the surviving worker keeps working; cancellations still reach it.
  */
 
+const ADMIN_TOKEN = 'cluster-admin-token';
 let cluster: PrivateRedisCluster;
 let sim: TestLlmSim;
 let stack: Stack;
@@ -31,7 +33,7 @@ function startWorker(): WorkerProcess {
 beforeAll(async () => {
   cluster = await startPrivateRedisCluster();
   sim = await startTestLlmSim();
-  stack = await createStack({ workers: false, env: { REDIS_URL: cluster.url } });
+  stack = await createStack({ workers: false, env: { REDIS_URL: cluster.url, COMPACTD_ADMIN_TOKEN: ADMIN_TOKEN } });
 });
 afterAll(async () => {
   for (const worker of workers) worker.kill('SIGKILL');
@@ -46,6 +48,17 @@ const session = () => loadRealTranscript('spotter-claude-code/258c7280-ae70-4798
 async function savedChunks(jobId: string): Promise<number> {
   const rows = await stack.db.db.execute<{ n: number }>(sql`select count(*)::int as n from compaction_chunks where job_id = ${jobId} and status = 'done'`);
   return rows[0]?.n ?? 0;
+}
+
+/**
+ * Waits until no job is active and no call is in flight: a finished compaction may enqueue a
+ * follow-up consolidation whose calls must not run under the next test's latency profile.
+ */
+async function quiesce(): Promise<void> {
+  await waitFor(async () => {
+    const rows = await stack.db.db.execute<{ n: number }>(sql`select count(*)::int as n from compaction_jobs where status in ${ACTIVE_STATUS_SQL}`);
+    return rows[0]?.n === 0 && sim.control.inFlight() === 0;
+  }, 120_000, 100);
 }
 
 /** Any key of the queues: all of them share the prefix's hash tag, hence one slot. */
@@ -77,9 +90,18 @@ describe('on a Redis Cluster', () => {
     } finally {
       redis.disconnect();
     }
+    // The readiness probe, the queue dashboard and the queue gauges read the same cluster.
+    expect((await stack.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    const board = await stack.app.inject({ method: 'GET', url: '/admin/queues/api/queues', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(board.statusCode, board.body).toBe(200);
+    const queues = (board.json() as { queues: Array<{ name: string; counts: Record<string, number> }> }).queues;
+    expect(queues.find((queue) => queue.name === 'compaction')?.counts['completed']).toBeGreaterThan(0);
+    const metrics = await stack.app.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.body).toMatch(/compactd_queue_jobs\{queue="summarize",state="completed"\} [1-9]/);
   });
 
   it('after the master holding the queues’ slot is killed and its replica promoted, the next compaction completes', async () => {
+    await quiesce();
     sim.control.reset();
     sim.control.setProfile('instant');
     const before = await cluster.ownerOf(queueKey());
@@ -99,6 +121,7 @@ describe('on a Redis Cluster', () => {
   });
 
   it('a cancel published on the cluster reaches the worker and aborts its in-flight LLM calls', async () => {
+    await quiesce();
     sim.control.reset();
     // calls that would outlast the test: only the cancellation can end them
     sim.control.setProfile('fixed:600000');

@@ -82,6 +82,7 @@ function ownerInView(view: SlotsReply, slot: number): SlotOwner | null {
   const range = view.find(([start, end]) => slot >= start && slot <= end);
   if (!range) return null;
   const [, , master, ...replicas] = range;
+  if (!master) return null;
   return { master: Number(master[1]), replicas: replicas.map((r) => Number(r[1])) };
 }
 
@@ -145,12 +146,13 @@ export async function startPrivateRedisCluster(): Promise<PrivateRedisCluster> {
   }
 
   async function waitSettled(slot: number, what: string, accept: (owner: SlotOwner) => boolean = () => true): Promise<SlotOwner> {
-    let owner: SlotOwner | null = null;
+    const seen: { owner: SlotOwner | null } = { owner: null };
     await pollUntil(what, async () => {
-      owner = await settled(slot);
-      return owner !== null && accept(owner);
+      seen.owner = await settled(slot);
+      return seen.owner !== null && accept(seen.owner);
     }, 60_000);
-    return owner as unknown as SlotOwner;
+    if (!seen.owner) throw new Error(`${what}: no owner of slot ${slot}`);
+    return seen.owner;
   }
 
   try {

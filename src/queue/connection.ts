@@ -43,6 +43,8 @@ function connect(target: RedisTarget, options: ConnectionOptions): RedisConnecti
       ...(target.password === undefined ? {} : { password: target.password }),
       ...(target.tls ? { tls: {} } : {}),
     },
+    // With TLS the seeds stay host names, so each certificate is checked against the name it was issued for.
+    ...(target.tls ? { dnsLookup: (address: string, callback: (error: Error | null, address: string) => void) => callback(null, address) } : {}),
     ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
     ...(enableReadyCheck === undefined ? {} : { enableReadyCheck }),
     // A failover moves slots to a promoted replica: learn the new map instead of giving up.

@@ -1,10 +1,9 @@
-import type { Redis } from 'ioredis';
 import type { Config } from '../config/env.js';
 import { createDb, type DbHandle } from '../db/client.js';
 import { countTokens } from '../lib/count-tokens.js';
 import { createLogger, type Logger } from '../obs/logger.js';
 import type { CountTokens } from '../compaction/types.js';
-import { createProducerConnection } from '../queue/connection.js';
+import { createProducerConnection, type RedisConnection } from '../queue/connection.js';
 import { closeQueues, createQueues, type Queues } from '../queue/producer.js';
 import { createWebhookQueue } from '../queue/webhooks.js';
 import { createMetrics, type Metrics } from '../obs/metrics.js';
@@ -17,7 +16,7 @@ export interface Deps {
   db: DbHandle['db'];
   sql: DbHandle['sql'];
   /** fail-fast connection for producers and health checks */
-  redis: Redis;
+  redis: RedisConnection;
   queues: Queues;
   /** webhook deliveries (kept apart from `Queues`: the compaction flow never touches it) */
   webhookQueue: Queue;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EMPTY_ALLOW_LIST, parseWebhookAllowList, type WebhookAllowList } from '../lib/webhook-target.js';
+import { parseRedisUrl } from './redis-url.js';
 
 /**
  * Environment variables (SPEC §6.1, §7). `loadConfig(env)` is pure: the composition roots
@@ -23,7 +24,14 @@ const SummarizerSchema = z
 
 export const EnvSchema = z.object({
   DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/compactd'),
-  REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  /** one server, or a Redis Cluster as `redis+cluster://host:port,host:port` (config/redis-url.ts) */
+  REDIS_URL: z
+    .string()
+    .superRefine((text, ctx) => {
+      const parsed = parseRedisUrl(text);
+      if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.message });
+    })
+    .default('redis://127.0.0.1:6379'),
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: int(0, 65535).default(8080),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

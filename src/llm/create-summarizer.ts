@@ -1,5 +1,5 @@
 import { countTokens as gptCountTokens } from 'gpt-tokenizer';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { CountTokens } from '../compaction/types.js';
 import type { Config } from '../config/env.js';
 import { AppError } from '../lib/errors.js';
@@ -24,7 +24,7 @@ export interface SummarizerDeps {
   /** network access for both SDKs; default the global fetch */
   fetch?: FetchLike | undefined;
   /** enables the provider-wide limiter shared by all processes */
-  redis?: Redis | undefined;
+  redis?: Redis | Cluster | undefined;
   /** Redis key prefix of the limiter; default `compactd` */
   keyPrefix?: string | undefined;
   /** a ready limiter (takes precedence over `redis`) */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { LlmError } from './port.js';
 import { abortableSleep } from './retry.js';
 
@@ -78,7 +78,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
 `;
 
-export function createProviderLimiter(redis: Redis, options: ProviderLimiterOptions): ProviderLimiter {
+export function createProviderLimiter(redis: Redis | Cluster, options: ProviderLimiterOptions): ProviderLimiter {
   const leaseTtlMs = options.leaseTtlMs ?? 30_000;
   const maxPollMs = options.maxPollMs ?? 100;
   const ratePerMs = options.requestsPerMinute / 60_000;

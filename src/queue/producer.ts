@@ -1,5 +1,5 @@
 import { FlowProducer, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './connection.js';
 import { JOBS } from './catalog.js';
 import { cancelChannel, queuePrefix, QUEUES } from './names.js';
 
@@ -8,12 +8,12 @@ export interface Queues {
   summarize: Queue;
   maintenance: Queue;
   flow: FlowProducer;
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
 }
 
 /** Producers over one fail-fast connection (created by the composition root). */
-export function createQueues(redis: Redis, prefix: string): Queues {
+export function createQueues(redis: RedisConnection, prefix: string): Queues {
   const options = { connection: redis, prefix: queuePrefix(prefix) };
   return {
     compaction: new Queue(QUEUES.compaction, options),

@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './connection.js';
 import { JOBS } from './catalog.js';
 import { queuePrefix, QUEUES } from './names.js';
 
@@ -11,7 +11,7 @@ export interface WebhookRetry {
 }
 
 /** The `webhooks` queue over the producers' fail-fast connection (created by the composition root). */
-export function createWebhookQueue(redis: Redis, prefix: string): Queue {
+export function createWebhookQueue(redis: RedisConnection, prefix: string): Queue {
   return new Queue(QUEUES.webhooks, { connection: redis, prefix: queuePrefix(prefix) });
 }
 

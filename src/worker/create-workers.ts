@@ -1,7 +1,7 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { eq } from 'drizzle-orm';
 import { JOBS } from '../queue/catalog.js';
+import type { RedisConnection } from '../queue/connection.js';
 import { queuePrefix, QUEUES } from '../queue/names.js';
 import { compactionJobs } from '../db/schema.js';
 import { getJob } from '../db/repos/jobs.js';
@@ -72,7 +72,7 @@ async function stepIds(deps: Pick<WorkerDeps, 'db'>, job: Job): Promise<Partial<
   return (await getJobLogContext(deps.db, jobId).catch(() => null)) ?? { jobId };
 }
 
-export function createWorkers(connection: Redis, deps: WorkerDeps, options: WorkerOptions): Worker[] {
+export function createWorkers(connection: RedisConnection, deps: WorkerDeps, options: WorkerOptions): Worker[] {
   const prefix = queuePrefix(deps.config.queue.prefix);
   const workers: Worker[] = [];
   const settings = { ...STALL_SETTINGS, ...(options.name === undefined ? {} : { name: options.name }) };

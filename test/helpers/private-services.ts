@@ -21,7 +21,7 @@ const cleanups = new Set<() => void>();
 let exitHookInstalled = false;
 
 /** Synchronous teardown on exit: a private service must not outlive the suite that started it. */
-function onExit(cleanup: () => void): () => void {
+export function onExit(cleanup: () => void): () => void {
   cleanups.add(cleanup);
   if (!exitHookInstalled) {
     exitHookInstalled = true;
@@ -45,7 +45,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
-async function pollUntil(what: string, check: () => Promise<boolean>, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
+export async function pollUntil(what: string, check: () => Promise<boolean>, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check().catch(() => false)) return;

@@ -72,8 +72,13 @@ export async function advanceFairClock(queues: FairShareQueues, queue: QueueName
  */
 export async function rebaseFairShare(
   queues: FairShareQueues,
-  queue: { name: string; getJobCounts(...types: Array<'wait' | 'prioritized' | 'delayed' | 'waiting-children'>): Promise<Record<string, number>> },
+  queue: {
+    name: string;
+    waitUntilReady(): Promise<void>;
+    getJobCounts(...types: Array<'wait' | 'prioritized' | 'delayed' | 'waiting-children'>): Promise<Record<string, number>>;
+  },
 ): Promise<boolean> {
+  await queue.waitUntilReady();
   const key = fairShareKey(queues.prefix, queue.name as QueueName);
   const clock = Number((await queues.redis.hget(key, CLOCK_FIELD)) ?? 0);
   if (clock < REBASE_AT) return false;

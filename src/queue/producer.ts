@@ -42,6 +42,8 @@ export interface QueuedJobRef {
  */
 export async function enqueueCompaction(queues: Pick<Queues, 'compaction' | 'redis' | 'prefix'>, job: QueuedJobRef, delayMs = 0): Promise<void> {
   const payload = JOBS.plan.schema.parse({ jobId: job.id });
+  // The fair share's script runs on the queue's own connection: wait until it is up, as `add` would.
+  await queues.compaction.waitUntilReady();
   const priority = await fairPriority(queues, QUEUES.compaction, job.tenantId);
   await queues.compaction.add(JOBS.plan.name, payload, {
     ...JOBS.plan.options,
@@ -58,6 +60,7 @@ export async function enqueueCompaction(queues: Pick<Queues, 'compaction' | 'red
  */
 export async function enqueueSummarizeFlow(queues: Pick<Queues, 'compaction' | 'flow' | 'prefix' | 'redis'>, job: QueuedJobRef, chunkCount: number): Promise<void> {
   const finalize = JOBS.finalize.schema.parse({ jobId: job.id });
+  await queues.compaction.waitUntilReady();
   const finalizePriority = await fairPriority(queues, QUEUES.compaction, job.tenantId);
   const finalizeOptions = { ...JOBS.finalize.options, jobId: JOBS.finalize.jobId(finalize), priority: finalizePriority };
   if (chunkCount === 0) {

@@ -77,3 +77,8 @@ export async function setTenantQuotas(
     .returning({ id: tenants.id });
   return rows.length > 0;
 }
+
+export async function getTenantIdByName(db: DbOrTx, name: string): Promise<string | null> {
+  const [row] = await db.select({ id: tenants.id }).from(tenants).where(eq(tenants.name, name));
+  return row?.id ?? null;
+}

@@ -133,7 +133,10 @@ export function createWorkers(connection: Redis, deps: WorkerDeps, options: Work
     QUEUES.maintenance,
     wrap(async () => {
       await reconcileJobs(deps, options.reconcileIdleMs);
-      await Promise.all([deps.queues.compaction, deps.queues.summarize].map((queue) => rebaseFairShare(deps.queues, queue)));
+      // ordering only: a failure here must not keep the webhook sweep from running
+      await Promise.all([deps.queues.compaction, deps.queues.summarize].map((queue) => rebaseFairShare(deps.queues, queue))).catch((error: unknown) =>
+        deps.logger.warn({ err: error }, 'could not check the fair-share tags'),
+      );
       if (deps.webhooks) await sweepWebhookDeliveries({ ...deps, webhooks: deps.webhooks });
     }),
     { connection, prefix, concurrency: 1, ...settings },

@@ -27,6 +27,7 @@ export const FINDINGS: readonly string[] = [
   'With Postgres down, every request answered 500 INTERNAL. A backing service that cannot be reached now answers 503 SERVICE_UNAVAILABLE with `retry-after: 1` (src/api/problem.ts).',
   'Under load, a SIGKILLed worker\'s steps were taken up again after as long as 17.6 s (target 15 s): the stall check ran every 4 s after an 8 s lock. It now runs every 2 s (the lock is unchanged, so a live worker is no likelier to lose its steps), which takes about 4 s off the worst case (src/worker/create-workers.ts); §1 has the figures.',
   'Clip-archive delimiters spelled with look-alike letters the escaper\'s table did not list (Greek rho for p, a small capital c, ❮, a combining overlay) passed through unescaped. The escaper now also treats the tag spelled with any non-ASCII letters in place of at most three of its own as a delimiter (src/compaction/clip-archive.ts).',
+  'One tenant\'s 200 queued compactions made another tenant\'s compaction take 34.6 s instead of 3.1 s (both queues were FIFO), and one provider\'s 429 paused the whole summarize queue for every tenant. Steps now take their tenant\'s fair turn through BullMQ priorities (start-time fair queuing, src/queue/fair-share.ts), a provider\'s 429 defers only its own steps and pauses only that provider (src/worker/create-workers.ts, src/llm/rate-limit.ts), and per-tenant quotas answer 429 with retry-after (src/api/compaction-quota.ts); §9 has the figures.',
 ];
 
 /** How to read the timing figures. */

@@ -102,7 +102,7 @@ export async function runTenantFairness(options: TenantFairnessOptions): Promise
     rec.note(
       `One \`compactd api\` and one worker process (default quotas; COMPACTD_SUMMARIZE_CONCURRENCY=${SUMMARIZE_CONCURRENCY}, the provider's call slots) summarizing through \`compactd llm-sim --profile haiku\`; private Postgres and Redis. ` +
         `Tenant A compacts an ordinary conversation (request ${JSON.stringify(REQUEST)}) alone, then a copy of it right after tenant B asked for ${options.flood} compactions at once ` +
-        `(${B_DISTINCT} distinct transcripts, reused). A job's time is its row's finished_at − created_at. Before fair share, the same flood made such a compaction take 34.6 s instead of 3.1 s.`,
+        `(${B_DISTINCT} distinct transcripts, reused). A job's time is its row's finished_at − created_at. Before fair share, a flood of 200 made another tenant's compaction take 34.6 s instead of 3.1 s (measured against a running service, not by this suite).`,
     );
     rec.note(
       'Named limits. (1) Fair share splits the capacity between the tenants that have work: a compaction big enough to fill every provider slot alone ' +

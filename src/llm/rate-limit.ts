@@ -14,9 +14,10 @@ import { abortableSleep } from './retry.js';
  * Both live in one Lua script, so the check and the take are atomic, on Redis's clock.
  *
  * Back-off: when a provider answers 429/529 with a retry-after, the provider is paused for
- * that long (a key with that TTL). Calls to it fail fast meanwhile with the rest of the wait
- * as their retry-after, so no process keeps knocking on a provider that said "later", and
- * the queue defers just those steps; other providers' calls are not touched.
+ * that long (a key with that TTL), so no process keeps knocking on a provider that said
+ * "later". A short pause is waited out like a busy slot; during a long one calls fail fast
+ * with the rest of the wait as their retry-after, and the queue defers just those steps.
+ * Other providers' calls are not touched.
  */
 
 export interface ProviderLimiterOptions {
@@ -31,6 +32,12 @@ export interface ProviderLimiterOptions {
   leaseTtlMs?: number;
   /** upper bound of one wait between attempts to take a slot; default 100 ms */
   maxPollMs?: number;
+  /**
+   * A pause up to this long is waited out here, like a busy slot; a longer one fails the call
+   * at once (a retryable `rate_limit` carrying the rest of the wait) so the queue can defer the
+   * step. Default 60 s, the retry layer's own patience (DEFAULT_RETRY_POLICY.maxRetryAfterMs).
+   */
+  maxPauseWaitMs?: number;
 }
 
 export interface ProviderLimiter {
@@ -98,6 +105,7 @@ return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
 export function createProviderLimiter(redis: Redis, options: ProviderLimiterOptions): ProviderLimiter {
   const leaseTtlMs = options.leaseTtlMs ?? 30_000;
   const maxPollMs = options.maxPollMs ?? 100;
+  const maxPauseWaitMs = options.maxPauseWaitMs ?? 60_000;
   const ratePerMs = options.requestsPerMinute / 60_000;
   const burst = options.burst ?? Math.max(1, Math.ceil(options.requestsPerMinute / 6));
   const keys = (provider: string): [string, string, string] => [
@@ -116,7 +124,12 @@ export function createProviderLimiter(redis: Redis, options: ProviderLimiterOpti
       ];
       if (reply[0] === 1) return;
       if (reply[0] === 2) {
-        throw new LlmError('rate_limit', `${provider} asked to back off; ${reply[1]} ms left`, { retryAfterMs: reply[1], provider: provider as ProviderName });
+        if (reply[1] > maxPauseWaitMs) {
+          throw new LlmError('rate_limit', `${provider} asked to back off; ${reply[1]} ms left`, { retryAfterMs: reply[1], provider: provider as ProviderName });
+        }
+        // Waiting processes must not all return at the same instant: a little jitter upwards.
+        await abortableSleep(reply[1] + Math.round(Math.random() * Math.min(1_000, reply[1] * 0.1)), signal);
+        continue;
       }
       // Releases are not announced, so poll; jitter keeps waiting processes from moving in lockstep.
       const waitMs = Math.min(reply[1], maxPollMs);

@@ -136,8 +136,8 @@ describe('provider limiter rate', () => {
 });
 
 describe('a provider that answers 429 with a retry-after', () => {
-  it('is paused for that long: its calls fail fast with the rest of the wait, another provider is untouched', async () => {
-    const limiter = createProviderLimiter(redis, { keyPrefix: newPrefix(), concurrency: 4, requestsPerMinute: 6_000 });
+  it('is paused for that long: beyond what calls wait out, they fail fast with the rest of the wait; another provider is untouched', async () => {
+    const limiter = createProviderLimiter(redis, { keyPrefix: newPrefix(), concurrency: 4, requestsPerMinute: 6_000, maxPauseWaitMs: 1_000 });
     const limited = new LlmError('rate_limit', '429', { retryAfterMs: 5_000, provider: 'anthropic' });
     await expect(limiter.run('anthropic', async () => Promise.reject(limited))).rejects.toBe(limited);
 
@@ -154,6 +154,14 @@ describe('a provider that answers 429 with a retry-after', () => {
     expect((paused as LlmError).retryAfterMs).toBeLessThanOrEqual(5_000);
 
     await expect(limiter.run('openai', async () => 'served')).resolves.toBe('served');
+  });
+
+  it('has a short pause waited out before the call', async () => {
+    const limiter = createProviderLimiter(redis, { keyPrefix: newPrefix(), concurrency: 4, requestsPerMinute: 6_000, maxPauseWaitMs: 1_000 });
+    const limited = new LlmError('rate_limit', '429', { retryAfterMs: 400, provider: 'anthropic' });
+    await expect(limiter.run('anthropic', async () => Promise.reject(limited))).rejects.toBe(limited);
+    const started = Date.now();
+    await expect(limiter.run('anthropic', async () => Date.now())).resolves.toBeGreaterThanOrEqual(started + 300);
   });
 
   it('is not paused by an error without a retry-after', async () => {

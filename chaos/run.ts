@@ -13,6 +13,7 @@ import { LLM_FAULTS_FULL, LLM_FAULTS_QUICK, runLlmFaults } from './scenarios/llm
 import { LOAD_FULL, LOAD_QUICK, runLoad } from './scenarios/load.js';
 import { runPromptInjection } from './scenarios/prompt-injection.js';
 import { runServiceRestarts, SERVICE_RESTARTS_FULL, SERVICE_RESTARTS_QUICK } from './scenarios/service-restarts.js';
+import { runTenantFairness, TENANT_FAIRNESS_FULL, TENANT_FAIRNESS_QUICK } from './scenarios/tenant-fairness.js';
 import { runWorkerCrashes, WORKER_CRASHES_FULL, WORKER_CRASHES_QUICK } from './scenarios/worker-crashes.js';
 
 /**
@@ -33,6 +34,7 @@ const SUITES: Record<string, Runner> = {
   'auth-matrix': (q, logDir) => runAuthMatrix(q ? 'quick' : 'full', logDir),
   'prompt-injection': (q, logDir) => runPromptInjection(q ? 'quick' : 'full', logDir),
   load: (q, logDir) => runLoad({ ...(q ? LOAD_QUICK : LOAD_FULL), logDir }),
+  'tenant-fairness': (q, logDir) => runTenantFairness({ ...(q ? TENANT_FAIRNESS_QUICK : TENANT_FAIRNESS_FULL), logDir }),
 };
 
 const RESULTS_DIR = path.join(REPO_ROOT, 'chaos/results');

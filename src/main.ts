@@ -8,6 +8,7 @@ const USAGE = `usage: compactd <command>
   worker           the queue workers only
   migrate          apply database migrations and exit
   keys create --tenant NAME | keys list | keys revoke ID
+  tenants quotas NAME [--max-active N|default] [--per-minute N|default]
   llm-sim          loopback Anthropic/OpenAI-compatible simulator (see --help)
   demo             import a real Claude Code session into a running service and compact it
   import FILE      append a transcript file to a conversation (see --help)
@@ -43,6 +44,10 @@ async function main(): Promise<number | undefined> {
     case 'keys': {
       const { runKeys } = await import('./app/keys.js');
       return runKeys(loadConfigOrExit(), args);
+    }
+    case 'tenants': {
+      const { runTenants } = await import('./app/tenants.js');
+      return runTenants(loadConfigOrExit(), args);
     }
     case 'llm-sim': {
       const { runLlmSim } = await import('./app/llm-sim.js');

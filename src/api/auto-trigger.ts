@@ -4,6 +4,8 @@ import { setWarning, triggerStateOf, type ConversationRow } from '../db/repos/co
 import { findActiveJob, insertJob } from '../db/repos/jobs.js';
 import { conversationPolicy } from '../db/repos/tenants.js';
 import { recordWebhookEvent } from '../db/repos/webhooks.js';
+import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from '../config/env.js';
+import { autoCompactionDeferral } from './compaction-quota.js';
 import type { AppendEffects } from './deps.js';
 
 /**
@@ -13,13 +15,14 @@ import type { AppendEffects } from './deps.js';
  * to be pushed back. The caller enqueues the job and `effects` after commit. An append made
  * with `autoCompact: false` (an import replaying past history) keeps the warning flag but
  * starts no compaction, now or at idle: compacting half an import would summarize history
- * the rest of the import has not yet delivered.
+ * the rest of the import has not yet delivered. A tenant over a compaction quota gets no job
+ * either: the append succeeds and `effects.compactionDeferred` says why nothing started.
  */
 export async function autoTriggerAfterAppend(
   tx: Tx,
   conversation: ConversationRow,
   effects: AppendEffects = { webhookDeliveryIds: [], idleCheckDelayMs: null },
-  options: { autoCompact?: boolean } = {},
+  options: { autoCompact?: boolean; quotas?: TenantQuotas } = {},
 ): Promise<{ id: string; status: string } | null> {
   const autoCompact = options.autoCompact ?? true;
   const policy = await conversationPolicy(tx, conversation);
@@ -45,6 +48,11 @@ export async function autoTriggerAfterAppend(
     effects.idleCheckDelayMs = policy.idleSeconds * 1000;
   }
   if (!decision.compact || !autoCompact) return null;
+  const deferred = await autoCompactionDeferral(tx, conversation.tenantId, options.quotas ?? DEFAULT_TENANT_QUOTAS);
+  if (deferred) {
+    effects.compactionDeferred = deferred;
+    return null;
+  }
   const job = await insertJob(tx, { tenantId: conversation.tenantId, conversationId: conversation.id, trigger: 'auto', options: {} });
   return job ? { id: job.id, status: job.status } : null;
 }

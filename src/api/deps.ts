@@ -2,7 +2,8 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type postgres from 'postgres';
 import type { CountTokens } from '../compaction/types.js';
-import type { Config } from '../config/env.js';
+import type { Config, TenantQuotas } from '../config/env.js';
+import type { CompactionDeferred } from './schemas/messages.js';
 import type { Db, Tx } from '../db/client.js';
 import type { HostResolver } from '../lib/webhook-target.js';
 import type { ConversationRow } from '../db/repos/conversations.js';
@@ -18,12 +19,14 @@ export interface AppendEffects {
   webhookDeliveryIds: string[];
   /** `schedule: idle`: (re)arm the conversation's idle check after this many ms */
   idleCheckDelayMs: number | null;
+  /** the auto compaction this append would have started, not started because the tenant is over a quota */
+  compactionDeferred?: CompactionDeferred;
 }
 
 /** What the HTTP shell needs; the composition root supplies it. */
 export interface ApiDeps {
   /** `anthropic`, `openai`, `summarizer`: which summarizer models requests and policies may name (llm/configured-models.ts) */
-  config: Pick<Config, 'limits' | 'anthropic' | 'openai' | 'summarizer'> & Partial<Pick<Config, 'adminToken' | 'metrics' | 'webhooks'>>;
+  config: Pick<Config, 'limits' | 'anthropic' | 'openai' | 'summarizer' | 'quotas'> & Partial<Pick<Config, 'adminToken' | 'metrics' | 'webhooks'>>;
   /** resolves webhook hosts when a webhook is set; default the system resolver */
   resolveHost?: HostResolver;
   db: Db;
@@ -35,7 +38,12 @@ export interface ApiDeps {
    * Runs in the append's transaction: decides whether the append triggers a compaction
    * (never when the append asked for `autoCompact: false`).
    */
-  afterAppend(tx: Tx, conversation: ConversationRow, effects?: AppendEffects, options?: { autoCompact?: boolean }): Promise<{ id: string; status: string } | null>;
+  afterAppend(
+    tx: Tx,
+    conversation: ConversationRow,
+    effects?: AppendEffects,
+    options?: { autoCompact?: boolean; quotas?: TenantQuotas },
+  ): Promise<{ id: string; status: string } | null>;
   /** Called after an append committed (not for idempotent replays), with what its transaction left to do. */
   onAppendCommitted?(conversationId: string, effects: AppendEffects): Promise<void> | void;
   /** Prometheus instruments served at /metrics; a private registry is made when absent */
@@ -46,7 +54,8 @@ export interface ApiDeps {
   webhookDeliveries?: { enqueue(deliveryId: string): Promise<void> };
   /** Hands committed compaction jobs to the queue and relays cancellations to workers. */
   compactions: {
-    enqueue(jobId: string): Promise<void>;
+    /** the tenant orders the job among every tenant's work (queue/fair-share.ts) */
+    enqueue(job: { id: string; tenantId: string }): Promise<void>;
     cancel(jobId: string): Promise<void>;
   };
 }

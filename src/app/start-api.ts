@@ -18,7 +18,7 @@ export function apiDepsFrom(deps: Deps): ApiDeps {
     dashboardQueues: [deps.queues.compaction, deps.queues.summarize, deps.queues.maintenance, deps.webhookQueue],
     webhookDeliveries: { enqueue: (deliveryId) => enqueueWebhookDelivery(deps.webhookQueue, deliveryId, deps.config.webhooks) },
     compactions: {
-      enqueue: (jobId) => enqueueCompaction(deps.queues, jobId),
+      enqueue: (job) => enqueueCompaction(deps.queues, job),
       cancel: (jobId) => publishCancel(deps.queues, jobId),
     },
   };

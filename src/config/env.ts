@@ -22,6 +22,14 @@ const SummarizerSchema = z
   .string()
   .regex(/^(local|(anthropic|openai):[^\s]+|(anthropic|openai))$/, 'must be local, anthropic:MODEL or openai:MODEL');
 
+/** The defaults of every tenant's quotas (`tenants.max_active_compactions`, `compactions_per_minute` override them). */
+export interface TenantQuotas {
+  maxActiveCompactions: number;
+  compactionsPerMinute: number;
+}
+
+export const DEFAULT_TENANT_QUOTAS: TenantQuotas = { maxActiveCompactions: 250, compactionsPerMinute: 600 };
+
 export const EnvSchema = z.object({
   DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/compactd'),
   /** one server, or a Redis Cluster as `redis+cluster://host:port,host:port` (config/redis-url.ts) */
@@ -91,6 +99,10 @@ export const EnvSchema = z.object({
    */
   COMPACTD_FAULT_PAUSE_BEFORE_DISPATCH_MS: int(0, 3_600_000).default(0),
 
+  /** per-tenant quotas (a tenant's own columns override them): compactions active at once, compactions started per minute */
+  COMPACTD_TENANT_MAX_ACTIVE: int(1, 1_000_000).default(DEFAULT_TENANT_QUOTAS.maxActiveCompactions),
+  COMPACTD_TENANT_COMPACTIONS_PER_MINUTE: int(1, 1_000_000).default(DEFAULT_TENANT_QUOTAS.compactionsPerMinute),
+
   COMPACTD_MAX_BODY_BYTES: int(1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
   COMPACTD_MAX_MESSAGE_BYTES: int(256, 1024 * 1024 * 1024).default(2 * 1024 * 1024),
 });
@@ -119,7 +131,9 @@ export interface Config {
   faults: { pauseBeforeDispatchMs: number };
   shutdownTimeoutMs: number;
   limits: { maxBodyBytes: number; maxMessageBytes: number };
+  quotas: TenantQuotas;
 }
+
 
 export class ConfigError extends Error {
   constructor(readonly issues: string[]) {
@@ -174,5 +188,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     faults: { pauseBeforeDispatchMs: e.COMPACTD_FAULT_PAUSE_BEFORE_DISPATCH_MS },
     shutdownTimeoutMs: e.COMPACTD_SHUTDOWN_TIMEOUT_MS,
     limits: { maxBodyBytes: e.COMPACTD_MAX_BODY_BYTES, maxMessageBytes: e.COMPACTD_MAX_MESSAGE_BYTES },
+    quotas: { maxActiveCompactions: e.COMPACTD_TENANT_MAX_ACTIVE, compactionsPerMinute: e.COMPACTD_TENANT_COMPACTIONS_PER_MINUTE },
   };
 }

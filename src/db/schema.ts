@@ -25,6 +25,10 @@ export const tenants = pgTable('tenants', {
   id: uuid('id').primaryKey().defaultRandom(),
   name: text('name').notNull().unique(),
   policy: jsonb('policy').$type<Record<string, unknown>>().notNull().default({}),
+  /** compactions this tenant may have active at once; null: COMPACTD_TENANT_MAX_ACTIVE */
+  maxActiveCompactions: integer('max_active_compactions'),
+  /** compactions this tenant may start per minute; null: COMPACTD_TENANT_COMPACTIONS_PER_MINUTE */
+  compactionsPerMinute: integer('compactions_per_minute'),
   createdAt: createdAt(),
 });
 
@@ -247,6 +251,8 @@ export const compactionJobs = pgTable(
       .where(sql`status in ${ACTIVE_STATUS_SQL} and trigger = 'consolidate'`),
     index('compaction_jobs_conversation_idx').on(t.conversationId, t.createdAt),
     index('compaction_jobs_status_idx').on(t.status),
+    // the tenant quotas count a tenant's active jobs and its jobs of the last minute
+    index('compaction_jobs_tenant_created_idx').on(t.tenantId, t.createdAt),
   ],
 );
 

@@ -56,6 +56,7 @@ export function createSummarizers(config: SummarizerConfig, deps: SummarizerDeps
           keyPrefix: deps.keyPrefix ?? 'compactd',
           concurrency: config.llm.concurrency,
           requestsPerMinute: config.llm.requestsPerMinute,
+          ...(deps.retryPolicy === undefined ? {} : { maxPauseWaitMs: deps.retryPolicy.maxRetryAfterMs }),
         }));
   const resilient = (inner: Summarizer): Summarizer =>
     withResilience(inner, {

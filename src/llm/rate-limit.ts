@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { LlmError } from './port.js';
+import { isLlmError, LlmError, type ProviderName } from './port.js';
 import { abortableSleep } from './retry.js';
 
 /**
@@ -12,6 +12,12 @@ import { abortableSleep } from './retry.js';
  * `leaseTtlMs` — no slot leaks after kill -9. Rate: a token bucket refilled continuously
  * at `requestsPerMinute` with room for a `burst`, the way provider limits themselves work.
  * Both live in one Lua script, so the check and the take are atomic, on Redis's clock.
+ *
+ * Back-off: when a provider answers 429/529 with a retry-after, the provider is paused for
+ * that long (a key with that TTL), so no process keeps knocking on a provider that said
+ * "later". A short pause is waited out like a busy slot; during a long one calls fail fast
+ * with the rest of the wait as their retry-after, and the queue defers just those steps.
+ * Other providers' calls are not touched.
  */
 
 export interface ProviderLimiterOptions {
@@ -26,6 +32,12 @@ export interface ProviderLimiterOptions {
   leaseTtlMs?: number;
   /** upper bound of one wait between attempts to take a slot; default 100 ms */
   maxPollMs?: number;
+  /**
+   * A pause up to this long is waited out here, like a busy slot; a longer one fails the call
+   * at once (a retryable `rate_limit` carrying the rest of the wait) so the queue can defer the
+   * step. Default 60 s, the retry layer's own patience (DEFAULT_RETRY_POLICY.maxRetryAfterMs).
+   */
+  maxPauseWaitMs?: number;
 }
 
 export interface ProviderLimiter {
@@ -35,8 +47,12 @@ export interface ProviderLimiter {
   activeLeases(provider: string): Promise<number>;
 }
 
-// Returns {1, 0} when the lease was taken, {0, waitMs} otherwise.
+// Returns {1, 0} when the lease was taken, {2, pausedMs} while the provider is paused, {0, waitMs} otherwise.
 const ACQUIRE = `
+local paused = redis.call('PTTL', KEYS[3])
+if paused > 0 then
+  return {2, paused}
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local concurrency = tonumber(ARGV[2])
@@ -72,6 +88,14 @@ redis.call('PEXPIRE', KEYS[1], ttl * 2)
 return renewed
 `;
 
+// Pauses the provider for ARGV[1] ms unless it is already paused for longer.
+const PAUSE = `
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+end
+return 0
+`;
+
 const COUNT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -81,22 +105,32 @@ return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
 export function createProviderLimiter(redis: Redis | Cluster, options: ProviderLimiterOptions): ProviderLimiter {
   const leaseTtlMs = options.leaseTtlMs ?? 30_000;
   const maxPollMs = options.maxPollMs ?? 100;
+  const maxPauseWaitMs = options.maxPauseWaitMs ?? 60_000;
   const ratePerMs = options.requestsPerMinute / 60_000;
   const burst = options.burst ?? Math.max(1, Math.ceil(options.requestsPerMinute / 6));
-  const keys = (provider: string): [string, string] => [
+  const keys = (provider: string): [string, string, string] => [
     `${options.keyPrefix}:{llm:${provider}}:leases`,
     `${options.keyPrefix}:{llm:${provider}}:bucket`,
+    `${options.keyPrefix}:{llm:${provider}}:paused`,
   ];
 
   async function acquire(provider: string, leaseId: string, signal: AbortSignal | undefined): Promise<void> {
     for (;;) {
       if (signal?.aborted === true) throw new LlmError('cancelled', 'cancelled while waiting for an LLM slot', { cause: signal.reason });
-      const [leasesKey, bucketKey] = keys(provider);
-      const reply = (await redis.eval(ACQUIRE, 2, leasesKey, bucketKey, leaseId, options.concurrency, leaseTtlMs, ratePerMs, burst)) as [
+      const [leasesKey, bucketKey, pausedKey] = keys(provider);
+      const reply = (await redis.eval(ACQUIRE, 3, leasesKey, bucketKey, pausedKey, leaseId, options.concurrency, leaseTtlMs, ratePerMs, burst)) as [
         number,
         number,
       ];
       if (reply[0] === 1) return;
+      if (reply[0] === 2) {
+        if (reply[1] > maxPauseWaitMs) {
+          throw new LlmError('rate_limit', `${provider} asked to back off; ${reply[1]} ms left`, { retryAfterMs: reply[1], provider: provider as ProviderName });
+        }
+        // Waiting processes must not all return at the same instant: a little jitter upwards.
+        await abortableSleep(reply[1] + Math.round(Math.random() * Math.min(1_000, reply[1] * 0.1)), signal);
+        continue;
+      }
       // Releases are not announced, so poll; jitter keeps waiting processes from moving in lockstep.
       const waitMs = Math.min(reply[1], maxPollMs);
       await abortableSleep(Math.max(1, Math.round(waitMs * (0.5 + Math.random() * 0.5))), signal);
@@ -116,6 +150,13 @@ export function createProviderLimiter(redis: Redis | Cluster, options: ProviderL
       renewal.unref();
       try {
         return await fn();
+      } catch (error) {
+        if (isLlmError(error) && (error.kind === 'rate_limit' || error.kind === 'overloaded') && error.retryAfterMs !== undefined && error.retryAfterMs > 0) {
+          await redis.eval(PAUSE, 1, keys(provider)[2], Math.ceil(error.retryAfterMs)).catch(() => {
+            // Unreachable Redis: the other calls find out from the provider themselves.
+          });
+        }
+        throw error;
       } finally {
         clearInterval(renewal);
         await redis.zrem(leasesKey, leaseId).catch(() => {

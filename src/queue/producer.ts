@@ -1,6 +1,7 @@
 import { FlowProducer, Queue } from 'bullmq';
 import type { RedisConnection } from './connection.js';
 import { JOBS } from './catalog.js';
+import { fairPriorities, fairPriority, MAX_PRIORITY } from './fair-share.js';
 import { cancelChannel, queuePrefix, QUEUES } from './names.js';
 
 export interface Queues {
@@ -29,34 +30,56 @@ export async function closeQueues(queues: Queues): Promise<void> {
   await Promise.allSettled([queues.compaction.close(), queues.summarize.close(), queues.maintenance.close(), queues.flow.close()]);
 }
 
-/** Enqueues the plan step of a compaction job (idempotent: the BullMQ id is the job id). */
-export async function enqueueCompaction(queues: Pick<Queues, 'compaction'>, jobId: string, delayMs = 0): Promise<void> {
-  const payload = JOBS.plan.schema.parse({ jobId });
-  await queues.compaction.add(JOBS.plan.name, payload, { ...JOBS.plan.options, jobId: JOBS.plan.jobId(payload), ...(delayMs > 0 ? { delay: delayMs } : {}) });
+/** A compaction job as the queue needs it: its id, and its tenant for the fair share. */
+export interface QueuedJobRef {
+  id: string;
+  tenantId: string;
+}
+
+/**
+ * Enqueues the plan step of a compaction job (idempotent: the BullMQ id is the job id), in
+ * its tenant's fair turn (queue/fair-share.ts).
+ */
+export async function enqueueCompaction(queues: Pick<Queues, 'compaction' | 'redis' | 'prefix'>, job: QueuedJobRef, delayMs = 0): Promise<void> {
+  const payload = JOBS.plan.schema.parse({ jobId: job.id });
+  // The fair share's script runs on the queue's own connection: wait until it is up, as `add` would.
+  await queues.compaction.waitUntilReady();
+  const priority = await fairPriority(queues, QUEUES.compaction, job.tenantId);
+  await queues.compaction.add(JOBS.plan.name, payload, {
+    ...JOBS.plan.options,
+    jobId: JOBS.plan.jobId(payload),
+    priority,
+    ...(delayMs > 0 ? { delay: delayMs } : {}),
+  });
 }
 
 /**
  * Fans out one summarize step per chunk under a finalize parent, atomically (a BullMQ
- * flow). With no chunks (mask-only plans), finalize is enqueued alone.
+ * flow). With no chunks (mask-only plans), finalize is enqueued alone. Every step takes its
+ * tenant's fair turn in its queue: one tenant's many chunks interleave with another's.
  */
-export async function enqueueSummarizeFlow(queues: Pick<Queues, 'compaction' | 'flow' | 'prefix'>, jobId: string, chunkCount: number): Promise<void> {
-  const finalize = JOBS.finalize.schema.parse({ jobId });
+export async function enqueueSummarizeFlow(queues: Pick<Queues, 'compaction' | 'flow' | 'prefix' | 'redis'>, job: QueuedJobRef, chunkCount: number): Promise<void> {
+  const finalize = JOBS.finalize.schema.parse({ jobId: job.id });
+  await queues.compaction.waitUntilReady();
+  const finalizePriority = await fairPriority(queues, QUEUES.compaction, job.tenantId);
+  const finalizeOptions = { ...JOBS.finalize.options, jobId: JOBS.finalize.jobId(finalize), priority: finalizePriority };
   if (chunkCount === 0) {
-    await queues.compaction.add(JOBS.finalize.name, finalize, { ...JOBS.finalize.options, jobId: JOBS.finalize.jobId(finalize) });
+    await queues.compaction.add(JOBS.finalize.name, finalize, finalizeOptions);
     return;
   }
+  const chunkPriorities = await fairPriorities(queues, QUEUES.summarize, job.tenantId, chunkCount);
   await queues.flow.add({
     name: JOBS.finalize.name,
     queueName: JOBS.finalize.queue,
     data: finalize,
-    opts: { ...JOBS.finalize.options, jobId: JOBS.finalize.jobId(finalize) },
+    opts: finalizeOptions,
     children: Array.from({ length: chunkCount }, (_, chunkIndex) => {
-      const payload = JOBS.summarizeChunk.schema.parse({ jobId, chunkIndex });
+      const payload = JOBS.summarizeChunk.schema.parse({ jobId: job.id, chunkIndex });
       return {
         name: JOBS.summarizeChunk.name,
         queueName: JOBS.summarizeChunk.queue,
         data: payload,
-        opts: { ...JOBS.summarizeChunk.options, jobId: JOBS.summarizeChunk.jobId(payload) },
+        opts: { ...JOBS.summarizeChunk.options, jobId: JOBS.summarizeChunk.jobId(payload), priority: chunkPriorities[chunkIndex] ?? MAX_PRIORITY },
       };
     }),
   });

@@ -1,7 +1,8 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { eq } from 'drizzle-orm';
 import { JOBS } from '../queue/catalog.js';
 import type { RedisConnection } from '../queue/connection.js';
+import { advanceFairClock, rebaseFairShare } from '../queue/fair-share.js';
 import { queuePrefix, QUEUES } from '../queue/names.js';
 import { compactionJobs } from '../db/schema.js';
 import { getJob } from '../db/repos/jobs.js';
@@ -65,6 +66,17 @@ async function timed<T>(deps: Pick<WorkerDeps, 'metrics'>, job: Job, run: () => 
   }
 }
 
+/**
+ * A compaction or summarize step starting moves its queue's fair-share clock (queue/fair-share.ts).
+ * Ordering only: a Redis hiccup here must not fail the step.
+ */
+async function noteFairTurn(deps: Pick<WorkerDeps, 'queues' | 'logger'>, job: Job): Promise<void> {
+  if (job.queueName !== QUEUES.compaction && job.queueName !== QUEUES.summarize) return;
+  await advanceFairClock(deps.queues, job.queueName, job.opts.priority).catch((error: unknown) =>
+    deps.logger.debug({ err: error, queueJobId: job.id }, 'could not advance the fair-share clock'),
+  );
+}
+
 /** The job, conversation and tenant ids of a compaction step, for its log lines. */
 async function stepIds(deps: Pick<WorkerDeps, 'db'>, job: Job): Promise<Partial<JobLogContext>> {
   const jobId = (job.data as { jobId?: unknown } | undefined)?.jobId;
@@ -76,16 +88,18 @@ export function createWorkers(connection: RedisConnection, deps: WorkerDeps, opt
   const prefix = queuePrefix(deps.config.queue.prefix);
   const workers: Worker[] = [];
   const settings = { ...STALL_SETTINGS, ...(options.name === undefined ? {} : { name: options.name }) };
-  const wrap = (run: (job: Job, signal?: AbortSignal) => Promise<void>) => async (job: Job, _token?: string, signal?: AbortSignal) => {
+  const wrap = (run: (job: Job, signal?: AbortSignal) => Promise<void>) => async (job: Job, token?: string, signal?: AbortSignal) => {
+    await noteFairTurn(deps, job);
     try {
       await timed(deps, job, () => run(job, signal));
     } catch (error) {
       const outcome = classifyForQueue(error);
-      const worker = workers.find((w) => w.name === job.queueName);
-      if (outcome.action === 'rate_limit' && worker) {
-        deps.logger.warn({ queueJob: job.name, queueJobId: job.id, delayMs: outcome.delayMs }, 'provider asked to back off; queue rate-limited');
-        await worker.rateLimit(outcome.delayMs);
-        throw Worker.RateLimitError();
+      if (outcome.action === 'defer' && token !== undefined) {
+        // Only this step waits out the provider's retry-after (no attempt spent); the queue
+        // keeps serving every other step, other providers' and other tenants' alike.
+        deps.logger.warn({ queueJob: job.name, queueJobId: job.id, delayMs: outcome.delayMs }, 'provider asked to back off; step deferred');
+        await job.moveToDelayed(Date.now() + outcome.delayMs, token);
+        throw new DelayedError();
       }
       deps.logger.warn({ ...(await stepIds(deps, job)), err: error, queueJob: job.name, queueJobId: job.id, attempt: job.attemptsMade + 1 }, 'step failed');
       const finalAttempt = outcome.action === 'unrecoverable' || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
@@ -119,6 +133,10 @@ export function createWorkers(connection: RedisConnection, deps: WorkerDeps, opt
     QUEUES.maintenance,
     wrap(async () => {
       await reconcileJobs(deps, options.reconcileIdleMs);
+      // ordering only: a failure here must not keep the webhook sweep from running
+      await Promise.all([deps.queues.compaction, deps.queues.summarize].map((queue) => rebaseFairShare(deps.queues, queue))).catch((error: unknown) =>
+        deps.logger.warn({ err: error }, 'could not check the fair-share tags'),
+      );
       if (deps.webhooks) await sweepWebhookDeliveries({ ...deps, webhooks: deps.webhooks }, options.reconcileIdleMs);
     }),
     { connection, prefix, concurrency: 1, ...settings },

@@ -8,13 +8,13 @@ import { DeferStep } from './guarded-summary.js';
 export type QueueOutcome =
   | { action: 'retry'; error: Error }
   | { action: 'unrecoverable'; error: UnrecoverableError }
-  | { action: 'rate_limit'; delayMs: number; error: Error };
+  | { action: 'defer'; delayMs: number; error: Error };
 
 /**
  * The one boundary where an error becomes BullMQ behaviour (STYLE §4):
  * - a provider that asks us to come back later than the in-process retry layer waits
- *   (429/529 with a long retry-after) → rate-limit the queue for that long; the step is
- *   retried without spending an attempt;
+ *   (429/529 with a long retry-after) → defer this step alone for that long (moved to
+ *   delayed, no attempt spent); the queue goes on serving every other step;
  * - payload that fails its schema, a non-retryable AppError, or any other LLM error (it
  *   already went through the LLM retry layer; another attempt would multiply calls) →
  *   UnrecoverableError;
@@ -23,7 +23,7 @@ export type QueueOutcome =
 export function classifyForQueue(error: unknown): QueueOutcome {
   if (error instanceof UnrecoverableError) return { action: 'unrecoverable', error };
   if (error instanceof z.ZodError) return { action: 'unrecoverable', error: new UnrecoverableError(`invalid job payload: ${error.message}`) };
-  if (error instanceof DeferStep) return { action: 'rate_limit', delayMs: error.delayMs, error };
+  if (error instanceof DeferStep) return { action: 'defer', delayMs: error.delayMs, error };
   if (isLlmError(error)) {
     return { action: 'unrecoverable', error: new UnrecoverableError(`${error.code}: ${error.message}`) };
   }

@@ -17,7 +17,7 @@ export async function reconcileJobs(deps: Pick<WorkerDeps, 'db' | 'queues' | 'lo
     if (await hasQueuedStep(deps.queues, job.id)) continue;
     // A completed plan step keeps its BullMQ id; remove it so the same id can be added again.
     await deps.queues.compaction.remove(job.id).catch(() => 0);
-    await enqueueCompaction(deps.queues, job.id);
+    await enqueueCompaction(deps.queues, job);
     await touchJob(deps.db, job.id);
     requeued += 1;
     deps.logger.warn({ jobId: job.id, status: job.status }, 'reconciler re-enqueued a job missing from Redis');

@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { getConversation, type ConversationRow } from '../../db/repos/conversations.js';
-import { findActiveJob, insertJob } from '../../db/repos/jobs.js';
+import { findActiveJob, insertJob, type JobRow } from '../../db/repos/jobs.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { conversationPolicy } from '../../db/repos/tenants.js';
 import { effectiveTokens } from '../views.js';
 import { CompactionOptionsSchema } from '../../queue/job-options.js';
+import { enforceCompactionQuota } from '../compaction-quota.js';
 import { checkSummarizerModel } from '../conversation-settings.js';
 import type { ApiDeps } from '../deps.js';
 import { runIdempotent } from '../idempotency.js';
@@ -25,10 +26,12 @@ export function compactionRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         schema: {
           tags: ['compactions'],
           summary: 'Enqueue a compaction (202); an already active job is returned instead (200, deduplicated)',
+          description:
+            'A tenant over its quota of active compactions or of compactions started per minute gets a 429 with `retry-after` (seconds); no job is created.',
           params: ConversationParamsSchema,
           headers: IdempotencyHeadersSchema,
           body: CompactionBodySchema.prefault({}),
-          response: { 200: JobSchema, 202: JobSchema, 422: ProblemSchema, ...errorResponses },
+          response: { 200: JobSchema, 202: JobSchema, 422: ProblemSchema, 429: ProblemSchema, ...errorResponses },
         },
       },
       async (request, reply) => {
@@ -42,23 +45,31 @@ export function compactionRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
           deps.db,
           { tenantId: request.tenantId, key, route: `POST /v1/conversations/${conversation.externalId}/compactions`, request: request.body },
           async (tx) => {
+            // An already active job is returned whatever the quotas: asking again creates nothing.
+            const running = await findActiveJob(tx, conversation.id);
+            if (running) return deduplicated(running, conversation.externalId);
+            await enforceCompactionQuota(tx, request.tenantId, deps.config.quotas);
             const job = await insertJob(tx, { tenantId: request.tenantId, conversationId: conversation.id, trigger, options, idempotencyKey: key });
             if (job) return { status: 202, body: toJobView(job, conversation.externalId), headers: { location: `/v1/jobs/${job.id}` } };
             const active = await findActiveJob(tx, conversation.id);
             // The active job finished between our insert and this read: the caller may simply retry.
             if (!active) throw new Error('active job vanished during deduplication');
-            return { status: 200, body: toJobView(active, conversation.externalId, true), headers: { location: `/v1/jobs/${active.id}` } };
+            return deduplicated(active, conversation.externalId);
           },
         );
         if (outcome.status === 202) {
           // Enqueued after commit so a worker never sees a job row that is not there yet.
           // If Redis is unreachable the row stays `queued` and the reconciler enqueues it.
-          await deps.compactions.enqueue(outcome.body.id).catch((error: unknown) => request.log.warn({ err: error, jobId: outcome.body.id }, 'enqueue failed; the reconciler will retry'));
+          await deps.compactions.enqueue({ id: outcome.body.id, tenantId: request.tenantId }).catch((error: unknown) => request.log.warn({ err: error, jobId: outcome.body.id }, 'enqueue failed; the reconciler will retry'));
         }
         return reply.status(outcome.status as 202).headers(outcome.headers ?? {}).send(outcome.body);
       },
     );
   };
+}
+
+function deduplicated(active: JobRow, conversationExternalId: string) {
+  return { status: 200, body: toJobView(active, conversationExternalId, true), headers: { location: `/v1/jobs/${active.id}` } };
 }
 
 /**

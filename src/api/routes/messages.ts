@@ -54,10 +54,15 @@ export function messageRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
           },
           async (tx) => {
             const stored = await storeAppend(tx, conversation, prepared);
-            const compaction = await deps.afterAppend(tx, stored.conversation, effects, { autoCompact: request.body.autoCompact });
+            const compaction = await deps.afterAppend(tx, stored.conversation, effects, { autoCompact: request.body.autoCompact, quotas: deps.config.quotas });
             return {
               status: 201,
-              body: { messages: stored.inserted, activeTokens: stored.conversation.activeTokens, compaction },
+              body: {
+                messages: stored.inserted,
+                activeTokens: stored.conversation.activeTokens,
+                compaction,
+                ...(effects.compactionDeferred ? { compactionDeferred: effects.compactionDeferred } : {}),
+              },
             };
           },
         );
@@ -72,7 +77,7 @@ export function messageRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         }
         const triggered = outcome.body.compaction;
         if (triggered?.status === 'queued') {
-          await deps.compactions.enqueue(triggered.id).catch((error: unknown) => request.log.warn({ err: error, jobId: triggered.id }, 'enqueue failed; the reconciler will retry'));
+          await deps.compactions.enqueue({ id: triggered.id, tenantId: request.tenantId }).catch((error: unknown) => request.log.warn({ err: error, jobId: triggered.id }, 'enqueue failed; the reconciler will retry'));
         }
         return reply.status(outcome.status as 201).send(outcome.body);
       },

@@ -34,9 +34,22 @@ export const AppendResponseSchema = z
     messages: z.array(z.object({ id: z.uuid(), seq: z.number().int(), tokens: z.number().int() })),
     activeTokens: z.number().int(),
     compaction: JobRefSchema.nullable(),
+    compactionDeferred: z
+      .object({
+        code: z.enum(['TENANT_ACTIVE_COMPACTIONS_LIMIT', 'TENANT_COMPACTION_RATE_LIMIT']),
+        detail: z.string(),
+        retryAfter: z.number().int().meta({ description: 'seconds after which a compaction would be accepted again' }),
+      })
+      .optional()
+      .meta({
+        description:
+          'present when this append crossed the auto-compaction threshold but the tenant is over a quota: no job was started (the append is stored all the same); the next append past the threshold tries again',
+      }),
   })
   .meta({ id: 'AppendResult' });
 export type AppendResponse = z.infer<typeof AppendResponseSchema>;
+/** Why an append's auto compaction was not started (a tenant quota). */
+export type CompactionDeferred = NonNullable<AppendResponse['compactionDeferred']>;
 
 export const StoredMessageSchema = z
   .object({

@@ -52,7 +52,7 @@ async function checkIdle(payload: IdleCheckPayload, deps: IdleDeps, nowMs: numbe
   const job = await insertJob(deps.db, { tenantId: conversation.tenantId, conversationId: conversation.id, trigger: 'idle', options: {} });
   // Another job won the partial unique index between the check and the insert.
   if (!job) return 'active_job';
-  await enqueueCompaction(deps.queues, job.id).catch((error: unknown) =>
+  await enqueueCompaction(deps.queues, job).catch((error: unknown) =>
     log.warn({ err: error, jobId: job.id }, 'enqueue failed; the reconciler will retry'),
   );
   log.info({ jobId: job.id, quietMs, activeTokens: conversation.activeTokens }, 'idle compaction enqueued');

@@ -19,7 +19,7 @@ type PlanDeps = Pick<WorkerDeps, 'db' | 'logger' | 'queues' | 'onJobFinished' | 
  * gated on the union of the identifiers they were gated on, with a budget sized to them.
  */
 export async function planConsolidation(ctx: JobContext, deps: PlanDeps): Promise<void> {
-  if (ctx.job.plan) return enqueueSummarizeFlow(deps.queues, ctx.job.id, 1);
+  if (ctx.job.plan) return enqueueSummarizeFlow(deps.queues, ctx.job, 1);
   const started = await transitionJob(deps.db, ctx.job.id, ['queued', 'planning'], { status: 'planning', startedAt: ctx.job.startedAt ?? new Date(), attempts: ctx.job.attempts + 1 });
   if (!started) return;
   const live = await loadLiveBatches(deps.db, ctx.conversation.id);
@@ -60,5 +60,5 @@ export async function planConsolidation(ctx: JobContext, deps: PlanDeps): Promis
   });
   if (!persisted) return;
   deps.logger.info({ jobId: ctx.job.id, absorbed: absorbed.length, level: choice.level, sourceTokens }, 'consolidation planned');
-  await enqueueSummarizeFlow(deps.queues, ctx.job.id, 1);
+  await enqueueSummarizeFlow(deps.queues, ctx.job, 1);
 }

@@ -59,7 +59,7 @@ export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise
     chunkCount = result.chunks.length;
     log.info({ chunks: chunkCount, rewrites: result.rewrites.length, tokensBefore: result.tokensBefore, projected: result.tokensAfter }, 'compaction planned');
   }
-  await enqueueSummarizeFlow(deps.queues, ctx.job.id, chunkCount);
+  await enqueueSummarizeFlow(deps.queues, ctx.job, chunkCount);
 }
 
 /** The chunk rows, the job-level plan and the frozen policy, all or nothing. */

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LlmError } from '../../../src/llm/port.js';
 import { createProviderLimiter } from '../../../src/llm/rate-limit.js';
 import { TEST_REDIS_URL } from '../../helpers/services.js';
 import { waitFor } from './support.js';
@@ -131,5 +132,41 @@ describe('provider limiter rate', () => {
     release();
     await holding;
     expect(await limiter.activeLeases('openai')).toBe(0);
+  });
+});
+
+describe('a provider that answers 429 with a retry-after', () => {
+  it('is paused for that long: beyond what calls wait out, they fail fast with the rest of the wait; another provider is untouched', async () => {
+    const limiter = createProviderLimiter(redis, { keyPrefix: newPrefix(), concurrency: 4, requestsPerMinute: 6_000, maxPauseWaitMs: 1_000 });
+    const limited = new LlmError('rate_limit', '429', { retryAfterMs: 5_000, provider: 'anthropic' });
+    await expect(limiter.run('anthropic', async () => Promise.reject(limited))).rejects.toBe(limited);
+
+    let called = false;
+    const paused = await limiter
+      .run('anthropic', async () => {
+        called = true;
+      })
+      .catch((error: unknown) => error);
+    expect(called).toBe(false);
+    expect(paused).toBeInstanceOf(LlmError);
+    expect((paused as LlmError).kind).toBe('rate_limit');
+    expect((paused as LlmError).retryAfterMs).toBeGreaterThan(4_000);
+    expect((paused as LlmError).retryAfterMs).toBeLessThanOrEqual(5_000);
+
+    await expect(limiter.run('openai', async () => 'served')).resolves.toBe('served');
+  });
+
+  it('has a short pause waited out before the call', async () => {
+    const limiter = createProviderLimiter(redis, { keyPrefix: newPrefix(), concurrency: 4, requestsPerMinute: 6_000, maxPauseWaitMs: 1_000 });
+    const limited = new LlmError('rate_limit', '429', { retryAfterMs: 400, provider: 'anthropic' });
+    await expect(limiter.run('anthropic', async () => Promise.reject(limited))).rejects.toBe(limited);
+    const started = Date.now();
+    await expect(limiter.run('anthropic', async () => Date.now())).resolves.toBeGreaterThanOrEqual(started + 300);
+  });
+
+  it('is not paused by an error without a retry-after', async () => {
+    const limiter = createProviderLimiter(redis, { keyPrefix: newPrefix(), concurrency: 4, requestsPerMinute: 6_000 });
+    await expect(limiter.run('anthropic', async () => Promise.reject(new LlmError('server', '500')))).rejects.toBeInstanceOf(LlmError);
+    await expect(limiter.run('anthropic', async () => 'served')).resolves.toBe('served');
   });
 });

@@ -88,6 +88,9 @@ export async function startServices(): Promise<BenchServices> {
   };
   const apiChild = await startApi();
   const sql = postgres(dbUrl, { max: 4, onnotice: () => {} });
+  // postgres.js learns the array types on its first connection; a query that binds an array
+  // before that (compactAll's `= any(...)`) is sent as a malformed literal
+  await sql`select 1`;
 
   const services: BenchServices = {
     dbUrl,

@@ -80,7 +80,7 @@ export function platformEstimate(m: MeasuredCapacity, a = PLATFORM_ASSUMPTIONS):
     ['messages/s, average → peak', `${count(messagesAvg)} → ${count(messagesPeak)}`, `÷ 86,400 s; × ${a.peakToAverage}`],
     ['API processes for the peak', count(apisForPeak), `peak ÷ ${count(m.messagesPerSecondPerApi)} msg/s measured on one API process`],
     ['API cores at the peak', fmt(apiCores), `peak × ${fmt(m.apiCpuSecondsPerMessage * 1e6)} µs API CPU per message (measured; Postgres CPU not included)`],
-    ['Postgres bytes per message (active or archived)', count(m.sizes.bytesPerMessage), `measured: table + indexes + TOAST ÷ ${count(m.sizes.rows.messages)} rows`],
+    ['Postgres bytes per message (active or archived)', count(m.sizes.bytesPerMessage), `measured: table + indexes + TOAST ÷ the ${count(m.sizes.rows.messages)} rows this bench run wrote (~0.4 KB "chat" and ~1 KB "agent" messages as JSON)`],
     ['Postgres bytes per compaction', count(m.sizes.bytesPerCompaction), `measured: jobs + chunks + summary batches ÷ ${count(m.sizes.rows.compactions)} jobs`],
     ['Postgres per conversation', bytes(bytesPerConversation), `${a.retainedDays} days × (${a.messagesPerConversationPerDay} messages + ${a.compactionsPerConversationPerDay} compactions) + the conversation row`],
     ['Postgres for the platform', bytes(totalBytes), `× ${count(a.activeConversations)} conversations`],

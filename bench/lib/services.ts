@@ -74,10 +74,12 @@ export async function startServices(): Promise<BenchServices> {
     OPENAI_BASE_URL: `${sim.url}/v1`,
     ...BENCH_LLM_ENV,
   };
-  const startApi = async (options: { cpuProfDir?: string; port?: number } = {}) => {
-    const { port: apiPort = port, ...spawnOptions } = options;
-    const child = spawnCompactd('api', { env: { ...env, PORT: String(apiPort), COMPACTD_BOOTSTRAP_KEY: key }, ...spawnOptions });
-    await child.waitForLog((line) => line.includes('compactd api listening'), START_TIMEOUT_MS);
+  const spawnApi = (apiPort: number, options: { cpuProfDir?: string } = {}) =>
+    spawnCompactd('api', { env: { ...env, PORT: String(apiPort), COMPACTD_BOOTSTRAP_KEY: key }, ...options });
+  const listening = (child: CompactdChild) => child.waitForLog((line) => line.includes('compactd api listening'), START_TIMEOUT_MS);
+  const startApi = async (options: { cpuProfDir?: string } = {}) => {
+    const child = spawnApi(port, options);
+    await listening(child);
     return child;
   };
   const startWorkerChild = async (extra: Record<string, string>, options: { cpuProfDir?: string } = {}) => {
@@ -127,16 +129,16 @@ export async function startServices(): Promise<BenchServices> {
       await Promise.all(running.map((w) => w.stop()));
     },
     async startExtraApis(count) {
-      const ports = await Promise.all(Array.from({ length: count }, () => freePort()));
-      const started = await Promise.all(
-        ports.map(async (apiPort) => {
-          const child = await startApi({ port: apiPort });
-          const entry = { child, api: new ApiClient(`http://127.0.0.1:${apiPort}`, key) };
-          services.extraApis.push(entry);
-          return entry.api;
-        }),
-      );
-      return started;
+      const started: Array<{ child: CompactdChild; api: ApiClient }> = [];
+      for (let i = 0; i < count; i += 1) {
+        const apiPort = await freePort();
+        const entry = { child: spawnApi(apiPort), api: new ApiClient(`http://127.0.0.1:${apiPort}`, key) };
+        // tracked before it is up, so close() stops it even when it never listens
+        services.extraApis.push(entry);
+        started.push(entry);
+      }
+      await Promise.all(started.map((entry) => listening(entry.child)));
+      return started.map((entry) => entry.api);
     },
     async stopExtraApis() {
       const running = services.extraApis;

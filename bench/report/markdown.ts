@@ -86,7 +86,7 @@ export function renderMarkdown(results: BenchResults, links: { svg: string; json
     '',
     '```bash',
     'npm run bench              # full run: writes bench/results/<date>.json, BENCH.md and bench/latency-vs-size.svg',
-    'npm run bench -- --quick   # under 3 minutes: bench/results/<date>-quick.{json,md}',
+    'npm run bench -- --quick   # about 3–4 minutes: bench/results/<date>-quick.{json,md}',
     'npm run bench -- --only peers   # some scenarios (ids: latency, peers, overhead, throughput, ingest, scale, tokens, scale-out; latency and peers run together)',
     'npx tsx bench/report/write-report.ts bench/results/<date>.json   # re-render BENCH.md from a results file',
     '```',

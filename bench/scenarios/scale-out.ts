@@ -31,7 +31,7 @@ interface Point {
 export async function runScaleOut(ctx: BenchContext): Promise<ScenarioResult[]> {
   const started = performance.now();
   const result = emptyScenario('scale-out', SCALE_OUT_TITLE);
-  const conversations = ctx.quick ? 12 : 400;
+  const conversations = ctx.quick ? 12 : 240;
   const perClient = ctx.quick ? 1_000 : 5_000;
   const runs = ctx.quick ? 1 : 2;
   result.setup = {

@@ -22,6 +22,10 @@ export interface BenchServices {
   /** restarts the API child on the same port (e.g. with `--cpu-prof`) */
   restartApi(options?: { cpuProfDir?: string }): Promise<void>;
   worker: CompactdChild | null;
+  /** every worker child running, `worker` first (more than one after startWorkers) */
+  workers: CompactdChild[];
+  /** API children started by startExtraApis, each on its own port over the same Postgres and Redis */
+  extraApis: Array<{ child: CompactdChild; api: ApiClient }>;
   sim: LlmSim;
   /** direct read access to the bench database (job rows, plans) */
   sql: postgres.Sql;
@@ -29,7 +33,13 @@ export interface BenchServices {
   env: Record<string, string>;
   /** (re)starts the worker child; extra env overrides the defaults (e.g. concurrency) */
   startWorker(extra?: Record<string, string>, options?: { cpuProfDir?: string }): Promise<CompactdChild>;
+  /** replaces the running workers with `count` worker children (they share the queues) */
+  startWorkers(count: number, extra?: Record<string, string>): Promise<CompactdChild[]>;
+  /** stops every worker child */
   stopWorker(): Promise<void>;
+  /** starts `count` more API children on free ports; returns their clients (same key as `api`) */
+  startExtraApis(count: number): Promise<ApiClient[]>;
+  stopExtraApis(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -64,13 +74,25 @@ export async function startServices(): Promise<BenchServices> {
     OPENAI_BASE_URL: `${sim.url}/v1`,
     ...BENCH_LLM_ENV,
   };
+  const spawnApi = (apiPort: number, options: { cpuProfDir?: string } = {}) =>
+    spawnCompactd('api', { env: { ...env, PORT: String(apiPort), COMPACTD_BOOTSTRAP_KEY: key }, ...options });
+  const listening = (child: CompactdChild) => child.waitForLog((line) => line.includes('compactd api listening'), START_TIMEOUT_MS);
   const startApi = async (options: { cpuProfDir?: string } = {}) => {
-    const child = spawnCompactd('api', { env: { ...env, PORT: String(port), COMPACTD_BOOTSTRAP_KEY: key }, ...options });
-    await child.waitForLog((line) => line.includes('compactd api listening'), START_TIMEOUT_MS);
+    const child = spawnApi(port, options);
+    await listening(child);
     return child;
+  };
+  const startWorkerChild = async (extra: Record<string, string>, options: { cpuProfDir?: string } = {}) => {
+    const worker = spawnCompactd('worker', { env: { ...env, ...extra }, ...options });
+    services.workers.push(worker);
+    await worker.waitForLog((line) => line.includes('compactd workers started'), START_TIMEOUT_MS);
+    return worker;
   };
   const apiChild = await startApi();
   const sql = postgres(dbUrl, { max: 4, onnotice: () => {} });
+  // postgres.js learns the array types on its first connection; a query that binds an array
+  // before that (compactAll's `= any(...)`) is sent as a malformed literal
+  await sql`select 1`;
 
   const services: BenchServices = {
     dbUrl,
@@ -83,23 +105,49 @@ export async function startServices(): Promise<BenchServices> {
       services.apiChild = await startApi(options);
     },
     worker: null,
+    workers: [],
+    extraApis: [],
     sim,
     sql,
     env,
     async startWorker(extra = {}, options = {}) {
       await services.stopWorker();
-      const worker = spawnCompactd('worker', { env: { ...env, ...extra }, ...options });
+      const worker = await startWorkerChild(extra, options);
       services.worker = worker;
-      await worker.waitForLog((line) => line.includes('compactd workers started'), START_TIMEOUT_MS);
       return worker;
     },
+    async startWorkers(count, extra = {}) {
+      await services.stopWorker();
+      const started = await Promise.all(Array.from({ length: count }, () => startWorkerChild(extra)));
+      services.worker = started[0] ?? null;
+      return started;
+    },
     async stopWorker() {
-      const worker = services.worker;
+      const running = services.workers;
+      services.workers = [];
       services.worker = null;
-      if (worker) await worker.stop();
+      await Promise.all(running.map((w) => w.stop()));
+    },
+    async startExtraApis(count) {
+      const started: Array<{ child: CompactdChild; api: ApiClient }> = [];
+      for (let i = 0; i < count; i += 1) {
+        const apiPort = await freePort();
+        const entry = { child: spawnApi(apiPort), api: new ApiClient(`http://127.0.0.1:${apiPort}`, key) };
+        // tracked before it is up, so close() stops it even when it never listens
+        services.extraApis.push(entry);
+        started.push(entry);
+      }
+      await Promise.all(started.map((entry) => listening(entry.child)));
+      return started.map((entry) => entry.api);
+    },
+    async stopExtraApis() {
+      const running = services.extraApis;
+      services.extraApis = [];
+      await Promise.all(running.map((a) => a.child.stop()));
     },
     async close() {
       await services.stopWorker();
+      await services.stopExtraApis();
       await services.apiChild.stop();
       await sql.end({ timeout: 5 });
       await sim.close();

@@ -5,6 +5,7 @@ import { runLatency } from './latency.js';
 import { PEERS_TITLE } from './peers-report.js';
 import { runOverhead } from './overhead.js';
 import { runScale } from './scale.js';
+import { runScaleOut, SCALE_OUT_TITLE } from './scale-out.js';
 import { runThroughput } from './throughput.js';
 import { runTokens } from './tokens.js';
 
@@ -22,4 +23,5 @@ export const SCENARIOS: Scenario[] = [
   { ids: ['ingest'], titles: ['5. Ingest: messages per second through the append API'], run: runIngest },
   { ids: ['scale'], titles: ['6. Scale: job time vs conversation size, worker peak RSS'], run: runScale },
   { ids: ['tokens'], titles: ['7. Token economy over repeated compactions'], run: runTokens },
+  { ids: ['scale-out'], titles: [SCALE_OUT_TITLE], run: runScaleOut },
 ];

@@ -1,0 +1,63 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+/**
+ * CPU time from /proc (Linux): what a set of processes used, and how busy the whole machine
+ * was, over a measured span. Used to say which resource a scale-out point ran out of.
+ */
+
+const TICKS_PER_SECOND = clockTicks();
+
+function clockTicks(): number {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+}
+
+/** user + system CPU seconds of one process so far; NaN when it is gone or /proc is absent */
+export function processCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // the command name (field 2) may hold spaces: count fields after its closing parenthesis
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** busy and total CPU seconds of the whole machine (all cores) so far */
+export function machineCpuSeconds(): { busy: number; total: number } {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+    const ticks = line.trim().split(/\s+/).slice(1).map(Number);
+    const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
+    const total = ticks.reduce((sum, t) => sum + t, 0);
+    return { busy: (total - idle) / TICKS_PER_SECOND, total: total / TICKS_PER_SECOND };
+  } catch {
+    return { busy: Number.NaN, total: Number.NaN };
+  }
+}
+
+export interface CpuSpan {
+  /** CPU seconds the watched processes used during the span */
+  processSeconds: number;
+  /** average number of cores busy machine-wide during the span (every process, not only ours) */
+  machineCoresBusy: number;
+}
+
+/** Starts watching `pids`; the returned function ends the span and reports it. */
+export function watchCpu(pids: readonly number[]): () => CpuSpan {
+  const before = pids.map(processCpuSeconds);
+  const machineBefore = machineCpuSeconds();
+  const wallStart = performance.now();
+  return () => {
+    const after = pids.map(processCpuSeconds);
+    const machineAfter = machineCpuSeconds();
+    const wallSeconds = (performance.now() - wallStart) / 1000;
+    const processSeconds = after.reduce((sum, t, i) => sum + (t - (before[i] ?? Number.NaN)), 0);
+    return { processSeconds, machineCoresBusy: (machineAfter.busy - machineBefore.busy) / wallSeconds };
+  };
+}

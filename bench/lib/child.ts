@@ -49,8 +49,11 @@ export function spawnCompactd(role: 'api' | 'worker', options: SpawnOptions): Co
   child.stderr?.on('data', onData);
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   let gone = false;
-  void exited.then(() => {
+  let stopping = false;
+  void exited.then((how) => {
     gone = true;
+    // An exit the bench did not ask for (a crash): say why, or a failed scenario only says "fetch failed".
+    if (!stopping && how !== 0) process.stderr.write(`compactd ${role} exited with code ${how}; its last lines:\n${lines.slice(-10).join('\n')}\n`);
     for (const wake of waiters) wake();
   });
   const pid = child.pid;
@@ -82,6 +85,7 @@ export function spawnCompactd(role: 'api' | 'worker', options: SpawnOptions): Co
     },
     memory: () => readMemory(pid),
     async stop(graceMs = 20_000) {
+      stopping = true;
       if (!gone) child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       const code = await exited;

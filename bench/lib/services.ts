@@ -73,6 +73,10 @@ export async function startServices(): Promise<BenchServices> {
     ANTHROPIC_BASE_URL: sim.url,
     OPENAI_BASE_URL: `${sim.url}/v1`,
     ...BENCH_LLM_ENV,
+    // The bench is one tenant enqueueing up to thousands of compactions at once: the per-tenant
+    // quotas (a guard against one tenant starving others) would answer 429 and measure nothing.
+    COMPACTD_TENANT_MAX_ACTIVE: '1000000',
+    COMPACTD_TENANT_COMPACTIONS_PER_MINUTE: '1000000',
   };
   const spawnApi = (apiPort: number, options: { cpuProfDir?: string } = {}) =>
     spawnCompactd('api', { env: { ...env, PORT: String(apiPort), COMPACTD_BOOTSTRAP_KEY: key }, ...options });

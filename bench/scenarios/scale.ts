@@ -78,7 +78,7 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
       rssTarget.bottleneck =
         `memory, not CPU: an idle worker already holds ${round(idleMedian, 0)} MB (the compiled service plus every dependency), ` +
         `and the peak grows from ${round(peakBySize[0] ?? Number.NaN, 0)} MB at ${small?.messages} messages to ${round(peakBySize[1] ?? Number.NaN, 0)} MB at ${large?.messages}: ` +
-        'the plan step loads the whole active history (and the commit archives it) in one piece.';
+        'the growth comes with the job, and this scenario samples the whole process, not the step that holds the memory (not measured here).';
     }
     result.notes.push(`Profiled rerun (${messages} messages, worker with --cpu-prof): ${text}`);
   }

@@ -3,7 +3,7 @@ import type { SummarizeMessage, SummarizeRequest } from '../compaction/types.js'
 import { DEFAULT_LLM_TIMEOUT_MS, type HttpAdapterOptions } from './http-options.js';
 import { assertUsableOutput } from './output-check.js';
 import { LlmError, type StopReason, type Summarizer, type SummarizeResult } from './port.js';
-import { llmErrorFromHttp, malformedResponse, unexpectedError } from './provider-errors.js';
+import { malformedResponse, sdkCallError } from './provider-errors.js';
 
 /**
  * Anthropic Messages adapter on the official SDK. The SDK never retries (`maxRetries: 0`)
@@ -121,28 +121,17 @@ function mapStopReason(reason: Anthropic.Messages.StopReason | null): StopReason
   }
 }
 
+const ANTHROPIC_ERRORS = {
+  userAbort: Anthropic.APIUserAbortError,
+  connectionTimeout: Anthropic.APIConnectionTimeoutError,
+  connection: Anthropic.APIConnectionError,
+  api: Anthropic.APIError,
+};
+
 function toLlmError(error: unknown, signal: AbortSignal | undefined): LlmError {
-  if (error instanceof LlmError) return error;
-  if (error instanceof Anthropic.APIUserAbortError || signal?.aborted === true) {
-    return new LlmError('cancelled', 'anthropic call was cancelled', { provider: 'anthropic', cause: error });
-  }
-  if (error instanceof Anthropic.APIConnectionTimeoutError) {
-    return new LlmError('timeout', 'anthropic call timed out', { provider: 'anthropic', cause: error });
-  }
-  if (error instanceof Anthropic.APIConnectionError) {
-    return new LlmError('server', `anthropic connection failed: ${error.message}`, { provider: 'anthropic', cause: error });
-  }
-  if (error instanceof Anthropic.APIError && typeof error.status === 'number') {
-    return llmErrorFromHttp({
-      provider: 'anthropic',
-      status: error.status,
-      headers: error.headers,
-      type: error.type,
-      code: error.errorCode,
-      message: error.apiMessage ?? error.message,
-      cause: error,
-    });
-  }
-  if (error instanceof SyntaxError) return malformedResponse('anthropic', error);
-  return unexpectedError('anthropic', error);
+  return sdkCallError('anthropic', error, signal, ANTHROPIC_ERRORS, (apiError) => ({
+    type: apiError.type,
+    code: apiError.errorCode,
+    message: apiError.apiMessage ?? apiError.message,
+  }));
 }

@@ -3,7 +3,7 @@ import type { SummarizeRequest } from '../compaction/types.js';
 import { DEFAULT_LLM_TIMEOUT_MS, type HttpAdapterOptions } from './http-options.js';
 import { assertUsableOutput } from './output-check.js';
 import { LlmError, type StopReason, type Summarizer, type SummarizeResult } from './port.js';
-import { llmErrorFromHttp, malformedResponse, unexpectedError } from './provider-errors.js';
+import { malformedResponse, sdkCallError } from './provider-errors.js';
 
 /**
  * OpenAI Chat Completions adapter on the official SDK. It speaks to any OpenAI-compatible
@@ -107,29 +107,16 @@ function mapFinishReason(reason: string | null | undefined): StopReason {
   return 'other';
 }
 
+const OPENAI_ERRORS = {
+  userAbort: OpenAI.APIUserAbortError,
+  connectionTimeout: OpenAI.APIConnectionTimeoutError,
+  connection: OpenAI.APIConnectionError,
+  api: OpenAI.APIError,
+};
+
 function toLlmError(error: unknown, signal: AbortSignal | undefined): LlmError {
-  if (error instanceof LlmError) return error;
-  if (error instanceof OpenAI.APIUserAbortError || signal?.aborted === true) {
-    return new LlmError('cancelled', 'openai call was cancelled', { provider: 'openai', cause: error });
-  }
-  if (error instanceof OpenAI.APIConnectionTimeoutError) {
-    return new LlmError('timeout', 'openai call timed out', { provider: 'openai', cause: error });
-  }
-  if (error instanceof OpenAI.APIConnectionError) {
-    return new LlmError('server', `openai connection failed: ${error.message}`, { provider: 'openai', cause: error });
-  }
-  if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
-    const body = error.error as { message?: unknown } | undefined;
-    return llmErrorFromHttp({
-      provider: 'openai',
-      status: error.status,
-      headers: error.headers,
-      type: error.type,
-      code: error.code,
-      message: typeof body?.message === 'string' ? body.message : error.message,
-      cause: error,
-    });
-  }
-  if (error instanceof SyntaxError) return malformedResponse('openai', error);
-  return unexpectedError('openai', error);
+  return sdkCallError('openai', error, signal, OPENAI_ERRORS, (apiError) => {
+    const body = apiError.error as { message?: unknown } | undefined;
+    return { type: apiError.type, code: apiError.code, message: typeof body?.message === 'string' ? body.message : apiError.message };
+  });
 }

@@ -82,3 +82,41 @@ export function unexpectedError(provider: ProviderName, cause: unknown): LlmErro
   const detail = cause instanceof Error ? cause.message : String(cause);
   return new LlmError('server', `${provider} call failed: ${detail}`, { provider, retryable: false, cause });
 }
+
+type ErrorClass<T = Error> = abstract new (...args: never[]) => T;
+
+/** The SDK error classes both official SDKs define (same names, separate classes). */
+export interface SdkErrorClasses<ApiError extends Error & { status: number | undefined; headers: Headers | undefined }> {
+  userAbort: ErrorClass;
+  connectionTimeout: ErrorClass;
+  connection: ErrorClass;
+  api: ErrorClass<ApiError>;
+}
+
+/**
+ * One mapping from whatever an SDK call threw to an LlmError: cancelled (our abort), timeout,
+ * connection failure, an HTTP answer (through the status table above), a malformed body, or
+ * anything else. `describeApiError` reads the body's type/code/message, which the SDKs keep in
+ * different places.
+ */
+export function sdkCallError<ApiError extends Error & { status: number | undefined; headers: Headers | undefined }>(
+  provider: ProviderName,
+  error: unknown,
+  signal: AbortSignal | undefined,
+  classes: SdkErrorClasses<ApiError>,
+  describeApiError: (error: ApiError) => Pick<HttpFailure, 'type' | 'code' | 'message'>,
+): LlmError {
+  if (error instanceof LlmError) return error;
+  if (error instanceof classes.userAbort || signal?.aborted === true) {
+    return new LlmError('cancelled', `${provider} call was cancelled`, { provider, cause: error });
+  }
+  if (error instanceof classes.connectionTimeout) return new LlmError('timeout', `${provider} call timed out`, { provider, cause: error });
+  if (error instanceof classes.connection) {
+    return new LlmError('server', `${provider} connection failed: ${error.message}`, { provider, cause: error });
+  }
+  if (error instanceof classes.api && typeof error.status === 'number') {
+    return llmErrorFromHttp({ provider, status: error.status, headers: error.headers, ...describeApiError(error), cause: error });
+  }
+  if (error instanceof SyntaxError) return malformedResponse(provider, error);
+  return unexpectedError(provider, error);
+}

@@ -1,39 +1,25 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { generateText, type ModelMessage } from 'ai';
-import { createClient, type CompactdClient } from 'compactd/client';
+import { createClient } from 'compactd/client';
 import { compactdSession } from 'compactd/ai-sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentTurn, AGENT_POLICY, systemText, type SimBody } from '../helpers/adapter-turns.js';
+import { describe, expect, it } from 'vitest';
+import { agentTurn, AGENT_POLICY, systemText, useAdapterStack, type SimBody } from '../helpers/adapter-turns.js';
 import { expectValidToolPairing } from '../helpers/conversation.js';
-import { startTestLlmSim, type TestLlmSim } from '../helpers/llm-sim.js';
-import { createStack, type Stack } from '../helpers/stack.js';
 
 /** compactd/ai-sdk inside real `generateText` calls, @ai-sdk/anthropic pointed at llm-sim (which validates every request). */
 
-let sim: TestLlmSim;
-let stack: Stack;
-let compactd: CompactdClient;
-beforeAll(async () => {
-  sim = await startTestLlmSim();
-  stack = await createStack();
-  const url = await stack.app.listen({ port: 0, host: '127.0.0.1' });
-  compactd = createClient({ baseUrl: url, apiKey: stack.key });
-});
-afterAll(async () => {
-  await stack?.close();
-  await sim?.close();
-});
+const env = useAdapterStack();
 
 const SYSTEM = 'You are a careful coding agent.';
 
 describe('compactd/ai-sdk session', () => {
   it('stores every message once, sends compactd’s context, and lets compactd compact on its own', async () => {
-    sim.control.reset();
-    const anthropic = createAnthropic({ baseURL: `${sim.url}/v1`, apiKey: 'sim' });
+    env.sim.control.reset();
+    const anthropic = createAnthropic({ baseURL: `${env.sim.url}/v1`, apiKey: 'sim' });
     const jobs: string[] = [];
     const errors: unknown[] = [];
     const session = compactdSession({
-      client: compactd,
+      client: env.compactd,
       conversationId: 'ai-sdk-run',
       system: SYSTEM,
       model: 'claude-sonnet-4-5',
@@ -60,12 +46,12 @@ describe('compactd/ai-sdk session', () => {
     }
     expect(errors).toEqual([]);
     expect(jobs.length, 'compactd never started an auto compaction').toBeGreaterThan(0);
-    const done = await compactd.waitForJob(jobs[0]!, { timeoutMs: 60_000 });
+    const done = await env.compactd.waitForJob(jobs[0]!, { timeoutMs: 60_000 });
     expect(done.status, JSON.stringify(done.result)).toBe('completed');
 
     messages.push({ role: 'user', content: 'What is left to do?' });
     await call(messages);
-    const calls = sim.control.callLog();
+    const calls = env.sim.control.callLog();
     expect(calls.every((c) => c.outcome === 'ok'), JSON.stringify(calls.filter((c) => c.outcome !== 'ok').map((c) => c.body))).toBe(true);
     const last = calls.at(-1)!.body as SimBody;
     expect(systemText(last)).toContain(SYSTEM);
@@ -74,21 +60,21 @@ describe('compactd/ai-sdk session', () => {
     expect(JSON.stringify(last.messages.at(-1))).toContain('What is left to do?');
 
     const roles: string[] = [];
-    for await (const line of compactd.exportConversation('ai-sdk-run', { clipArchive: false })) roles.push(line.role);
+    for await (const line of env.compactd.exportConversation('ai-sdk-run', { clipArchive: false })) roles.push(line.role);
     expect(roles).toEqual(['system', 'user', 'assistant', 'user', ...Array.from({ length: turn + 1 }, () => ['user', 'assistant']).flat()]);
-    expectValidToolPairing(await compactd.getContext('ai-sdk-run'), 'anthropic');
+    expectValidToolPairing(await env.compactd.getContext('ai-sdk-run'), 'anthropic');
   });
 
   it('goes ahead with the SDK’s own messages when compactd is unreachable', async () => {
-    sim.control.reset();
-    const anthropic = createAnthropic({ baseURL: `${sim.url}/v1`, apiKey: 'sim' });
+    env.sim.control.reset();
+    const anthropic = createAnthropic({ baseURL: `${env.sim.url}/v1`, apiKey: 'sim' });
     const errors: unknown[] = [];
     const offline = createClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k', retries: 0, timeoutMs: 2_000 });
     const session = compactdSession({ client: offline, conversationId: 'ai-sdk-offline', system: SYSTEM, onError: (e) => errors.push(e) });
     const result = await generateText({ model: anthropic('claude-sonnet-4-5'), system: SYSTEM, prompt: 'Hello there.', maxRetries: 0, prepareStep: session.prepareStep, onStepFinish: session.onStepFinish });
     expect(result.text).not.toBe('');
     expect(errors.length).toBeGreaterThan(0);
-    const body = sim.control.callLog().at(-1)!.body as SimBody;
+    const body = env.sim.control.callLog().at(-1)!.body as SimBody;
     expect(systemText(body)).toBe(SYSTEM);
     expect(JSON.stringify(body.messages)).toContain('Hello there.');
   });

@@ -1,29 +1,15 @@
 import { ChatAnthropic } from '@langchain/anthropic';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
-import { createClient, type CompactdClient } from 'compactd/client';
+import { createClient } from 'compactd/client';
 import { compactdMiddleware } from 'compactd/langchain';
 import { createAgent } from 'langchain';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectValidToolPairing } from '../helpers/conversation.js';
-import { startTestLlmSim, type TestLlmSim } from '../helpers/llm-sim.js';
-import { createStack, type Stack } from '../helpers/stack.js';
-import { agentTurn, AGENT_POLICY, systemText, type SimBody } from '../helpers/adapter-turns.js';
+import { agentTurn, AGENT_POLICY, systemText, useAdapterStack, type SimBody } from '../helpers/adapter-turns.js';
 
 /** compactd/langchain inside a real `createAgent` run, ChatAnthropic pointed at llm-sim (which validates every request). */
 
-let sim: TestLlmSim;
-let stack: Stack;
-let compactd: CompactdClient;
-beforeAll(async () => {
-  sim = await startTestLlmSim();
-  stack = await createStack();
-  const url = await stack.app.listen({ port: 0, host: '127.0.0.1' });
-  compactd = createClient({ baseUrl: url, apiKey: stack.key });
-});
-afterAll(async () => {
-  await stack?.close();
-  await sim?.close();
-});
+const env = useAdapterStack();
 
 /** The history as an app that keeps its own copy hands it back: new objects, no ids, no usage. */
 function ownCopy(messages: BaseMessage[]): BaseMessage[] {
@@ -44,18 +30,18 @@ function agentWith(middleware: ReturnType<typeof compactdMiddleware>, baseUrl: s
 
 describe('compactd/langchain middleware', () => {
   it('stores every message once, sends compactd’s context, and lets compactd compact on its own', async () => {
-    sim.control.reset();
+    env.sim.control.reset();
     const jobs: string[] = [];
     const errors: unknown[] = [];
     const middleware = compactdMiddleware({
-      client: compactd,
+      client: env.compactd,
       model: 'claude-sonnet-4-5',
       contextLimit: 4096,
       policy: AGENT_POLICY,
       onCompaction: (job) => jobs.push(job.id),
       onError: (error) => errors.push(error),
     });
-    const agent = agentWith(middleware, sim.url);
+    const agent = agentWith(middleware, env.sim.url);
     const config = { configurable: { thread_id: 'lc-thread' } };
 
     // A history that already holds a tool exchange, the way an app resumes one.
@@ -72,14 +58,14 @@ describe('compactd/langchain middleware', () => {
     }
     expect(errors).toEqual([]);
     expect(jobs.length, 'compactd never started an auto compaction').toBeGreaterThan(0);
-    const done = await compactd.waitForJob(jobs[0]!, { timeoutMs: 60_000 });
+    const done = await env.compactd.waitForJob(jobs[0]!, { timeoutMs: 60_000 });
     expect(done.status, JSON.stringify(done.result)).toBe('completed');
     expect(done.trigger).toBe('auto');
 
     const state = await agent.invoke({ messages: [...messages, new HumanMessage('What is left to do?')] }, config);
     // the agent's own state keeps the whole history; the model got compactd's shorter context
     expect(state.messages.length).toBe(messages.length + 2);
-    const calls = sim.control.callLog();
+    const calls = env.sim.control.callLog();
     expect(calls.every((c) => c.outcome === 'ok'), JSON.stringify(calls.filter((c) => c.outcome !== 'ok').map((c) => c.body))).toBe(true);
     const last = calls.at(-1)!.body as SimBody;
     expect(systemText(last)).toContain('You are a careful coding agent.');
@@ -90,20 +76,20 @@ describe('compactd/langchain middleware', () => {
 
     // every message stored once, in order: system, the seeded exchange, then user/assistant per turn
     const roles: string[] = [];
-    for await (const line of compactd.exportConversation('lc-thread', { clipArchive: false })) roles.push(line.role);
+    for await (const line of env.compactd.exportConversation('lc-thread', { clipArchive: false })) roles.push(line.role);
     expect(roles).toEqual(['system', 'user', 'assistant', 'user', ...Array.from({ length: turn + 1 }, () => ['user', 'assistant']).flat()]);
-    expectValidToolPairing(await compactd.getContext('lc-thread'), 'anthropic');
+    expectValidToolPairing(await env.compactd.getContext('lc-thread'), 'anthropic');
   });
 
   it('calls the model with the agent’s own history when compactd is unreachable, never an error in its place', async () => {
-    sim.control.reset();
+    env.sim.control.reset();
     const errors: unknown[] = [];
     const offline = createClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k', retries: 0, timeoutMs: 2_000 });
-    const agent = agentWith(compactdMiddleware({ client: offline, conversationId: 'lc-offline', onError: (e) => errors.push(e) }), sim.url);
+    const agent = agentWith(compactdMiddleware({ client: offline, conversationId: 'lc-offline', onError: (e) => errors.push(e) }), env.sim.url);
     const state = await agent.invoke({ messages: [new HumanMessage('Hello there.')] }, { configurable: { thread_id: 'ignored' } });
     expect(state.messages).toHaveLength(2);
     expect(errors.length).toBeGreaterThan(0);
-    const body = sim.control.callLog().at(-1)!.body as SimBody;
+    const body = env.sim.control.callLog().at(-1)!.body as SimBody;
     expect(systemText(body)).toBe('You are a careful coding agent.');
     expect(body.messages).toEqual([{ role: 'user', content: 'Hello there.' }]);
   });

@@ -1,3 +1,8 @@
+import { createClient, type CompactdClient } from 'compactd/client';
+import { afterAll, beforeAll } from 'vitest';
+import { startTestLlmSim, type TestLlmSim } from './llm-sim.js';
+import { createStack, type Stack } from './stack.js';
+
 /**
  * User turns for the adapter e2e tests: each carries a few hundred tokens of distinct
  * detail, so a conversation with a 4096-token window crosses compactd's auto trigger
@@ -29,4 +34,23 @@ export interface SimBody {
 export function systemText(body: SimBody): string {
   const system = body.system;
   return typeof system === 'string' ? system : (system ?? []).map((b) => b.text).join('\n');
+}
+
+/**
+ * The stack every adapter e2e test runs against: llm-sim, the API in-process with its
+ * worker, and a typed client for it; started before the file's tests, closed after.
+ */
+export function useAdapterStack(): { sim: TestLlmSim; stack: Stack; compactd: CompactdClient } {
+  const env = {} as { sim: TestLlmSim; stack: Stack; compactd: CompactdClient };
+  beforeAll(async () => {
+    env.sim = await startTestLlmSim();
+    env.stack = await createStack();
+    const url = await env.stack.app.listen({ port: 0, host: '127.0.0.1' });
+    env.compactd = createClient({ baseUrl: url, apiKey: env.stack.key });
+  });
+  afterAll(async () => {
+    await env.stack?.close();
+    await env.sim?.close();
+  });
+  return env;
 }

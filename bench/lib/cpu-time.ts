@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /**
  * CPU time from /proc (Linux): what a set of processes used, and how busy the whole machine
@@ -59,5 +59,52 @@ export function watchCpu(pids: readonly number[]): () => CpuSpan {
     const wallSeconds = (performance.now() - wallStart) / 1000;
     const processSeconds = after.reduce((sum, t, i) => sum + (t - (before[i] ?? Number.NaN)), 0);
     return { processSeconds, machineCoresBusy: (machineAfter.busy - machineBefore.busy) / wallSeconds };
+  };
+}
+
+/** Postgres and Redis are found by their command names; compactd's own processes by pid. */
+const SERVICE_COMMANDS: Record<string, string> = { postgres: 'Postgres', 'redis-server': 'Redis' };
+
+/** CPU seconds of every process on the machine now, by pid, with its command name. */
+function allProcessCpu(): Map<number, { comm: string; seconds: number }> {
+  const out = new Map<number, { comm: string; seconds: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // a service's children that exited (Postgres backends that closed) are counted by their parent
+      const reaped = comm in SERVICE_COMMANDS ? Number(fields[13]) + Number(fields[14]) : 0;
+      out.set(Number(entry), { comm, seconds: (Number(fields[11]) + Number(fields[12]) + reaped) / TICKS_PER_SECOND });
+    } catch {
+      // the process ended between the listing and the read
+    }
+  }
+  return out;
+}
+
+
+/**
+ * Starts watching where the machine's CPU goes: the named processes (by pid), Postgres and
+ * Redis (every process of that name, backends started during the span included), and the
+ * rest of the machine. The returned function ends the span: CPU seconds by role.
+ */
+export function watchCpuByRole(pids: Record<string, number>): () => Record<string, number> {
+  const before = allProcessCpu();
+  const machineBefore = machineCpuSeconds();
+  return () => {
+    const after = allProcessCpu();
+    const machineAfter = machineCpuSeconds();
+    const roleOfPid = new Map(Object.entries(pids).map(([role, pid]) => [pid, role]));
+    const seconds: Record<string, number> = Object.fromEntries([...Object.keys(pids), ...Object.values(SERVICE_COMMANDS)].map((role) => [role, 0]));
+    for (const [pid, now] of after) {
+      const role = roleOfPid.get(pid) ?? SERVICE_COMMANDS[now.comm];
+      if (role === undefined) continue;
+      seconds[role] = (seconds[role] ?? 0) + now.seconds - (before.get(pid)?.seconds ?? 0);
+    }
+    const named = Object.values(seconds).reduce((sum, s) => sum + s, 0);
+    seconds['rest of the machine'] = machineAfter.busy - machineBefore.busy - named;
+    return seconds;
   };
 }

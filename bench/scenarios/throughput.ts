@@ -1,4 +1,6 @@
+import os from 'node:os';
 import { compactAll, seedMany } from '../lib/batch-jobs.js';
+import { watchCpuByRole } from '../lib/cpu-time.js';
 import type { BenchContext } from '../lib/context.js';
 import { syntheticMessages } from '../lib/conversations.js';
 import { profileWorker } from '../lib/profiling.js';
@@ -20,7 +22,7 @@ export async function runThroughput(ctx: BenchContext): Promise<ScenarioResult[]
   result.setup = {
     profile: 'instant (4a), haiku (4b; quick: fixed:200)',
     conversations: `${count} × ${MESSAGES} messages, "chat" mix (~118 tokens per message)`,
-    worker: 'one `compactd worker` process, COMPACTD_COMPACTION_CONCURRENCY 8, COMPACTD_SUMMARIZE_CONCURRENCY 32 (defaults)',
+    worker: 'one `compactd worker` process, COMPACTD_COMPACTION_CONCURRENCY 8, COMPACTD_SUMMARIZE_CONCURRENCY 32, COMPACTD_INLINE_CHUNKS 4 (defaults: a 2-chunk job runs its calls and commit in its plan step)',
     runs,
     measure: 'compactions / (first job created → last job finished); all jobs enqueued at once, 16 POSTs in flight',
   };
@@ -28,13 +30,16 @@ export async function runThroughput(ctx: BenchContext): Promise<ScenarioResult[]
   const rates: number[] = [];
   const drainRates: number[] = [];
   const rss: number[] = [];
+  const cpuRuns: Array<Record<string, number>> = [];
   for (let run = 0; run < runs; run += 1) {
     ctx.log(`throughput: seeding ${count} conversations (run ${run + 1}/${runs})`);
     const ids = await seedMany(ctx, 'tp', count, (i, id) => syntheticMessages(MESSAGES, { mix: 'chat', seed: i + 1, tag: id }));
     const worker = await ctx.svc.startWorker();
     ctx.svc.sim.reset();
     ctx.log(`throughput: compacting ${count}`);
+    const stopCpu = watchCpuByRole({ 'compactd worker': worker.pid, 'compactd API': ctx.svc.apiChild.pid, 'bench client + llm-sim': process.pid });
     const outcome = await compactAll(ctx, ids, { strategy: 'summarize' }, 900_000);
+    cpuRuns.push(perCompactionMs(stopCpu(), count));
     if ((outcome.statuses['completed'] ?? 0) !== count) throw new Error(`throughput: statuses ${JSON.stringify(outcome.statuses)}`);
     rates.push(count / (outcome.spanMs / 1000));
     drainRates.push(count / (outcome.drainMs / 1000));
@@ -45,18 +50,42 @@ export async function runThroughput(ctx: BenchContext): Promise<ScenarioResult[]
   result.figures.push(figure('compactions/s (first plan start → last finish)', '/s', drainRates));
   result.figures.push(figure('worker peak RSS', 'MB', rss));
   result.targets.push(target('median compactions/s, one worker', '>=', 150, spread(rates).median, '/s'));
+  const cpuTable = cpuByProcessTable(cpuRuns);
+  result.tables.push(cpuTable.table);
   if (!(result.targets[0]?.met ?? true)) {
     const ids = await seedMany(ctx, 'tpprof', ctx.quick ? 10 : 200, (i, id) => syntheticMessages(MESSAGES, { mix: 'chat', seed: i + 1, tag: id }));
     const profile = await profileWorker(ctx, 'throughput', async () => {
       await compactAll(ctx, ids, { strategy: 'summarize' }, 900_000);
     });
     const text = profile?.text ?? 'the profile could not be read';
-    if (result.targets[0]) result.targets[0].bottleneck = text;
+    if (result.targets[0]) result.targets[0].bottleneck = `${cpuTable.summary} Worker ${text}`;
     result.notes.push(`Profiled rerun (${ids.length} compactions, worker with --cpu-prof): ${text}`);
   }
   result.tables.push(await concurrencySweep(ctx));
   result.durationMs = performance.now() - started;
   return [result];
+}
+
+function perCompactionMs(seconds: Record<string, number>, count: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(seconds).map(([role, s]) => [role, (s * 1000) / count]));
+}
+
+/**
+ * 4c: the CPU of one compaction, by process. Every process shares the machine's cores, so the
+ * sum bounds the rate: cores × 1000 / (ms per compaction) compactions/s at best.
+ */
+function cpuByProcessTable(runs: ReadonlyArray<Record<string, number>>) {
+  const roles = Object.keys(runs[0] ?? {});
+  const median = (role: string) => spread(runs.map((r) => r[role] ?? Number.NaN)).median;
+  const total = roles.reduce((sum, role) => sum + median(role), 0);
+  const rows = roles.map((role) => [role, round(median(role), 1), `${round((median(role) / total) * 100, 0)}%`]);
+  rows.push(['all', round(total, 1), '100%']);
+  const [top] = [...roles].sort((a, b) => median(b) - median(a));
+  const cores = os.availableParallelism();
+  const summary =
+    `CPU per compaction, all processes: ${round(total, 1)} ms, the most in ${top} (${round(median(top ?? ''), 1)} ms); ` +
+    `${cores} cores allow at most ${round((cores * 1000) / total, 0)} compactions/s at that cost.`;
+  return { summary, table: { title: '4c. CPU per compaction by process (ms, median over runs; instant LLM)', columns: ['process', 'CPU ms per compaction', 'share'], rows } };
 }
 
 /** 4b: the same jobs with summarize concurrency 1, 8 and 32 under an LLM with real latency. */
@@ -70,7 +99,8 @@ async function concurrencySweep(ctx: BenchContext) {
   for (const concurrency of [1, 8, 32]) {
     ctx.log(`throughput: summarize concurrency ${concurrency} (${profile}, ${jobs} jobs)`);
     const ids = await seedMany(ctx, `tpc${concurrency}`, jobs, (i, id) => syntheticMessages(MESSAGES, { mix: 'chat', seed: i + 1, tag: id }), policy);
-    await ctx.svc.startWorker({ COMPACTD_SUMMARIZE_CONCURRENCY: String(concurrency) });
+    // inline chunk steps off: this table is about the summarize queue's slots
+    await ctx.svc.startWorker({ COMPACTD_SUMMARIZE_CONCURRENCY: String(concurrency), COMPACTD_INLINE_CHUNKS: '0' });
     ctx.svc.sim.reset();
     const outcome = await compactAll(ctx, ids, { strategy: 'summarize' }, 1_800_000);
     const calls = ctx.svc.sim.callLog();
@@ -87,7 +117,7 @@ async function concurrencySweep(ctx: BenchContext) {
   ctx.svc.sim.configure({ profile: 'instant' });
   await ctx.svc.stopWorker();
   return {
-    title: `4b. Summarize concurrency under the ${profile} profile (${jobs} jobs of ${MESSAGES} messages, summaryMaxTokens 300)`,
+    title: `4b. Summarize concurrency under the ${profile} profile (${jobs} jobs of ${MESSAGES} messages, summaryMaxTokens 300, COMPACTD_INLINE_CHUNKS 0)`,
     columns: ['summarize concurrency', 'jobs', 'LLM calls', 'max calls in flight', 'span s', 'compactions/s', 'statuses'],
     rows,
   };

@@ -1,6 +1,7 @@
 import { assertCompleted, compactMeasured, seedConversation, type BenchContext, type MeasuredJob } from '../lib/context.js';
 import { syntheticMessages } from '../lib/conversations.js';
 import type { JobPhases } from '../lib/job-timing.js';
+import { watchCpuByRole } from '../lib/cpu-time.js';
 import { profileWorker } from '../lib/profiling.js';
 import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
 import { round, spread } from '../lib/stats.js';
@@ -36,7 +37,9 @@ export async function runOverhead(ctx: BenchContext): Promise<ScenarioResult[]> 
   const started = performance.now();
   const result = emptyScenario('overhead', '3. Overhead: non-LLM time per compaction');
   ctx.svc.sim.configure({ profile: 'instant', summarizeWindow: null });
-  await ctx.svc.startWorker();
+  const worker = await ctx.svc.startWorker();
+  const cpuRows: Array<Array<string | number>> = [];
+  const cpuSummaries: string[] = [];
   result.setup = {
     profile: 'instant',
     conversations: 'synthetic coding-agent turns, "chat" mix (~410 bytes, ~118 tokens per message)',
@@ -54,11 +57,21 @@ export async function runOverhead(ctx: BenchContext): Promise<ScenarioResult[]> 
       ids.push(id);
     }
     const jobs: MeasuredJob[] = [];
+    const stopCpu = watchCpuByRole({ 'compactd worker': worker.pid, 'compactd API': ctx.svc.apiChild.pid, 'bench client + llm-sim': process.pid });
     for (const id of ids) {
       const job = await compactMeasured(ctx, id);
       assertCompleted(job, `overhead ${size.messages}`);
       jobs.push(job);
     }
+    const cpuMs = Object.entries(stopCpu()).map(([role, seconds]) => [role, (seconds * 1000) / jobs.length] as const);
+    cpuRows.push([size.messages, ...cpuMs.map(([, ms]) => round(ms, 1))]);
+    const wallMedian = spread(jobs.map((j) => j.timing.wallMs)).median;
+    cpuSummaries.push(
+      `${size.messages} messages, per job of ${round(wallMedian, 0)} ms wall (jobs one at a time, instant LLM): ` +
+        cpuMs.map(([role, ms]) => `${role} ${round(ms, 1)} ms CPU`).join(', ') +
+        '; the wall is these in sequence plus the waits between them (round trips, queue hops).',
+    );
+    if (cpuRows.length === 1) result.tables.push({ title: 'CPU per compaction by process (ms; jobs run one at a time, so the wall is their sum plus the waits)', columns: ['messages', ...cpuMs.map(([role]) => role)], rows: cpuRows });
     const nonLlm = jobs.map((j) => j.timing.nonLlmMs);
     result.figures.push(figure(`non-LLM time, ${size.messages} messages`, 'ms', nonLlm));
     result.targets.push(target(`median non-LLM time, ${size.messages} messages`, '<=', size.targetMs, spread(nonLlm).median, 'ms'));
@@ -82,13 +95,13 @@ export async function runOverhead(ctx: BenchContext): Promise<ScenarioResult[]> 
       'Non-LLM time counts only time during which no call was in flight.',
   );
   if (ctx.quick) result.notes.push('Quick mode: 3 × 200 and 1 × 5,000 messages (the full run measures 10 × 200 and 3 × 10,000 against the same targets).');
-  if (result.targets.some((t) => !t.met)) await explain(ctx, result);
+  if (result.targets.some((t) => !t.met)) await explain(ctx, result, cpuSummaries);
   result.durationMs = performance.now() - started;
   return [result];
 }
 
 /** A profiled rerun of both sizes; the hottest areas name the bottleneck of each missed target. */
-async function explain(ctx: BenchContext, result: ScenarioResult): Promise<void> {
+async function explain(ctx: BenchContext, result: ScenarioResult, cpuSummaries: readonly string[]): Promise<void> {
   const sizes = [{ messages: 200 }, { messages: ctx.quick ? 1_000 : 10_000 }];
   const ids: string[] = [];
   for (const size of sizes) {
@@ -100,6 +113,8 @@ async function explain(ctx: BenchContext, result: ScenarioResult): Promise<void>
     for (const id of ids) assertCompleted(await compactMeasured(ctx, id), 'overhead profile');
   });
   const text = profile ? profile.text : 'the profile could not be read';
-  for (const t of result.targets) if (!t.met) t.bottleneck = text;
+  result.targets.forEach((t, i) => {
+    if (!t.met) t.bottleneck = `${cpuSummaries[i] ?? ''} Worker ${text}`;
+  });
   result.notes.push(`Profiled rerun (worker with --cpu-prof, one 200-message compaction and one ${sizes[1]?.messages ?? 0}-message compaction): ${text}`);
 }

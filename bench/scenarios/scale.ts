@@ -1,6 +1,7 @@
 import { assertCompleted, compactMeasured, seedConversation, type BenchContext } from '../lib/context.js';
 import { syntheticMessages } from '../lib/conversations.js';
 import { profileWorker } from '../lib/profiling.js';
+import { sampleRssByPhase } from '../lib/rss-by-phase.js';
 import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
 import { round, spread } from '../lib/stats.js';
 
@@ -26,6 +27,8 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
   const peakBySize: number[] = [];
   const medians: number[] = [];
   const peaks: number[] = [];
+  // RSS by job status for each size (the last run's samples): which step holds the memory
+  const phasePeaks: Array<Record<string, number>> = [];
   for (const size of sizes) {
     const wall: number[] = [];
     const rss: number[] = [];
@@ -38,7 +41,10 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
       await seedConversation(ctx, id, syntheticMessages(size.messages, { mix: 'chat', seed: 7 + run, tag: id }));
       const worker = await ctx.svc.startWorker();
       idle.push((worker.memory()?.rssKb ?? Number.NaN) / 1024);
+      const stopSampling = sampleRssByPhase(ctx, worker, id);
       const job = await compactMeasured(ctx, id);
+      const byPhase = await stopSampling();
+      if (run === size.runs - 1) phasePeaks.push(byPhase);
       assertCompleted(job, `scale ${size.messages}`);
       wall.push(job.timing.wallMs);
       rss.push((worker.memory()?.peakRssKb ?? Number.NaN) / 1024);
@@ -59,6 +65,12 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
   const growth = (medians[1] as number) / (medians[0] as number);
   const sizeRatio = (large?.messages ?? 1) / (small?.messages ?? 1);
   result.tables.push({ title: 'Job time and memory by size (median)', columns: ['messages', 'chunks', 'plan KB (re-read by every step)', 'wall s', 'ms per message', 'worker RSS when idle MB', 'worker peak RSS MB'], rows });
+  const statuses = [...new Set(phasePeaks.flatMap((p) => Object.keys(p)))];
+  result.tables.push({
+    title: 'Worker RSS by job status (MB, the highest sample every 100 ms while the job was in that status; last run of each size)',
+    columns: ['messages', ...statuses],
+    rows: sizes.map((size, i) => [size.messages, ...statuses.map((status) => round(phasePeaks[i]?.[status] ?? Number.NaN, 0))]),
+  });
   result.notes.push('"Idle" is the worker’s RSS right after it reported ready, before the job: the baseline every job starts from (the process runs the compiled dist/ through bin/compactd.mjs).');
   result.figures.push(figure(`time growth for ${sizeRatio}× the messages (1.0 = linear)`, '×', [growth / sizeRatio]));
   result.targets.push(target(`time growth / size growth (${sizeRatio}×), ~linear`, '<=', 1.25, growth / sizeRatio, '×'));
@@ -78,11 +90,17 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
       rssTarget.bottleneck =
         `memory, not CPU: an idle worker already holds ${round(idleMedian, 0)} MB (the compiled service plus every dependency), ` +
         `and the peak grows from ${round(peakBySize[0] ?? Number.NaN, 0)} MB at ${small?.messages} messages to ${round(peakBySize[1] ?? Number.NaN, 0)} MB at ${large?.messages}: ` +
-        'the growth comes with the job, and this scenario samples the whole process, not the step that holds the memory (not measured here).';
+        `the growth comes with the job; sampled by job status, the largest job's RSS peaks while it is ${peakStatus(phasePeaks.at(-1) ?? {})}.`;
     }
     result.notes.push(`Profiled rerun (${messages} messages, worker with --cpu-prof): ${text}`);
   }
   if (ctx.quick) result.notes.push('Quick mode: 1,000 and 5,000 messages instead of 10,000 and 100,000 (a smoke run: the linearity check compares a 5× growth).');
   result.durationMs = performance.now() - started;
   return [result];
+}
+
+/** The job status whose samples held the highest RSS, with that figure. */
+function peakStatus(peaks: Record<string, number>): string {
+  const [status, mb] = Object.entries(peaks).sort((a, b) => b[1] - a[1])[0] ?? ['unknown', Number.NaN];
+  return `${status} (${round(mb, 0)} MB)`;
 }

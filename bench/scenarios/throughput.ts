@@ -22,7 +22,7 @@ export async function runThroughput(ctx: BenchContext): Promise<ScenarioResult[]
   result.setup = {
     profile: 'instant (4a), haiku (4b; quick: fixed:200)',
     conversations: `${count} × ${MESSAGES} messages, "chat" mix (~118 tokens per message)`,
-    worker: 'one `compactd worker` process, COMPACTD_COMPACTION_CONCURRENCY 8, COMPACTD_SUMMARIZE_CONCURRENCY 32, COMPACTD_INLINE_CHUNKS 4 (defaults: a 2-chunk job runs its calls and commit in its plan step)',
+    worker: 'one `compactd worker` process, COMPACTD_COMPACTION_CONCURRENCY 8, COMPACTD_SUMMARIZE_CONCURRENCY 32 (defaults)',
     runs,
     measure: 'compactions / (first job created → last job finished); all jobs enqueued at once, 16 POSTs in flight',
   };
@@ -99,8 +99,7 @@ async function concurrencySweep(ctx: BenchContext) {
   for (const concurrency of [1, 8, 32]) {
     ctx.log(`throughput: summarize concurrency ${concurrency} (${profile}, ${jobs} jobs)`);
     const ids = await seedMany(ctx, `tpc${concurrency}`, jobs, (i, id) => syntheticMessages(MESSAGES, { mix: 'chat', seed: i + 1, tag: id }), policy);
-    // inline chunk steps off: this table is about the summarize queue's slots
-    await ctx.svc.startWorker({ COMPACTD_SUMMARIZE_CONCURRENCY: String(concurrency), COMPACTD_INLINE_CHUNKS: '0' });
+    await ctx.svc.startWorker({ COMPACTD_SUMMARIZE_CONCURRENCY: String(concurrency) });
     ctx.svc.sim.reset();
     const outcome = await compactAll(ctx, ids, { strategy: 'summarize' }, 1_800_000);
     const calls = ctx.svc.sim.callLog();
@@ -117,7 +116,7 @@ async function concurrencySweep(ctx: BenchContext) {
   ctx.svc.sim.configure({ profile: 'instant' });
   await ctx.svc.stopWorker();
   return {
-    title: `4b. Summarize concurrency under the ${profile} profile (${jobs} jobs of ${MESSAGES} messages, summaryMaxTokens 300, COMPACTD_INLINE_CHUNKS 0)`,
+    title: `4b. Summarize concurrency under the ${profile} profile (${jobs} jobs of ${MESSAGES} messages, summaryMaxTokens 300)`,
     columns: ['summarize concurrency', 'jobs', 'LLM calls', 'max calls in flight', 'span s', 'compactions/s', 'statuses'],
     rows,
   };

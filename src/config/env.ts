@@ -85,11 +85,6 @@ export const EnvSchema = z.object({
   COMPACTD_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ or - only').default('compactd'),
   COMPACTD_COMPACTION_CONCURRENCY: int(1, 256).default(8),
   COMPACTD_SUMMARIZE_CONCURRENCY: int(1, 1024).default(32),
-  /**
-   * a plan with at most this many chunks runs its chunk calls and its commit inside the plan
-   * step (no queue hop per step); larger plans fan out over the summarize queue. 0: always fan out
-   */
-  COMPACTD_INLINE_CHUNKS: int(0, 1024).default(4),
   COMPACTD_SHUTDOWN_TIMEOUT_MS: int(100, 600_000).default(30_000),
   /**
    * reconciler (SPEC §5.6): sweep interval (0: off) and how long a job, or a pending webhook
@@ -130,7 +125,7 @@ export interface Config {
   metrics: { token: string | undefined; port: number | undefined };
   webhooks: { attempts: number; backoffMs: number; timeoutMs: number; allow: WebhookAllowList };
   configFile: string | undefined;
-  queue: { prefix: string; compactionConcurrency: number; summarizeConcurrency: number; inlineChunks: number };
+  queue: { prefix: string; compactionConcurrency: number; summarizeConcurrency: number };
   reconcile: { everyMs: number; idleMs: number };
   /** fault-injection points (tests only; 0 = off) */
   faults: { pauseBeforeDispatchMs: number };
@@ -188,7 +183,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       prefix: e.COMPACTD_QUEUE_PREFIX,
       compactionConcurrency: e.COMPACTD_COMPACTION_CONCURRENCY,
       summarizeConcurrency: e.COMPACTD_SUMMARIZE_CONCURRENCY,
-      inlineChunks: e.COMPACTD_INLINE_CHUNKS,
     },
     reconcile: { everyMs: e.COMPACTD_RECONCILE_EVERY_MS, idleMs: e.COMPACTD_RECONCILE_IDLE_MS },
     faults: { pauseBeforeDispatchMs: e.COMPACTD_FAULT_PAUSE_BEFORE_DISPATCH_MS },

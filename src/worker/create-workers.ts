@@ -111,7 +111,7 @@ export function createWorkers(connection: RedisConnection, deps: WorkerDeps, opt
   const compaction = new Worker(
     QUEUES.compaction,
     wrap(async (job, signal) => {
-      if (job.name === JOBS.plan.name) return processPlan(JOBS.plan.schema.parse(job.data), deps, signal);
+      if (job.name === JOBS.plan.name) return processPlan(JOBS.plan.schema.parse(job.data), deps);
       if (job.name === JOBS.finalize.name) return processFinalize(JOBS.finalize.schema.parse(job.data), deps, signal);
       if (job.name === JOBS.idleCheck.name) {
         await processIdleCheck(JOBS.idleCheck.schema.parse(job.data), deps);

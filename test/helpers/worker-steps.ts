@@ -7,13 +7,12 @@ import type { Stack } from './stack.js';
 /**
  * The worker's dependencies over a stack's real Postgres, Redis and configured providers,
  * without any BullMQ worker consuming the queues: a test calls the step processors
- * (plan, summarize, finalize) itself, in the order it wants: the plan step never runs the
- * chunk steps inline unless `inlineChunks` says so.
+ * (plan, summarize, finalize) itself, in the order it wants.
  */
-export function workerStepDeps(stack: Stack, options: { inlineChunks?: number } = {}): WorkerDeps {
+export function workerStepDeps(stack: Stack): WorkerDeps {
   const { deps } = stack;
   return {
-    config: { ...deps.config, queue: { ...deps.config.queue, inlineChunks: options.inlineChunks ?? 0 } },
+    config: deps.config,
     db: deps.db,
     logger: deps.logger,
     queues: deps.queues,

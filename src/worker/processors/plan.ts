@@ -8,21 +8,21 @@ import { insertChunks } from '../../db/repos/chunks.js';
 import { transitionJob } from '../../db/repos/jobs.js';
 import { loadMessageContent, loadPlanHistory, loadRewriteCandidates, type PlanHistory } from '../../db/repos/plan-snapshot.js';
 import { loadLiveBatches, toLiveBatch } from '../../db/repos/snapshot.js';
+import { enqueueSummarizeFlow } from '../../queue/producer.js';
 import type { PlanPayload } from '../../queue/catalog.js';
+import type { WorkerDeps } from '../deps.js';
 import { finishJob, notifyFinished } from '../finish.js';
 import { isActive, loadJobContext, type JobContext } from '../job-context.js';
-import { runChunkSteps, type ChunkStepsDeps } from '../inline-steps.js';
 import { planConsolidation } from './plan-consolidation.js';
 
-export type PlanDeps = ChunkStepsDeps;
+export type PlanDeps = Pick<WorkerDeps, 'db' | 'logger' | 'queues' | 'countTokens' | 'onJobFinished'>;
 
 /**
  * Plan step: snapshot → planCompaction → in one transaction, the chunk rows, the job-level
- * plan and the frozen policy → the chunk steps (inline for a small plan, else one summarize
- * step per chunk under a finalize parent). Idempotent: a retried step reuses the persisted
- * plan, then the memoized chunks, and re-adds the same flow (BullMQ ignores known job ids).
+ * plan and the frozen policy → fan out one summarize step per chunk. Idempotent: a retried
+ * step reuses the persisted plan and re-adds the same flow (BullMQ ignores known job ids).
  */
-export async function processPlan(payload: PlanPayload, deps: PlanDeps, signal?: AbortSignal): Promise<void> {
+export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise<void> {
   const ctx = await loadJobContext(deps.db, payload.jobId);
   if (!ctx || !isActive(ctx.job)) return;
   if (ctx.job.trigger === 'consolidate') return planConsolidation(ctx, deps);
@@ -59,7 +59,7 @@ export async function processPlan(payload: PlanPayload, deps: PlanDeps, signal?:
     chunkCount = result.chunks.length;
     log.info({ chunks: chunkCount, rewrites: result.rewrites.length, tokensBefore: result.tokensBefore, projected: result.tokensAfter }, 'compaction planned');
   }
-  await runChunkSteps(deps, ctx.job, chunkCount, signal);
+  await enqueueSummarizeFlow(deps.queues, ctx.job, chunkCount);
 }
 
 /** The chunk rows, the job-level plan and the frozen policy, all or nothing. */

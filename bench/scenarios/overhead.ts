@@ -24,6 +24,17 @@ const SIZES = (quick: boolean) =>
         { messages: 10_000, runs: 3, targetMs: 400 },
       ];
 
+const WARM_UP_JOBS = 10;
+
+async function warmUp(ctx: BenchContext): Promise<void> {
+  ctx.log(`overhead: warming the worker up (${WARM_UP_JOBS} compactions)`);
+  for (let run = 0; run < WARM_UP_JOBS; run += 1) {
+    const id = ctx.uniqueId('ovhwarm');
+    await seedConversation(ctx, id, syntheticMessages(200, { mix: 'chat', seed: 1_000 + run, tag: id }));
+    assertCompleted(await compactMeasured(ctx, id), 'overhead warm-up');
+  }
+}
+
 const PHASES: Array<[keyof JobPhases, string]> = [
   ['toPlanMs', 'API insert → plan step starts'],
   ['planMs', 'plan (load, plan, persist)'],
@@ -46,7 +57,9 @@ export async function runOverhead(ctx: BenchContext): Promise<ScenarioResult[]> 
     strategy: 'summarize, default policy',
     jobs: 'one at a time',
     nonLlm: 'wall (created_at → finished_at) minus the union of LLM call intervals',
+    warmUp: `${WARM_UP_JOBS} untimed 200-message compactions first: a service runs warm, and a fresh process compiles its code on the first jobs`,
   };
+  await warmUp(ctx);
   const rows: Array<Array<string | number>> = [];
   for (const size of SIZES(ctx.quick)) {
     ctx.log(`overhead: ${size.messages} messages × ${size.runs}`);

@@ -1,4 +1,6 @@
 import { pool } from '../lib/batch-jobs.js';
+import { cpuShares, perUnit } from '../lib/cpu-shares.js';
+import { watchCpuByRole } from '../lib/cpu-time.js';
 import type { BenchContext } from '../lib/context.js';
 import { jsonBytes, syntheticMessages } from '../lib/conversations.js';
 import { profileApi } from '../lib/profiling.js';
@@ -13,7 +15,14 @@ import { round, spread } from '../lib/stats.js';
 
 const BATCH = 500;
 
-async function ingest(ctx: BenchContext, clients: number, perClient: number, seed: number): Promise<{ rate: number; latencies: number[] }> {
+interface IngestRun {
+  rate: number;
+  latencies: number[];
+  /** CPU µs per message by process over the run */
+  cpuUs: Record<string, number>;
+}
+
+async function ingest(ctx: BenchContext, clients: number, perClient: number, seed: number): Promise<IngestRun> {
   const ids = Array.from({ length: clients }, () => ctx.uniqueId('ingest'));
   const bodies = ids.map((id, c) => {
     const messages = syntheticMessages(perClient, { mix: 'agent', seed: seed + c, tag: id });
@@ -23,6 +32,7 @@ async function ingest(ctx: BenchContext, clients: number, perClient: number, see
   });
   for (const id of ids) await ctx.svc.api.createConversation(id, { policy: { auto: false } });
   const latencies: number[] = [];
+  const stopCpu = watchCpuByRole({ 'compactd API': ctx.svc.apiChild.pid, 'bench client': process.pid });
   const started = performance.now();
   await pool(ids, clients, async (id, c) => {
     for (const body of bodies[c] as string[]) {
@@ -32,7 +42,7 @@ async function ingest(ctx: BenchContext, clients: number, perClient: number, see
     }
   });
   const seconds = (performance.now() - started) / 1000;
-  return { rate: (clients * perClient) / seconds, latencies };
+  return { rate: (clients * perClient) / seconds, latencies, cpuUs: perUnit(stopCpu(), clients * perClient, 1e6) };
 }
 
 export async function runIngest(ctx: BenchContext): Promise<ScenarioResult[]> {
@@ -50,12 +60,20 @@ export async function runIngest(ctx: BenchContext): Promise<ScenarioResult[]> {
   };
   const single: number[] = [];
   const latencies: number[] = [];
+  const cpuRuns: Array<Record<string, number>> = [];
   for (let run = 0; run < runs; run += 1) {
     ctx.log(`ingest: ${perRun} messages, one client (run ${run + 1}/${runs})`);
     const r = await ingest(ctx, 1, perRun, 100 + run);
     single.push(r.rate);
     latencies.push(...r.latencies);
+    cpuRuns.push(r.cpuUs);
   }
+  const shares = cpuShares(cpuRuns, 0);
+  result.tables.push({ title: 'CPU per message by process (µs, one client, median over runs)', columns: ['process', 'CPU µs per message', 'share'], rows: shares.rows });
+  const cpuSummary =
+    `CPU per message, all processes: ${round(shares.total, 0)} µs (` +
+    shares.roles.map((role) => `${role} ${round(shares.median(role), 0)}`).join(', ') +
+    `); one client's requests are sequential, so its rate is bounded by the sum along one request's path.`;
   ctx.log('ingest: four concurrent clients');
   const parallel = await ingest(ctx, 4, perRun / 4, 500);
   result.figures.push(figure('messages/s, one client', 'msg/s', single));
@@ -67,7 +85,7 @@ export async function runIngest(ctx: BenchContext): Promise<ScenarioResult[]> {
       await ingest(ctx, 1, ctx.quick ? 2_000 : 10_000, 900);
     });
     const text = profile?.text ?? 'the profile could not be read';
-    if (result.targets[0]) result.targets[0].bottleneck = text;
+    if (result.targets[0]) result.targets[0].bottleneck = `${cpuSummary} API ${text}`;
     result.notes.push(`Profiled rerun (API with --cpu-prof): ${text}`);
   }
   result.notes.push(`Four clients at once reached ${round(parallel.rate, 0)} msg/s on this ${ctx.quick ? 'quick' : 'full'} run.`);

@@ -1,6 +1,7 @@
 import { assertCompleted, compactMeasured, seedConversation, type BenchContext, type MeasuredJob } from '../lib/context.js';
 import { syntheticMessages } from '../lib/conversations.js';
 import type { JobPhases } from '../lib/job-timing.js';
+import { perUnit } from '../lib/cpu-shares.js';
 import { watchCpuByRole } from '../lib/cpu-time.js';
 import { profileWorker } from '../lib/profiling.js';
 import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
@@ -76,7 +77,7 @@ export async function runOverhead(ctx: BenchContext): Promise<ScenarioResult[]> 
       assertCompleted(job, `overhead ${size.messages}`);
       jobs.push(job);
     }
-    const cpuMs = Object.entries(stopCpu()).map(([role, seconds]) => [role, (seconds * 1000) / jobs.length] as const);
+    const cpuMs = Object.entries(perUnit(stopCpu(), jobs.length, 1000));
     cpuRows.push([size.messages, ...cpuMs.map(([, ms]) => round(ms, 1))]);
     const wallMedian = spread(jobs.map((j) => j.timing.wallMs)).median;
     cpuSummaries.push(

@@ -1,7 +1,7 @@
 import { assertCompleted, compactMeasured, seedConversation, type BenchContext } from '../lib/context.js';
 import { syntheticMessages } from '../lib/conversations.js';
 import { profileWorker } from '../lib/profiling.js';
-import { sampleRssByPhase } from '../lib/rss-by-phase.js';
+import { sampleMemoryByPhase, type PhaseMemory } from '../lib/rss-by-phase.js';
 import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
 import { round, spread } from '../lib/stats.js';
 
@@ -28,7 +28,7 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
   const medians: number[] = [];
   const peaks: number[] = [];
   // RSS by job status for each size (the last run's samples): which step holds the memory
-  const phasePeaks: Array<Record<string, number>> = [];
+  const phasePeaks: Array<Record<string, PhaseMemory>> = [];
   for (const size of sizes) {
     const wall: number[] = [];
     const rss: number[] = [];
@@ -39,9 +39,9 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
       const id = ctx.uniqueId(`scale${size.messages}`);
       ctx.log(`scale: seeding ${size.messages} messages (run ${run + 1}/${size.runs})`);
       await seedConversation(ctx, id, syntheticMessages(size.messages, { mix: 'chat', seed: 7 + run, tag: id }));
-      const worker = await ctx.svc.startWorker();
+      const worker = await ctx.svc.startWorker({ COMPACTD_METRICS_PORT: String(METRICS_PORT) });
       idle.push((worker.memory()?.rssKb ?? Number.NaN) / 1024);
-      const stopSampling = sampleRssByPhase(ctx, worker, id);
+      const stopSampling = sampleMemoryByPhase(ctx, worker, id, `http://127.0.0.1:${METRICS_PORT}/metrics`);
       const job = await compactMeasured(ctx, id);
       const byPhase = await stopSampling();
       if (run === size.runs - 1) phasePeaks.push(byPhase);
@@ -67,9 +67,9 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
   result.tables.push({ title: 'Job time and memory by size (median)', columns: ['messages', 'chunks', 'plan KB (re-read by every step)', 'wall s', 'ms per message', 'worker RSS when idle MB', 'worker peak RSS MB'], rows });
   const statuses = [...new Set(phasePeaks.flatMap((p) => Object.keys(p)))];
   result.tables.push({
-    title: 'Worker RSS by job status (MB, the highest sample every 100 ms while the job was in that status; last run of each size)',
+    title: 'Worker memory by job status (MB, RSS / V8 heap in use: the highest sample every 100 ms while the job was in that status; last run of each size)',
     columns: ['messages', ...statuses],
-    rows: sizes.map((size, i) => [size.messages, ...statuses.map((status) => round(phasePeaks[i]?.[status] ?? Number.NaN, 0))]),
+    rows: sizes.map((size, i) => [size.messages, ...statuses.map((status) => memoryCell(phasePeaks[i]?.[status]))]),
   });
   result.notes.push('"Idle" is the worker’s RSS right after it reported ready, before the job: the baseline every job starts from (the process runs the compiled dist/ through bin/compactd.mjs).');
   result.figures.push(figure(`time growth for ${sizeRatio}× the messages (1.0 = linear)`, '×', [growth / sizeRatio]));
@@ -99,8 +99,13 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
   return [result];
 }
 
-/** The job status whose samples held the highest RSS, with that figure. */
-function peakStatus(peaks: Record<string, number>): string {
-  const [status, mb] = Object.entries(peaks).sort((a, b) => b[1] - a[1])[0] ?? ['unknown', Number.NaN];
-  return `${status} (${round(mb, 0)} MB)`;
+/** A free port for the scale workers' /metrics (one worker at a time). */
+const METRICS_PORT = 19_464;
+
+const memoryCell = (peak: PhaseMemory | undefined): string => (peak ? `${round(peak.rssMb, 0)} / ${round(peak.heapUsedMb, 0)}` : 'n/a');
+
+/** The job status whose samples held the highest RSS, with its RSS and heap figures. */
+function peakStatus(peaks: Record<string, PhaseMemory>): string {
+  const [status, peak] = Object.entries(peaks).sort((a, b) => b[1].rssMb - a[1].rssMb)[0] ?? ['unknown', undefined];
+  return `${status} (RSS ${round(peak?.rssMb ?? Number.NaN, 0)} MB, of which V8 heap in use ${round(peak?.heapUsedMb ?? Number.NaN, 0)} MB)`;
 }

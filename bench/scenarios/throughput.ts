@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { compactAll, seedMany } from '../lib/batch-jobs.js';
+import { cpuShares, perUnit } from '../lib/cpu-shares.js';
 import { watchCpuByRole } from '../lib/cpu-time.js';
 import type { BenchContext } from '../lib/context.js';
 import { syntheticMessages } from '../lib/conversations.js';
@@ -39,7 +40,7 @@ export async function runThroughput(ctx: BenchContext): Promise<ScenarioResult[]
     ctx.log(`throughput: compacting ${count}`);
     const stopCpu = watchCpuByRole({ 'compactd worker': worker.pid, 'compactd API': ctx.svc.apiChild.pid, 'bench client + llm-sim': process.pid });
     const outcome = await compactAll(ctx, ids, { strategy: 'summarize' }, 900_000);
-    cpuRuns.push(perCompactionMs(stopCpu(), count));
+    cpuRuns.push(perUnit(stopCpu(), count, 1000));
     if ((outcome.statuses['completed'] ?? 0) !== count) throw new Error(`throughput: statuses ${JSON.stringify(outcome.statuses)}`);
     rates.push(count / (outcome.spanMs / 1000));
     drainRates.push(count / (outcome.drainMs / 1000));
@@ -66,26 +67,18 @@ export async function runThroughput(ctx: BenchContext): Promise<ScenarioResult[]
   return [result];
 }
 
-function perCompactionMs(seconds: Record<string, number>, count: number): Record<string, number> {
-  return Object.fromEntries(Object.entries(seconds).map(([role, s]) => [role, (s * 1000) / count]));
-}
-
 /**
  * 4c: the CPU of one compaction, by process. Every process shares the machine's cores, so the
  * sum bounds the rate: cores × 1000 / (ms per compaction) compactions/s at best.
  */
 function cpuByProcessTable(runs: ReadonlyArray<Record<string, number>>) {
-  const roles = Object.keys(runs[0] ?? {});
-  const median = (role: string) => spread(runs.map((r) => r[role] ?? Number.NaN)).median;
-  const total = roles.reduce((sum, role) => sum + median(role), 0);
-  const rows = roles.map((role) => [role, round(median(role), 1), `${round((median(role) / total) * 100, 0)}%`]);
-  rows.push(['all', round(total, 1), '100%']);
-  const [top] = [...roles].sort((a, b) => median(b) - median(a));
+  const shares = cpuShares(runs);
+  const [top] = [...shares.roles].sort((a, b) => shares.median(b) - shares.median(a));
   const cores = os.availableParallelism();
   const summary =
-    `CPU per compaction, all processes: ${round(total, 1)} ms, the most in ${top} (${round(median(top ?? ''), 1)} ms); ` +
-    `${cores} cores allow at most ${round((cores * 1000) / total, 0)} compactions/s at that cost.`;
-  return { summary, table: { title: '4c. CPU per compaction by process (ms, median over runs; instant LLM)', columns: ['process', 'CPU ms per compaction', 'share'], rows } };
+    `CPU per compaction, all processes: ${round(shares.total, 1)} ms, the most in ${top} (${round(shares.median(top ?? ''), 1)} ms); ` +
+    `${cores} cores allow at most ${round((cores * 1000) / shares.total, 0)} compactions/s at that cost.`;
+  return { summary, table: { title: '4c. CPU per compaction by process (ms, median over runs; instant LLM)', columns: ['process', 'CPU ms per compaction', 'share'], rows: shares.rows } };
 }
 
 /** 4b: the same jobs with summarize concurrency 1, 8 and 32 under an LLM with real latency. */

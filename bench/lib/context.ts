@@ -64,3 +64,13 @@ export function assertCompleted(job: MeasuredJob, what: string): void {
     throw new Error(`${what}: job ${job.view.id} ended ${job.view.status} ${JSON.stringify(job.view.error ?? job.view.result)}`);
   }
 }
+
+/**
+ * Vacuums the bench database before a scenario that measures CPU: the rows earlier scenarios
+ * archived and deleted would otherwise be cleaned up by autovacuum during this one, and
+ * counted as its Postgres CPU.
+ */
+export async function settleDatabase(ctx: BenchContext): Promise<void> {
+  ctx.log('vacuuming the bench database (earlier scenarios leave dead rows behind)');
+  await ctx.svc.sql`vacuum (analyze)`;
+}

@@ -1,7 +1,7 @@
 import { pool } from '../lib/batch-jobs.js';
 import { cpuShares, perUnit } from '../lib/cpu-shares.js';
 import { watchCpuByRole } from '../lib/cpu-time.js';
-import type { BenchContext } from '../lib/context.js';
+import { settleDatabase, type BenchContext } from '../lib/context.js';
 import { jsonBytes, syntheticMessages } from '../lib/conversations.js';
 import { profileApi } from '../lib/profiling.js';
 import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
@@ -58,6 +58,7 @@ export async function runIngest(ctx: BenchContext): Promise<ScenarioResult[]> {
     perRun: `${perRun} messages`,
     clients: '1 (sequential requests), then 4 concurrent clients on 4 conversations',
   };
+  await settleDatabase(ctx);
   const single: number[] = [];
   const latencies: number[] = [];
   const cpuRuns: Array<Record<string, number>> = [];

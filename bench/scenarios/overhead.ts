@@ -1,4 +1,4 @@
-import { assertCompleted, compactMeasured, seedConversation, type BenchContext, type MeasuredJob } from '../lib/context.js';
+import { assertCompleted, compactMeasured, seedConversation, type BenchContext, type MeasuredJob, settleDatabase } from '../lib/context.js';
 import { syntheticMessages } from '../lib/conversations.js';
 import type { JobPhases } from '../lib/job-timing.js';
 import { perUnit } from '../lib/cpu-shares.js';
@@ -60,6 +60,7 @@ export async function runOverhead(ctx: BenchContext): Promise<ScenarioResult[]> 
     nonLlm: 'wall (created_at → finished_at) minus the union of LLM call intervals',
     warmUp: `${WARM_UP_JOBS} untimed 200-message compactions first: a service runs warm, and a fresh process compiles its code on the first jobs`,
   };
+  await settleDatabase(ctx);
   await warmUp(ctx);
   const rows: Array<Array<string | number>> = [];
   for (const size of SIZES(ctx.quick)) {

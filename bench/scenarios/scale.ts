@@ -1,4 +1,4 @@
-import { assertCompleted, compactMeasured, seedConversation, type BenchContext } from '../lib/context.js';
+import { assertCompleted, compactMeasured, seedConversation, type BenchContext, settleDatabase } from '../lib/context.js';
 import { syntheticMessages } from '../lib/conversations.js';
 import { profileWorker } from '../lib/profiling.js';
 import { sampleMemoryByPhase, type PhaseMemory } from '../lib/rss-by-phase.js';
@@ -22,6 +22,7 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
     memory: 'VmHWM of the worker process, started fresh for each job',
     linear: 'time growth / size growth ≤ 1.25 is read as ~linear',
   };
+  await settleDatabase(ctx);
   const rows: Array<Array<string | number>> = [];
   const idleAll: number[] = [];
   const peakBySize: number[] = [];

@@ -2,7 +2,7 @@ import os from 'node:os';
 import { compactAll, seedMany } from '../lib/batch-jobs.js';
 import { cpuShares, perUnit } from '../lib/cpu-shares.js';
 import { watchCpuByRole } from '../lib/cpu-time.js';
-import type { BenchContext } from '../lib/context.js';
+import { settleDatabase, type BenchContext } from '../lib/context.js';
 import { syntheticMessages } from '../lib/conversations.js';
 import { profileWorker } from '../lib/profiling.js';
 import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
@@ -33,6 +33,7 @@ export async function runThroughput(ctx: BenchContext): Promise<ScenarioResult[]
   const rss: number[] = [];
   const cpuRuns: Array<Record<string, number>> = [];
   for (let run = 0; run < runs; run += 1) {
+    await settleDatabase(ctx);
     ctx.log(`throughput: seeding ${count} conversations (run ${run + 1}/${runs})`);
     const ids = await seedMany(ctx, 'tp', count, (i, id) => syntheticMessages(MESSAGES, { mix: 'chat', seed: i + 1, tag: id }));
     const worker = await ctx.svc.startWorker();

@@ -1,0 +1,149 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { bigint, boolean, customType, doublePrecision, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import type { Block, MessageKind, Role } from '../../compaction/types.js';
+import { createdAt, seqColumn } from './columns.js';
+import { tenants } from './tenants.js';
+
+/** Conversations, their active history, the archive of originals and the batch summaries. */
+
+export const conversations = pgTable(
+  'conversations',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    /** the id clients use (client-chosen or a generated UUID), unique per tenant */
+    externalId: text('external_id').notNull(),
+    model: text('model'),
+    contextLimit: integer('context_limit').notNull(),
+    policy: jsonb('policy').$type<Record<string, unknown>>().notNull().default({}),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    activeTokens: integer('active_tokens').notNull().default(0),
+    messageCount: integer('message_count').notNull().default(0),
+    nextSeq: seqColumn('next_seq').notNull().default(1),
+    compactionCount: integer('compaction_count').notNull().default(0),
+    /** latest provider-reported input tokens (wins over our own count for triggers) */
+    reportedInputTokens: integer('reported_input_tokens'),
+    warning: boolean('warning').notNull().default(false),
+    /** highest seq covered by the last completed compaction (cooldown) */
+    lastCompactedSeq: seqColumn('last_compacted_seq'),
+    /** after a failed/insufficient auto attempt: no new auto attempt until seq passes this */
+    autoPausedUntilSeq: seqColumn('auto_paused_until_seq'),
+    lastJobId: uuid('last_job_id'),
+    version: integer('version').notNull().default(0),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('conversations_tenant_external_uq').on(t.tenantId, t.externalId)],
+);
+
+const messageColumns = () => ({
+  conversationId: uuid('conversation_id')
+    .notNull()
+    .references(() => conversations.id, { onDelete: 'cascade' }),
+  seq: seqColumn('seq').notNull(),
+  role: text('role').$type<Role>().notNull(),
+  kind: text('kind').$type<MessageKind>().notNull().default('message'),
+  content: jsonb('content').$type<Block[]>().notNull(),
+  name: text('name'),
+  tokens: integer('tokens').notNull(),
+  toolUseIds: text('tool_use_ids').array().notNull().default(sql`'{}'::text[]`),
+  toolResultIds: text('tool_result_ids').array().notNull().default(sql`'{}'::text[]`),
+  usage: jsonb('usage').$type<{ inputTokens?: number; outputTokens?: number }>(),
+  metadata: jsonb('metadata').$type<Record<string, unknown>>(),
+  createdAt: createdAt(),
+});
+
+/** The active history. */
+export const messages = pgTable(
+  'messages',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    ...messageColumns(),
+  },
+  (t) => [
+    uniqueIndex('messages_conversation_seq_uq').on(t.conversationId, t.seq),
+    index('messages_tool_use_ids_gin').using('gin', t.toolUseIds),
+    index('messages_tool_result_ids_gin').using('gin', t.toolResultIds),
+  ],
+);
+
+export type ArchiveReason = 'summarized' | 'masked' | 'truncated' | 'superseded_clip';
+
+const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
+
+/**
+ * The searchable strings of a message's blocks as a jsonb array: text, tool names and
+ * inputs, tool-result text (not ids, block types or image data). Only immutable functions,
+ * so it can define a generated column; `silent` (last argument) so odd content never
+ * fails an insert. Queries use it too, to build snippets from the same text.
+ */
+export const searchDocument = (content: SQL): SQL => sql`(
+  jsonb_path_query_array(${content}, 'strict $[*] ? (@.type == "text").text', '{}', true)
+  || jsonb_path_query_array(${content}, 'strict $[*] ? (@.type == "tool_use").name', '{}', true)
+  || jsonb_path_query_array(${content}, 'strict $[*] ? (@.type == "tool_use").input', '{}', true)
+  || jsonb_path_query_array(${content}, 'strict $[*] ? (@.type == "tool_result").content ? (@.type() == "string")', '{}', true)
+  || jsonb_path_query_array(${content}, 'strict $[*] ? (@.type == "tool_result").content[*] ? (@.type == "text").text', '{}', true))`;
+
+/** Text-search configuration of the archive index; queries must use the same one. */
+export const SEARCH_CONFIG = 'english';
+
+/** Originals as they were in `messages`, with the batch and job that archived them. */
+export const archivedMessages = pgTable(
+  'archived_messages',
+  {
+    archiveId: uuid('archive_id').primaryKey().defaultRandom(),
+    /**
+     * the id the message had in `messages` (kept so revert restores it unchanged). Not unique:
+     * a masked/truncated message archives its original, and may later archive its rewritten
+     * version when it is summarized.
+     */
+    id: uuid('id').notNull(),
+    ...messageColumns(),
+    batchId: uuid('batch_id'),
+    jobId: uuid('job_id').notNull(),
+    reason: text('reason').$type<ArchiveReason>().notNull(),
+    archivedAt: timestamp('archived_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /** full-text index of the archived content (GET …/archive/search, the recall tool) */
+    searchText: tsvector('search_text').generatedAlwaysAs(
+      (): SQL => sql`to_tsvector(${sql.raw(`'${SEARCH_CONFIG}'`)}::regconfig, ${searchDocument(sql.raw('content'))})`,
+    ),
+  },
+  (t) => [
+    index('archived_conversation_seq_idx').on(t.conversationId, t.seq),
+    index('archived_search_gin').using('gin', t.searchText),
+    index('archived_batch_idx').on(t.batchId, t.seq),
+    index('archived_job_idx').on(t.jobId),
+    index('archived_tool_use_ids_gin').using('gin', t.toolUseIds),
+    index('archived_tool_result_ids_gin').using('gin', t.toolResultIds),
+  ],
+);
+
+export const batches = pgTable(
+  'batches',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    conversationId: uuid('conversation_id')
+      .notNull()
+      .references(() => conversations.id, { onDelete: 'cascade' }),
+    jobId: uuid('job_id').notNull(),
+    level: integer('level').notNull(),
+    summary: text('summary').notNull(),
+    seqs: bigint('seqs', { mode: 'number' }).array().notNull(),
+    sourceMessages: integer('source_messages').notNull(),
+    sourceTokens: integer('source_tokens').notNull(),
+    summaryTokens: integer('summary_tokens').notNull(),
+    model: text('model').notNull(),
+    inputTokens: integer('input_tokens').notNull().default(0),
+    outputTokens: integer('output_tokens').notNull().default(0),
+    cacheReadTokens: integer('cache_read_tokens').notNull().default(0),
+    cacheWriteTokens: integer('cache_write_tokens').notNull().default(0),
+    costUsd: doublePrecision('cost_usd').notNull().default(0),
+    /** identifiers the summary was gated on: a consolidation must keep the union of its batches' */
+    identifiers: text('identifiers').array().notNull().default(sql`'{}'::text[]`),
+    supersededBy: uuid('superseded_by'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('batches_conversation_idx').on(t.conversationId, t.level, t.createdAt), index('batches_job_idx').on(t.jobId)],
+);

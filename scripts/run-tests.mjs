@@ -16,7 +16,7 @@ let failed = 0;
 try {
   const results = JSON.parse(await readFile(resultsFile, 'utf8'));
   passed = results.numPassedTests ?? 0;
-  failed = (results.numFailedTests ?? 0) + (results.numFailedTestSuites ?? 0) - countFailedSuitesWithFailedTests(results);
+  failed = (results.numFailedTests ?? 0) + countFilesFailedWithoutFailedTests(results);
 } catch (error) {
   console.error(`could not read ${resultsFile}: ${error.message}`);
   failed = Math.max(failed, 1);
@@ -25,11 +25,12 @@ if (code !== 0 && failed === 0) failed = 1;
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(code);
 
-// A suite that fails to load (syntax error, failed hook) reports no failed tests; count it
-// once so the summary line never says 0 failed for a red run. Suites whose tests failed are
-// already counted through their tests.
-function countFailedSuitesWithFailedTests(results) {
+// A test file that fails to load (syntax error, failed hook) reports no failed tests; count it
+// once so the summary line never says 0 failed for a red run. Files whose tests failed are
+// already counted through their tests (numFailedTestSuites is not used: it also counts every
+// describe block around a failed test).
+function countFilesFailedWithoutFailedTests(results) {
   return (results.testResults ?? []).filter(
-    (suite) => suite.status === 'failed' && (suite.assertionResults ?? []).some((t) => t.status === 'failed'),
+    (file) => file.status === 'failed' && !(file.assertionResults ?? []).some((t) => t.status === 'failed'),
   ).length;
 }

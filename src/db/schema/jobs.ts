@@ -64,12 +64,8 @@ export const compactionJobs = pgTable(
       .where(sql`status in ${ACTIVE_STATUS_SQL} and trigger = 'consolidate'`),
     index('compaction_jobs_conversation_idx').on(t.conversationId, t.createdAt),
     index('compaction_jobs_status_idx').on(t.status),
-    // the tenant quotas count a tenant's jobs of the last minute, and its active jobs: the
-    // partial index holds only those, so the count never walks a tenant's whole job history
+    // the tenant quotas count a tenant's active jobs and its jobs of the last minute
     index('compaction_jobs_tenant_created_idx').on(t.tenantId, t.createdAt),
-    index('compaction_jobs_tenant_active_idx')
-      .on(t.tenantId)
-      .where(sql`status in ${ACTIVE_STATUS_SQL} and trigger <> 'consolidate'`),
   ],
 );
 

@@ -1,1 +1,0 @@
-CREATE INDEX "compaction_jobs_tenant_active_idx" ON "compaction_jobs" USING btree ("tenant_id") WHERE status in ('queued','planning','summarizing','resummarizing','committing') and trigger <> 'consolidate';

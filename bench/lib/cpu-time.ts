@@ -16,13 +16,22 @@ function clockTicks(): number {
   }
 }
 
+/** A process's command name, its CPU seconds and those of its children that exited, from /proc/<pid>/stat. */
+function readStat(pid: number | string): { comm: string; seconds: number; reapedSeconds: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // the command name (field 2) may hold spaces: count fields after its closing parenthesis
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return {
+    comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+    seconds: (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND,
+    reapedSeconds: (Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND,
+  };
+}
+
 /** user + system CPU seconds of one process so far; NaN when it is gone or /proc is absent */
 export function processCpuSeconds(pid: number): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // the command name (field 2) may hold spaces: count fields after its closing parenthesis
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+    return readStat(pid).seconds;
   } catch {
     return Number.NaN;
   }
@@ -71,12 +80,9 @@ function allProcessCpu(): Map<number, { comm: string; seconds: number }> {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const { comm, seconds, reapedSeconds } = readStat(entry);
       // a service's children that exited (Postgres backends that closed) are counted by their parent
-      const reaped = comm in SERVICE_COMMANDS ? Number(fields[13]) + Number(fields[14]) : 0;
-      out.set(Number(entry), { comm, seconds: (Number(fields[11]) + Number(fields[12]) + reaped) / TICKS_PER_SECOND });
+      out.set(Number(entry), { comm, seconds: seconds + (comm in SERVICE_COMMANDS ? reapedSeconds : 0) });
     } catch {
       // the process ended between the listing and the read
     }

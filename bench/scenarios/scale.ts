@@ -1,7 +1,7 @@
 import { assertCompleted, compactMeasured, seedConversation, type BenchContext, settleDatabase } from '../lib/context.js';
 import { syntheticMessages } from '../lib/conversations.js';
 import { profileWorker } from '../lib/profiling.js';
-import { sampleMemoryByPhase, type PhaseMemory } from '../lib/rss-by-phase.js';
+import { sampleMemoryByPhase, type PhaseMemory } from '../lib/memory-by-phase.js';
 import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
 import { round, spread } from '../lib/stats.js';
 

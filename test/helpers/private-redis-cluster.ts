@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { freePort, onExit, pollUntil } from './private-services.js';
+import { freePort, onExit, READY_TIMEOUT_MS } from './private-services.js';
+import { waitFor } from './wait-for.js';
 
 /**
  * A private Redis Cluster from the local `redis-server`: three masters with one replica each
@@ -147,19 +148,29 @@ export async function startPrivateRedisCluster(): Promise<PrivateRedisCluster> {
 
   async function waitSettled(slot: number, what: string, accept: (owner: SlotOwner) => boolean = () => true): Promise<SlotOwner> {
     const seen: { owner: SlotOwner | null } = { owner: null };
-    await pollUntil(what, async () => {
-      seen.owner = await settled(slot);
-      return seen.owner !== null && accept(seen.owner);
-    }, 60_000);
+    await waitFor(
+      async () => {
+        seen.owner = await settled(slot);
+        return seen.owner !== null && accept(seen.owner);
+      },
+      60_000,
+      50,
+      what,
+    );
     if (!seen.owner) throw new Error(`${what}: no owner of slot ${slot}`);
     return seen.owner;
   }
 
   try {
-    await pollUntil('redis cluster nodes', async () => {
-      for (const node of nodes) await withNode(node.port, (redis) => redis.ping());
-      return true;
-    });
+    await waitFor(
+      async () => {
+        for (const node of nodes) await withNode(node.port, (redis) => redis.ping());
+        return true;
+      },
+      READY_TIMEOUT_MS,
+      50,
+      'redis cluster nodes',
+    );
     await runCli(['--cluster', 'create', ...nodes.map((n) => `${HOST}:${n.port}`), '--cluster-replicas', '1', '--cluster-yes']);
     // every slot covered, every replica attached: a failover is possible from the start
     for (const slot of [0, 8192, 16383]) await waitSettled(slot, 'redis cluster', (owner) => owner.replicas.length === 1);

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
+import { waitFor } from './wait-for.js';
 
 /**
  * A private `redis-server` and a private Postgres cluster, each on a free port in a temp
@@ -15,7 +16,7 @@ import postgres from 'postgres';
 
 const PG_BIN = process.env['PG_BIN'] ?? '/usr/lib/postgresql/15/bin';
 const REDIS_BIN = process.env['REDIS_SERVER_BIN'] ?? 'redis-server';
-const READY_TIMEOUT_MS = 30_000;
+export const READY_TIMEOUT_MS = 30_000;
 
 const cleanups = new Set<() => void>();
 let exitHookInstalled = false;
@@ -45,14 +46,6 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function pollUntil(what: string, check: () => Promise<boolean>, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`${what} not ready within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 async function redisAnswers(url: string): Promise<boolean> {
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000 });
@@ -96,7 +89,7 @@ export async function startPrivateRedis(options: { appendOnly?: boolean } = {}):
     started.once('exit', () => {
       if (child === started) child = null;
     });
-    await pollUntil(`private redis on ${port}`, () => redisAnswers(url));
+    await waitFor(() => redisAnswers(url), READY_TIMEOUT_MS, 50, `private redis on ${port}`);
   };
   const stop = async (opts: { hard?: boolean } = {}) => {
     const running = child;
@@ -184,7 +177,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const url = (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`;
   const start = async () => {
     await pgCtl(['-o', serverOptions, '-l', path.join(root, 'postgres.log'), '-w', '-t', '60', 'start'], 'pg_ctl start');
-    await pollUntil(`private postgres on ${port}`, async () => {
+    await waitFor(async () => {
       const sql = postgres(url(), { max: 1, connect_timeout: 2, onnotice: () => {} });
       try {
         await sql`select 1`;
@@ -192,7 +185,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       } finally {
         await sql.end({ timeout: 1 });
       }
-    });
+    }, READY_TIMEOUT_MS, 50, `private postgres on ${port}`);
   };
   const stop = (mode: 'fast' | 'immediate' = 'fast') => pgCtl(['-m', mode, '-w', '-t', '60', 'stop'], 'pg_ctl stop');
   const unregister = onExit(() => {

@@ -9,7 +9,8 @@ import { withResilience } from '../../../src/llm/resilient.js';
 import { isRetryable } from '../../../src/llm/retry.js';
 import type { CallRecord } from '../../../src/llm-sim/state.js';
 import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
-import { SECTION_HEADINGS, captureError, waitFor } from './support.js';
+import { SECTION_HEADINGS, captureError } from './support.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 /**
  * One conformance suite for every Summarizer (STYLE §9): the same cases run against the

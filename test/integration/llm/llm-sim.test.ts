@@ -6,7 +6,8 @@ import { extractIdentifiers, findMissingIdentifiers } from '../../../src/compact
 import { startLlmSim } from '../../../src/llm-sim/server.js';
 import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
 import { realCompactionRequest } from './compaction-request.js';
-import { SECTION_HEADINGS, captureError, waitFor } from './support.js';
+import { SECTION_HEADINGS, captureError } from './support.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 /** llm-sim as the official SDKs and other processes see it: streaming, control endpoints, faults, loss. */
 

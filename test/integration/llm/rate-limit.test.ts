@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LlmError } from '../../../src/llm/port.js';
 import { createProviderLimiter } from '../../../src/llm/rate-limit.js';
 import { TEST_REDIS_URL } from '../../helpers/services.js';
-import { waitFor } from './support.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 /**
  * The provider limiter is shared by worker processes through Redis: two real processes
@@ -93,7 +93,7 @@ describe('provider limiter across processes', () => {
       acquiredAt = performance.now();
     });
     // The live holder renews its lease past the first expiry, and the waiter stays blocked.
-    await waitFor(async () => Number((await redis.zrange(leasesKey, '0', '0', 'WITHSCORES'))[1]) > Number(firstExpiry) + leaseTtlMs / 2, 5_000, 'a renewal');
+    await waitFor(async () => Number((await redis.zrange(leasesKey, '0', '0', 'WITHSCORES'))[1]) > Number(firstExpiry) + leaseTtlMs / 2, 5_000, 25, 'a renewal');
     expect(acquiredAt).toBeUndefined();
 
     const killedAt = performance.now();

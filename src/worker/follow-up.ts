@@ -1,24 +1,17 @@
-import { getJob } from '../db/repos/jobs.js';
-import type { Db } from '../db/client.js';
-import { enqueueCompaction, type Queues } from '../queue/producer.js';
+import { enqueueCompaction, type QueuedJobRef, type Queues } from '../queue/producer.js';
 import type { Logger } from '../obs/logger.js';
 
 /**
  * Enqueues a consolidation a commit recorded in its transaction. Never awaited by the
  * compaction that caused it beyond this enqueue; if Redis refuses, the reconciler finds the
- * queued row in Postgres and enqueues it. The row names the tenant, whose fair turn it takes.
+ * queued row in Postgres and enqueues it. It belongs to the committing job's conversation, so
+ * to its tenant, whose fair turn it takes.
  */
-export async function enqueueFollowUp(
-  deps: { db: Db; queues: Pick<Queues, 'compaction' | 'redis' | 'prefix'> },
-  jobId: string,
-  log: Pick<Logger, 'warn' | 'info'>,
-): Promise<void> {
+export async function enqueueFollowUp(deps: { queues: Pick<Queues, 'compaction' | 'redis' | 'prefix'> }, job: QueuedJobRef, log: Pick<Logger, 'warn' | 'info'>): Promise<void> {
   try {
-    const job = await getJob(deps.db, jobId);
-    if (!job) return;
     await enqueueCompaction(deps.queues, job);
-    log.info({ consolidationJobId: jobId }, 'consolidation enqueued');
+    log.info({ consolidationJobId: job.id }, 'consolidation enqueued');
   } catch (error) {
-    log.warn({ err: error, consolidationJobId: jobId }, 'could not enqueue the consolidation; the reconciler will');
+    log.warn({ err: error, consolidationJobId: job.id }, 'could not enqueue the consolidation; the reconciler will');
   }
 }

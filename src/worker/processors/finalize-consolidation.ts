@@ -47,7 +47,7 @@ export async function finalizeConsolidation(ctx: JobContext, chunks: readonly Ch
   if (outcome.kind === 'completed') {
     log.info({ result: outcome.job.result }, 'consolidation completed');
     notifyFinished(deps, { job: outcome.job, deliveryId: outcome.deliveryId }, ctx.job.tenantId);
-    if (outcome.next) await enqueueFollowUp(deps, outcome.next, log);
+    if (outcome.next) await enqueueFollowUp(deps, { id: outcome.next, tenantId: ctx.job.tenantId }, log);
   }
 }
 

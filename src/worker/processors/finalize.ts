@@ -50,7 +50,7 @@ export async function processFinalize(payload: FinalizePayload, deps: FinalizeDe
   if (outcome.kind === 'completed') {
     log.info({ result: outcome.job.result }, 'compaction completed');
     notifyFinished(deps, { job: outcome.job, deliveryId: outcome.deliveryId }, ctx.job.tenantId);
-    if (outcome.consolidationJobId) await enqueueFollowUp(deps, outcome.consolidationJobId, log);
+    if (outcome.consolidationJobId) await enqueueFollowUp(deps, { id: outcome.consolidationJobId, tenantId: ctx.job.tenantId }, log);
   }
 }
 

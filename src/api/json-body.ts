@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import { AppError } from '../lib/errors.js';
 
 /** Any instance (the app's is typed by its logger and the zod type provider). */
 type ParserHost = Pick<FastifyInstance, 'getDefaultJsonParser' | 'removeContentTypeParser' | 'addContentTypeParser'>;
-import { AppError } from '../lib/errors.js';
 
 /**
  * JSON bodies are decoded strictly: bytes that are not UTF-8 are a 400, not text with U+FFFD
@@ -16,6 +16,12 @@ export function registerJsonParser(app: ParserHost): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    // Many HTTP clients send `content-type: application/json` on every request, a DELETE or a
+    // bodiless POST included: no bytes is no body (a route that needs one says so, naming `body`).
+    if ((body as Buffer).length === 0) {
+      done(null, undefined);
+      return;
+    }
     let text: string;
     try {
       text = STRICT_UTF8.decode(body as Buffer);

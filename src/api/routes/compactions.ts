@@ -30,14 +30,15 @@ export function compactionRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
             'A tenant over its quota of active compactions or of compactions started per minute gets a 429 with `retry-after` (seconds); no job is created.',
           params: ConversationParamsSchema,
           headers: IdempotencyHeadersSchema,
-          body: CompactionBodySchema.prefault({}),
+          // no body at all (fastify validates it as null) is "compact now with the defaults"
+          body: CompactionBodySchema.prefault({}).nullable(),
           response: { 200: JobSchema, 202: JobSchema, 422: ProblemSchema, 429: ProblemSchema, ...errorResponses },
         },
       },
       async (request, reply) => {
         const conversation = await getConversation(deps.db, request.tenantId, request.params.id);
         if (!conversation) throw notFound('conversation', request.params.id);
-        const { trigger, ...options } = request.body;
+        const { trigger, ...options } = request.body ?? CompactionBodySchema.parse({});
         checkSummarizerModel(deps.config, options.model, 'body.model');
         if (trigger === 'tool') await refuseSmallToolCompaction(deps, conversation);
         const key = request.headers['idempotency-key'];

@@ -123,6 +123,23 @@ describe('free-form JSON', () => {
 });
 
 describe('bytes and ids', () => {
+  it('takes a bodiless request sent with a JSON content type as having no body', async () => {
+    const json = { ...t.auth(), 'content-type': 'application/json' };
+    const created = await t.app.inject({ method: 'POST', url: '/v1/conversations', headers: json, payload: { id: 'bodiless' } });
+    expect(created.statusCode).toBe(201);
+    // a route whose body is optional takes none
+    const compaction = await t.app.inject({ method: 'POST', url: '/v1/conversations/bodiless/compactions', headers: json, payload: '' });
+    expect(compaction.statusCode, compaction.body).toBe(202);
+    const again = await t.app.inject({ method: 'POST', url: '/v1/conversations/bodiless/compactions', headers: t.auth() });
+    expect(again.statusCode, again.body).toBe(200);
+    // a route that needs a body says so, naming it
+    const append = await t.app.inject({ method: 'POST', url: '/v1/conversations/bodiless/messages', headers: json, payload: '' });
+    expectProblem(append, 400, 'body');
+    const cancelled = await t.app.inject({ method: 'DELETE', url: `/v1/jobs/${compaction.json().id}`, headers: json, payload: '' });
+    expect(cancelled.statusCode, cancelled.body).toBe(200);
+    expect(cancelled.json().status).toBe('cancelled');
+  });
+
   it('answers invalid UTF-8 in a JSON body with a 400 problem, and stores nothing', async () => {
     const before = await conversationCount();
     const payload = Buffer.concat([Buffer.from('{"id":"utf8-bad","metadata":{"x":"'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}}')]);

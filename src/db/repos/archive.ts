@@ -258,9 +258,9 @@ export async function searchArchive(db: DbOrTx, conversationId: string, params: 
 export function clipSnippet(snippet: string, max: number): string {
   const chars = Array.from(snippet);
   if (chars.length <= max) return snippet;
+  const keep = max - 2; // room for an ellipsis at each end
   const mark = snippet.indexOf('**');
   const markAt = mark < 0 ? 0 : Array.from(snippet.slice(0, mark)).length;
-  const start = Math.max(0, Math.min(markAt - Math.floor(max / 4), chars.length - max));
-  const body = chars.slice(start, start + max - 2).join('');
-  return `${start > 0 ? '…' : ''}${body}${start + max - 2 < chars.length ? '…' : ''}`;
+  const start = Math.max(0, Math.min(markAt - Math.floor(keep / 4), chars.length - keep));
+  return `${start > 0 ? '…' : ''}${chars.slice(start, start + keep).join('')}${start + keep < chars.length ? '…' : ''}`;
 }

@@ -33,10 +33,9 @@ function numberCandidates(schema: JsonSchema): number[] {
   });
   return [
     ...bounds,
-    0, -0, -1, 0.5, 1e-300, 5e-324,
-    2 ** 31 - 1, 2 ** 31, -(2 ** 31) - 1, 2 ** 32,
-    Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 2, 2 ** 63, -(2 ** 63), 2 ** 64,
-    1e20, 1e308, -1e308, Number.MAX_VALUE,
+    0, -1, 0.5, 5e-324,
+    // past int4, past the doubles that are exact integers, past int8, past every double but infinity
+    2 ** 31, Number.MAX_SAFE_INTEGER + 2, 2 ** 63, 1e308, -1e308,
   ];
 }
 
@@ -157,7 +156,7 @@ function typedEdgeCases(schema: JsonSchema, location: FieldLocation): EdgeCase[]
   if (location === 'body') {
     // a wrong type is refused unless the schema admits it (a nullable field takes null)
     for (const wrong of WRONG_TYPES) cases.push({ ...wrong, ...(kind === 'other' ? {} : { valid: wrong.value === null && types(schema).includes('null') }) });
-    for (const text of STRINGS) cases.push(kind === 'other' ? text : { ...text, valid: false });
+    for (const text of kind === 'other' ? STRINGS : STRINGS.slice(0, 5)) cases.push(kind === 'other' ? text : { ...text, valid: false });
     cases.push(...PROTOTYPE_KEYS);
   } else {
     for (const text of STRINGS) cases.push(text);

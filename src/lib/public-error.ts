@@ -56,6 +56,11 @@ const DATABASE_FAILURES: ReadonlyArray<{ state: RegExp; code: string; message: s
 ];
 const DATABASE_ERROR: PublicError = { code: 'DATABASE_ERROR', message: 'A database operation failed.' };
 
+function databaseFailure(state: string): PublicError {
+  const failure = DATABASE_FAILURES.find((f) => f.state.test(state));
+  return failure ? { code: failure.code, message: failure.message } : DATABASE_ERROR;
+}
+
 // Node socket errors and postgres.js connection errors: the database or the queue is out of reach.
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT']);
 const UNREACHABLE: PublicError = { code: 'SERVICE_UNAVAILABLE', message: 'A backing service (database or queue) could not be reached.' };
@@ -81,7 +86,7 @@ export function publicError(error: unknown): PublicError {
   // Our own errors speak for themselves (LlmError is one): their messages are written for people.
   if (error instanceof AppError) return { code: error.code, message: clip(error.message) };
   const state = sqlStateOf(error);
-  if (state !== undefined) return DATABASE_FAILURES.find((f) => f.state.test(state)) ?? DATABASE_ERROR;
+  if (state !== undefined) return databaseFailure(state);
   if (isUnreachable(error)) return UNREACHABLE;
   if (carriesQuery(error)) return DATABASE_ERROR;
   if (error instanceof z.ZodError) {
@@ -96,6 +101,5 @@ export function publicError(error: unknown): PublicError {
 export function publicStoredError(stored: PublicError): PublicError {
   const leaks = SQLSTATE.test(stored.code) || /Failed query:|\nparams: /.test(stored.message);
   if (!leaks) return stored;
-  const failure = SQLSTATE.test(stored.code) ? DATABASE_FAILURES.find((f) => f.state.test(stored.code)) : undefined;
-  return failure ? { code: failure.code, message: failure.message } : DATABASE_ERROR;
+  return SQLSTATE.test(stored.code) ? databaseFailure(stored.code) : DATABASE_ERROR;
 }

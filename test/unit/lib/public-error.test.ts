@@ -37,6 +37,8 @@ describe('publicError', () => {
     // the original says everything: what the log gets
     expect(error.message).toContain(SECRET);
     const shown = publicError(error);
+    // exactly these two fields: it is stored as the job's error and sent as it is
+    expect(Object.keys(shown).sort()).toEqual(['code', 'message']);
     expect(shown.code).toBe(code);
     expect(JSON.stringify(shown)).not.toMatch(/insert into|batches|\$1|params|Failed query/);
     expect(JSON.stringify(shown)).not.toContain(SECRET);

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError } from '../lib/errors.js';
+import { sqlStateOf } from '../lib/public-error.js';
 import { redactError } from '../obs/redact-error.js';
 
 /** RFC 9457 problem details; the one shape every error response takes. */
@@ -91,6 +92,11 @@ export function handleError(error: FastifyError | AppError | Error, request: Fas
     // A row this request writes under (a conversation) was erased by a DELETE that committed first.
     return sendProblem(reply, request, { status: 409, code: 'RESOURCE_DELETED', detail: 'A resource this request refers to was deleted while the request ran.' });
   }
+  if (isDataException(error)) {
+    // Safety net behind the schemas: a value they let through and Postgres cannot hold.
+    request.log.warn({ err: redactError(error) }, 'a request value was refused by the database');
+    return sendProblem(reply, request, { status: 400, code: 'VALUE_OUT_OF_RANGE', detail: 'A value of this request is out of the range the service can store.' });
+  }
   if (isDependencyUnavailable(error)) {
     request.log.warn({ err: redactError(error) }, 'a backing service is unavailable');
     void reply.header('retry-after', '1');
@@ -101,6 +107,11 @@ export function handleError(error: FastifyError | AppError | Error, request: Fas
 }
 
 const FOREIGN_KEY_VIOLATION = '23503';
+
+/** SQLSTATE class 22 (data exception): a value out of range or malformed for its column. */
+export function isDataException(error: unknown): boolean {
+  return sqlStateOf(error)?.startsWith('22') ?? false;
+}
 
 /** Whether an error (or one it wraps: drizzle wraps the driver's) carries this SQLSTATE. */
 function hasSqlState(error: unknown, state: string): boolean {

@@ -31,7 +31,8 @@ let routes: RouteInfo[];
 let components: Record<string, JsonSchema>;
 
 beforeAll(async () => {
-  stack = await createStack({ env: { COMPACTD_ADMIN_TOKEN: ADMIN_TOKEN, COMPACTD_METRICS_TOKEN: METRICS_TOKEN } });
+  // webhooks aim at a closed loopback port (allowed here): deliveries fail at once, nothing leaves the machine
+  stack = await createStack({ env: { COMPACTD_ADMIN_TOKEN: ADMIN_TOKEN, COMPACTD_METRICS_TOKEN: METRICS_TOKEN, COMPACTD_WEBHOOK_ALLOW: '127.0.0.1' } });
   const other = await createApiKey(stack.deps.db, { tenantName: 'fuzz-other' });
   keys = { owner: stack.key, other: other.key, admin: ADMIN_TOKEN, metrics: METRICS_TOKEN };
   const messages = loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl').conversations[0]!.messages.slice(0, 60);
@@ -39,7 +40,7 @@ beforeAll(async () => {
   const job = await compact(stack, 'fuzz-a', { strategy: 'summarize', keepRecent: 4 });
   const done = await waitForJob(stack, job.id);
   expect(done.status, JSON.stringify(done.error)).toBe('completed');
-  const webhook = await stack.app.inject({ method: 'PUT', url: '/v1/conversations/fuzz-a/webhook', headers: stack.auth(), payload: { url: 'https://93.184.215.14/hook' } });
+  const webhook = await stack.app.inject({ method: 'PUT', url: '/v1/conversations/fuzz-a/webhook', headers: stack.auth(), payload: { url: 'http://127.0.0.1:9/hook' } });
   expect(webhook.statusCode, webhook.body).toBe(200);
   const otherConversation = await stack.app.inject({ method: 'POST', url: '/v1/conversations', headers: { authorization: `Bearer ${other.key}` }, payload: { id: 'fuzz-b' } });
   expect(otherConversation.statusCode).toBe(201);
@@ -77,7 +78,7 @@ const bodySchemaOf = (route: RouteInfo) => {
 function validBody(route: RouteInfo, schema: JsonSchema): unknown {
   if (route.path.endsWith('/messages') && route.method === 'POST') return { messages: [{ role: 'user', content: 'fuzz probe' }] };
   if (route.method === 'PATCH') return { metadata: { probe: true } };
-  if (route.path.endsWith('/webhook')) return { url: 'https://93.184.215.14/hook' };
+  if (route.path.endsWith('/webhook')) return { url: 'http://127.0.0.1:9/hook' };
   return exampleFor(schema);
 }
 

@@ -1,5 +1,6 @@
 import { bodySchema, type JsonSchema, type OpenApiParameter, type RouteInfo } from '../lib/routes.js';
 import { fillPath, type World } from '../lib/world.js';
+import { setAt } from './edge-values.js';
 import { deepArray, deepObject } from './nasties.js';
 import type { FuzzKeys, FuzzRequest } from './requests.js';
 import { encodeSegment } from './requests.js';
@@ -68,15 +69,6 @@ function dedupe(fields: FieldPath[]): FieldPath[] {
   const seen = new Map<string, FieldPath>();
   for (const field of fields) seen.set(`${field.path.join('.')}|${field.freeForm}`, field);
   return [...seen.values()];
-}
-
-function setAt(target: unknown, path: ReadonlyArray<string | number>, value: unknown): unknown {
-  if (path.length === 0) return value;
-  const [head, ...rest] = path as [string | number, ...Array<string | number>];
-  const copy: unknown = Array.isArray(target) ? [...target] : typeof target === 'object' && target !== null ? { ...target } : typeof head === 'number' ? [] : {};
-  const container = copy as Record<string | number, unknown>;
-  container[head] = setAt(container[head], rest, value);
-  return container;
 }
 
 function serialize(body: unknown): string {

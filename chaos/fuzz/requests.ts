@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { bodySchema, type OpenApiParameter, type RouteInfo } from '../lib/routes.js';
 import type { World } from '../lib/world.js';
+import { edgeCases } from './edge-values.js';
 import { NASTY_CONTENT_TYPES, NASTY_QUERIES, NASTY_RAW_JSON, NASTY_STRINGS, nastyValue } from './nasties.js';
 import { arbitraryFor } from './schema-arb.js';
 
@@ -53,7 +54,19 @@ function paramArb(name: string, route: RouteInfo, world: World): fc.Arbitrary<st
 
 function queryArb(params: readonly OpenApiParameter[]): fc.Arbitrary<string> {
   const documented = fc
-    .tuple(...params.map((p) => fc.option(fc.oneof({ weight: 4, arbitrary: arbitraryFor(p.schema ?? {}) }, { weight: 1, arbitrary: nastyValue }), { nil: undefined, freq: 2 })))
+    .tuple(
+      ...params.map((p) =>
+        fc.option(
+          fc.oneof(
+            { weight: 4, arbitrary: arbitraryFor(p.schema ?? {}) },
+            { weight: 1, arbitrary: nastyValue },
+            // edges of the parameter's own type: dates Postgres cannot hold, numbers past a column
+            { weight: 1, arbitrary: fc.constantFrom(...edgeCases(p.schema ?? {}, 'query').map((c) => c.value)) },
+          ),
+          { nil: undefined, freq: 2 },
+        ),
+      ),
+    )
     .map((values) => values.flatMap((v, i) => (v === undefined ? [] : [`${encodeURIComponent((params[i] as OpenApiParameter).name)}=${encodeSegment(toQueryValue(v))}`])))
     .map((pairs) => (pairs.length > 0 ? `?${pairs.join('&')}` : ''));
   return params.length === 0

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError } from '../lib/errors.js';
+import { sqlStateOf } from '../lib/public-error.js';
 import { redactError } from '../obs/redact-error.js';
 
 /** RFC 9457 problem details; the one shape every error response takes. */
@@ -102,6 +103,11 @@ export function handleError(error: FastifyError | AppError | Error, request: Fas
       detail: 'The database took too long to answer this request and it was cancelled; retry later, or narrow it (a more specific search, a smaller page).',
     });
   }
+  if (isDataException(error)) {
+    // Safety net behind the schemas: a value they let through and Postgres cannot hold.
+    request.log.warn({ err: redactError(error) }, 'a request value was refused by the database');
+    return sendProblem(reply, request, { status: 400, code: 'VALUE_OUT_OF_RANGE', detail: 'A value of this request is out of the range the service can store.' });
+  }
   if (isDependencyUnavailable(error)) {
     request.log.warn({ err: redactError(error) }, 'a backing service is unavailable');
     void reply.header('retry-after', '1');
@@ -115,6 +121,11 @@ const FOREIGN_KEY_VIOLATION = '23503';
 /** query_canceled: statement_timeout, or pg_cancel_backend */
 const QUERY_CANCELED = '57014';
 const QUERY_TIMEOUT_RETRY_AFTER_S = 5;
+
+/** SQLSTATE class 22 (data exception): a value out of range or malformed for its column. */
+export function isDataException(error: unknown): boolean {
+  return sqlStateOf(error)?.startsWith('22') ?? false;
+}
 
 /** Whether an error (or one it wraps: drizzle wraps the driver's) carries this SQLSTATE. */
 function hasSqlState(error: unknown, state: string): boolean {

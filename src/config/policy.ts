@@ -8,9 +8,21 @@ import { safeText } from '../lib/text-safety.js';
  * any subset (`PolicyOverrideSchema`), merged in that order by the pure `mergePolicy`.
  */
 
+/**
+ * Every number is bounded: a policy's values reach integer columns (a chunk's output budget),
+ * sums and products (head + tail tokens, idle seconds × 1000 as a queue delay), so an
+ * unbounded one overflows a column or a timer far from the request that set it.
+ * Tokens: as many as the largest context window a conversation may declare.
+ */
+export const MAX_POLICY_TOKENS = 100_000_000;
+/** Message counts: far beyond any conversation (and every sum of two stays an int4). */
+export const MAX_POLICY_MESSAGES = 10_000_000;
+/** Idle wait: 30 days, a queue delay that timers and Redis scores hold exactly. */
+export const MAX_IDLE_SECONDS = 30 * 24 * 3600;
+
 const ratio = z.number().gt(0).lt(1);
-const count = z.number().int().min(0);
-const positive = z.number().int().min(1);
+const count = z.number().int().min(0).max(MAX_POLICY_MESSAGES);
+const tokens = (min: number) => z.number().int().min(min).max(MAX_POLICY_TOKENS);
 const weight = z.number().min(0).max(1000);
 /** Strings of a policy end up in prompts and jsonb: bounded, no NUL, no unpaired surrogates. */
 const text = (min: number, max: number) => safeText({ min, max });
@@ -64,19 +76,19 @@ const PolicyObjectSchema = z.strictObject({
   cooldownMessages: count.default(20),
   keepRecent: count.default(12),
   /** when set, the protected tail is sized in tokens instead of `keepRecent` messages */
-  keepRecentTokens: positive.optional(),
+  keepRecentTokens: tokens(1).optional(),
   /** additionally keep user messages verbatim, newest first, up to this many tokens */
-  keepUserTokens: count.default(0),
-  chunkTokens: z.number().int().min(500).default(12_000),
-  maxLiveBatches: z.number().int().min(2).default(6),
+  keepUserTokens: tokens(0).default(0),
+  chunkTokens: tokens(500).default(12_000),
+  maxLiveBatches: z.number().int().min(2).max(MAX_POLICY_MESSAGES).default(6),
   minProgressRatio: z.number().min(0).lt(1).default(0.1),
   strategy: z.enum(['auto', 'summarize', 'mask', 'reset']).default('auto'),
   onLLMFailure: z.enum(['fallback', 'fail']).default('fallback'),
   clipArchiveRole: z.enum(['system', 'user']).default('system'),
   schedule: z.enum(['eager', 'idle']).default('eager'),
-  idleSeconds: positive.default(120),
+  idleSeconds: z.number().int().min(1).max(MAX_IDLE_SECONDS).default(120),
   idleRatio: ratio.default(0.5),
-  summaryMaxTokens: z.number().int().min(64).default(2000),
+  summaryMaxTokens: tokens(64).default(2000),
   /**
    * Output budget of a chunk call per source token (SPEC §5.4), clamped to
    * [summaryMinTokens, summaryMaxTokens]: a call writes what its excerpt is worth, and output
@@ -84,7 +96,7 @@ const PolicyObjectSchema = z.strictObject({
    */
   summaryRatio: z.number().gt(0).max(1).default(0.07),
   /** the floor of a budget (room for the seven sections); `summaryMaxTokens` wins when lower */
-  summaryMinTokens: z.number().int().min(64).default(320),
+  summaryMinTokens: tokens(64).default(320),
   /** output budget of a consolidation per token of the summaries it absorbs */
   consolidationRatio: z.number().gt(0).max(1).default(0.6),
   /** expected summary size relative to its chunk, used only to project tokens after compaction */
@@ -92,22 +104,22 @@ const PolicyObjectSchema = z.strictObject({
   /** Tier 1: tool outputs above `maxTokens` keep `headTokens` + `tailTokens` around a marker */
   tier1: z
     .strictObject({
-      maxTokens: positive.default(3000),
-      headTokens: positive.default(1000),
-      tailTokens: positive.default(500),
+      maxTokens: tokens(1).default(3000),
+      headTokens: tokens(1).default(1000),
+      tailTokens: tokens(1).default(500),
     })
     .prefault({}),
   /** Tier 2: tool outputs of at least `minTokens` are masked (smaller ones cost less than the placeholder) */
-  tier2: z.strictObject({ minTokens: positive.default(100) }).prefault({}),
+  tier2: z.strictObject({ minTokens: tokens(1).default(100) }).prefault({}),
   /** the agent's `compact` tool is not eligible below this many active tokens */
-  toolMinTokens: count.default(10_000),
+  toolMinTokens: tokens(0).default(10_000),
   /**
    * SPEC §5.6a identifier check over every identifier of the source; `maxIdentifiers` caps how
    * many are named in the request (the output budget caps it too). What an answer still lacks
    * is appended verbatim (`append`), or first asked for in a small repair call (`call`).
    */
   identifierCheck: z.boolean().default(true),
-  maxIdentifiers: positive.max(500).default(60),
+  maxIdentifiers: z.number().int().min(1).max(500).default(60),
   identifierRepair: z.enum(['append', 'call']).default('append'),
   systemPrompt: text(1, 20_000).optional(),
   /** summarizer model, `provider:model` or a bare model; the API refuses one that is not configured */

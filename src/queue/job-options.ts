@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_POLICY_TOKENS } from '../config/policy.js';
 import { safeText } from '../lib/text-safety.js';
 
 /**
@@ -11,7 +12,7 @@ export const CompactionOptionsSchema = z.strictObject({
   target: z
     .strictObject({
       ratio: z.number().gt(0).lt(1).optional(),
-      tokens: z.number().int().min(0).optional(),
+      tokens: z.number().int().min(0).max(MAX_POLICY_TOKENS).optional(),
     })
     .refine((t) => t.ratio === undefined || t.tokens === undefined, 'give ratio or tokens, not both')
     .optional(),

@@ -1,16 +1,12 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
-import { eq } from 'drizzle-orm';
 import { JOBS } from '../queue/catalog.js';
 import type { RedisConnection } from '../queue/connection.js';
 import { advanceFairClock, rebaseFairShare } from '../queue/fair-share.js';
 import { queuePrefix, QUEUES } from '../queue/names.js';
-import { compactionJobs } from '../db/schema.js';
-import { getJob } from '../db/repos/jobs.js';
 import { getJobLogContext, type JobLogContext } from '../db/repos/job-log-context.js';
 import type { Phase } from '../obs/metrics.js';
-import { coerceError } from '../lib/errors.js';
 import type { WorkerDeps } from './deps.js';
-import { finishJob, notifyFinished } from './finish.js';
+import { recordStepError } from './finish.js';
 import { classifyForQueue } from './outcome.js';
 import { processFinalize } from './processors/finalize.js';
 import { processIdleCheck } from './processors/idle.js';
@@ -103,7 +99,7 @@ export function createWorkers(connection: RedisConnection, deps: WorkerDeps, opt
       }
       deps.logger.warn({ ...(await stepIds(deps, job)), err: error, queueJob: job.name, queueJobId: job.id, attempt: job.attemptsMade + 1 }, 'step failed');
       const finalAttempt = outcome.action === 'unrecoverable' || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      await recordStepError(deps, job, error, finalAttempt && job.queueName === QUEUES.compaction);
+      await recordStepError(deps, (job.data as { jobId?: unknown } | undefined)?.jobId, error, finalAttempt && job.queueName === QUEUES.compaction);
       throw outcome.error;
     }
   };
@@ -170,28 +166,4 @@ export function createWorkers(connection: RedisConnection, deps: WorkerDeps, opt
     maintenance.once('closing', () => clearInterval(timer));
   }
   return workers;
-}
-
-/**
- * Postgres is the source of truth: the last step error is visible on the job row, and when a
- * plan or finalize step fails for good the job fails (nothing was committed: the commit is
- * one transaction). A failed summarize step is left to finalize, which applies the policy.
- */
-async function recordStepError(deps: Pick<WorkerDeps, 'db' | 'logger' | 'onJobFinished'>, job: Job, error: unknown, failJob: boolean): Promise<void> {
-  const jobId = (job.data as { jobId?: unknown } | undefined)?.jobId;
-  if (typeof jobId !== 'string') return;
-  const err = coerceError(error);
-  const code = typeof (err as { code?: unknown }).code === 'string' ? (err as unknown as { code: string }).code : 'STEP_FAILED';
-  try {
-    const detail = { code, message: err.message.slice(0, 2_000) };
-    const row = failJob ? await getJob(deps.db, jobId) : null;
-    if (row) {
-      const finished = await finishJob(deps.db, row, 'failed', { error: detail, pauseAutoUntilSeq: row.watermark });
-      notifyFinished(deps, finished, finished?.job.tenantId ?? '');
-      if (finished) return;
-    }
-    await deps.db.update(compactionJobs).set({ error: detail }).where(eq(compactionJobs.id, jobId));
-  } catch (writeError) {
-    deps.logger.error({ err: writeError, jobId }, 'could not record the step error');
-  }
 }

@@ -1,8 +1,9 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { recordJobEvent } from '../db/repos/job-outbox.js';
-import { transitionJob, type JobRow } from '../db/repos/jobs.js';
-import { ACTIVE_JOB_STATUSES, conversations, type JobStatus } from '../db/schema.js';
+import { getJob, transitionJob, type JobRow } from '../db/repos/jobs.js';
+import { ACTIVE_JOB_STATUSES, compactionJobs, conversations, type JobStatus } from '../db/schema.js';
+import { publicError } from '../lib/public-error.js';
 import type { WorkerDeps } from './deps.js';
 
 export interface Finished {
@@ -53,5 +54,29 @@ export function notifyFinished(deps: Pick<WorkerDeps, 'onJobFinished' | 'logger'
     });
   } catch (error) {
     deps.logger.warn({ err: error, jobId: job.id }, 'job observer failed');
+  }
+}
+
+/**
+ * Postgres is the source of truth: the last step error is visible on the job row, and when a
+ * plan or finalize step fails for good the job fails (nothing was committed: the commit is
+ * one transaction). A failed summarize step is left to finalize, which applies the policy.
+ * The row (and so the API and the webhook) gets a stable code and a short message
+ * (lib/public-error.ts); the SQL, the driver's message and the stack are in the log line the
+ * caller wrote for the failure.
+ */
+export async function recordStepError(deps: Pick<WorkerDeps, 'db' | 'logger' | 'onJobFinished'>, jobId: unknown, error: unknown, failJob: boolean): Promise<void> {
+  if (typeof jobId !== 'string') return;
+  const detail = publicError(error);
+  try {
+    const row = failJob ? await getJob(deps.db, jobId) : null;
+    if (row) {
+      const finished = await finishJob(deps.db, row, 'failed', { error: detail, pauseAutoUntilSeq: row.watermark });
+      notifyFinished(deps, finished, finished?.job.tenantId ?? '');
+      if (finished) return;
+    }
+    await deps.db.update(compactionJobs).set({ error: detail }).where(eq(compactionJobs.id, jobId));
+  } catch (writeError) {
+    deps.logger.error({ err: writeError, jobId }, 'could not record the step error');
   }
 }

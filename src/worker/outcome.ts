@@ -1,6 +1,7 @@
 import { UnrecoverableError } from 'bullmq';
 import { z } from 'zod';
 import { AppError, coerceError } from '../lib/errors.js';
+import { carriesQuery, publicError } from '../lib/public-error.js';
 import { isLlmError } from '../llm/port.js';
 import { DeferStep } from './guarded-summary.js';
 
@@ -18,7 +19,9 @@ export type QueueOutcome =
  * - payload that fails its schema, a non-retryable AppError, or any other LLM error (it
  *   already went through the LLM retry layer; another attempt would multiply calls) →
  *   UnrecoverableError;
- * - anything else (database or Redis hiccup, crash) → retry with backoff.
+ * - anything else (database or Redis hiccup, crash) → retry with backoff. BullMQ keeps the
+ *   error as the job's `failedReason` (shown by the dashboard): a failed query goes there as
+ *   its public code and message, its SQL and values only to the log.
  */
 export function classifyForQueue(error: unknown): QueueOutcome {
   if (error instanceof UnrecoverableError) return { action: 'unrecoverable', error };
@@ -29,6 +32,10 @@ export function classifyForQueue(error: unknown): QueueOutcome {
   }
   if (error instanceof AppError && !error.retryable && error.status < 500) {
     return { action: 'unrecoverable', error: new UnrecoverableError(`${error.code}: ${error.message}`) };
+  }
+  if (carriesQuery(error)) {
+    const { code, message } = publicError(error);
+    return { action: 'retry', error: new Error(`${code}: ${message}`) };
   }
   return { action: 'retry', error: coerceError(error) };
 }

@@ -26,7 +26,14 @@ import {
 } from '../schemas/webhooks.js';
 
 const SECRET_PREFIX = 'whsec_';
-const SECRET_HINT_CHARS = 10;
+/** Characters of a secret shown back (after the public `whsec_` of a generated one): enough to tell secrets apart, too few to help guess one. */
+const SECRET_HINT_CHARS = 4;
+
+/** `whsec_AbCd…` for a generated secret, `my-o…` for a client's own. */
+export function secretHint(secret: string): string {
+  const prefix = secret.startsWith(SECRET_PREFIX) ? SECRET_PREFIX : '';
+  return `${prefix}${secret.slice(prefix.length, prefix.length + SECRET_HINT_CHARS)}…`;
+}
 
 function toWebhookView(row: WebhookEndpointRow, conversationExternalId: string | null, generatedSecret?: string): WebhookView {
   return {
@@ -35,7 +42,7 @@ function toWebhookView(row: WebhookEndpointRow, conversationExternalId: string |
     url: row.url,
     events: row.events,
     enabled: row.enabled,
-    secretHint: `${row.secret.slice(0, SECRET_HINT_CHARS)}…`,
+    secretHint: secretHint(row.secret),
     ...(generatedSecret === undefined ? {} : { secret: generatedSecret }),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),

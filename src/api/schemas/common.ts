@@ -29,6 +29,20 @@ export const ConversationIdSchema = z
   .refine((id) => id !== '.' && id !== '..', 'must not be "." or ".." (they are path segments, not names)')
   .meta({ description: '1-128 characters of A-Z a-z 0-9 . _ -, not "." or ".."', example: 'agent-run-42' });
 
+/** 0001-01-01T00:00:00Z: zod's ISO format admits year 0000, which Postgres rejects ("date/time field value out of range"). */
+const EARLIEST_TIMESTAMP_MS = Date.parse('0001-01-01T00:00:00Z');
+
+/**
+ * An instant a `timestamptz` column can be compared with: ISO 8601 in UTC (`Z`), years
+ * 0001–9999 (the format allows four digits only, so nothing past Postgres' upper bound).
+ */
+export function timestampSchema() {
+  return z.iso
+    .datetime({ error: 'must be an ISO 8601 date-time in UTC, e.g. 2025-01-31T12:00:00Z' })
+    .refine((value) => Date.parse(value) >= EARLIEST_TIMESTAMP_MS, 'must be on or after 0001-01-01T00:00:00Z')
+    .meta({ description: 'ISO 8601 date-time in UTC (Z), from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z' });
+}
+
 export const ConversationParamsSchema = z.object({ id: ConversationIdSchema });
 export const UuidParamsSchema = z.object({ id: z.uuid('must be a UUID') });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { timestampSchema } from './common.js';
 
 export const JobSchema = z
   .object({
@@ -24,7 +25,7 @@ export const JobWaitQuerySchema = z.object({
 
 export const ListJobsQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  before: z.iso.datetime().optional().meta({ description: 'createdAt of the last job of the previous page' }),
+  before: timestampSchema().optional().meta({ description: 'createdAt of the last job of the previous page' }),
 });
 
 export const ListJobsResponseSchema = z.object({ jobs: z.array(JobSchema), nextBefore: z.string().nullable() });

@@ -33,7 +33,7 @@ export const WebhookSchema = z
     url: z.string(),
     events: z.array(WebhookEventSchema).meta({ description: 'empty: every event' }),
     enabled: z.boolean(),
-    secretHint: z.string().meta({ description: 'the first characters of the secret, to tell secrets apart' }),
+    secretHint: z.string().meta({ description: 'at most 4 characters of the secret (after the `whsec_` prefix of a generated one) and `…`, to tell secrets apart' }),
     secret: z.string().optional().meta({ description: 'only in the response that generated it: store it now' }),
     createdAt: z.string(),
     updatedAt: z.string(),

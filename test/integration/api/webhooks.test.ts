@@ -31,6 +31,7 @@ describe('webhook configuration', () => {
     const body = created.json();
     expect(body).toMatchObject({ scope: 'tenant', conversationId: null, url: 'https://hooks.example/compactd', events: [], enabled: true });
     expect(body.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    // the public `whsec_` and 4 of the 43 random characters
     expect(body.secretHint).toBe(`${body.secret.slice(0, 10)}…`);
 
     const read = (await get('/v1/webhook')).json();
@@ -42,7 +43,8 @@ describe('webhook configuration', () => {
     expect(updated.secret).toBeUndefined();
 
     const rotated = (await put('/v1/webhook', { url: 'https://hooks.example/v2', secret: 'my-own-secret-0123456789' })).json();
-    expect(rotated.secretHint).toBe('my-own-sec…');
+    // a client's own secret: 4 characters of it, never more (10 of a 16-character secret once)
+    expect(rotated.secretHint).toBe('my-o…');
     expect(rotated.events).toEqual([]);
     expect(rotated.createdAt).toBe(body.createdAt);
   });

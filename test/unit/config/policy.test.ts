@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { AppError } from '../../../src/lib/errors.js';
 import {
   DEFAULT_KEYWORDS,
@@ -117,5 +118,40 @@ describe('mergePolicy', () => {
       expect(error).toMatchObject({ code: 'INVALID_POLICY', status: 400 });
       expect((error as AppError).details?.map((d) => d.field)).toContain('targetRatio');
     }
+  });
+});
+
+describe('numeric bounds', () => {
+  /** Every number of a schema, by dotted path, with its JSON Schema bounds. */
+  function numbers(schema: Record<string, unknown>, path: string[] = []): Array<{ path: string; max: number }> {
+    const properties = (schema['properties'] ?? {}) as Record<string, Record<string, unknown>>;
+    const own = ['integer', 'number'].includes(String(schema['type']))
+      ? [{ path: path.join('.'), max: Math.min(Number(schema['maximum'] ?? Infinity), Number(schema['exclusiveMaximum'] ?? Infinity)) }]
+      : [];
+    return [...own, ...Object.entries(properties).flatMap(([key, child]) => numbers(child, [...path, key]))];
+  }
+
+  it('bounds every numeric policy field within an int4 column (a chunk budget, a count, a delay)', () => {
+    const fields = numbers(z.toJSONSchema(PolicyOverrideSchema, { io: 'input' }) as Record<string, unknown>);
+    expect(fields.length).toBeGreaterThan(25);
+    expect(fields.filter((f) => !(f.max <= 2 ** 31 - 1)).map((f) => f.path)).toEqual([]);
+  });
+
+  it.each([
+    ['summaryMaxTokens', { summaryMaxTokens: 3_000_000_000, chunkTokens: 4_000_000_000 }],
+    ['tier1.headTokens', { tier1: { headTokens: 2 ** 53 } }],
+    ['idleSeconds', { idleSeconds: 10 ** 10 }],
+    ['minMessages', { minMessages: 1e15 }],
+  ])('refuses %s past its bound, naming it', (field, override) => {
+    const error = (() => {
+      try {
+        mergePolicy(override);
+      } catch (e) {
+        return e;
+      }
+      return null;
+    })();
+    expect(error).toBeInstanceOf(AppError);
+    expect((error as AppError).details?.map((d) => d.field)).toContain(field);
   });
 });

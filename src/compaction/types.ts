@@ -75,6 +75,8 @@ export interface HistoryMessage {
   toolUseIds: string[];
   /** tool_use ids this message answers (tool_result blocks) */
   toolResultIds: string[];
+  /** a meta turn (metadata.meta, see meta-turns.ts): in the history, never the user's request */
+  meta?: boolean;
 }
 
 /** Counts tokens of a text; supplied by the shell (gpt-tokenizer) so the core stays pure. */

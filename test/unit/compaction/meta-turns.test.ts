@@ -58,7 +58,7 @@ describe('meta turns are recognized by their wrappers', () => {
     });
     fc.assert(
       fc.property(messageArb, (message) => {
-        const marked = markMetaTurn(message);
+        const marked: { content: unknown; metadata?: Record<string, unknown> } = markMetaTurn(message);
         expect(marked.content).toEqual(message.content);
         const texts = message.content.map((b) => b.text).filter((t) => t.trim() !== '');
         const expected = message.role === 'user' && texts.length > 0 && texts.every((t) => /^\s*<[a-z-]+>/.test(t) && isMetaText(t));

@@ -105,7 +105,10 @@ function eventsToTurns(events: unknown[]): Turns {
   events.forEach((event, index) => {
     if (!isRecord(event)) throw new TranscriptImportError('TRANSCRIPT_INVALID', `event ${index}: an OpenHands event is a JSON object`);
   });
-  const observed = new Set((events as Event[]).filter((e) => typeof e.observation === 'string' && e.cause !== undefined).map((e) => e.cause));
+  // actions something the model read answered (a state change or recall note answers nothing)
+  const observed = new Set(
+    (events as Event[]).filter((e) => typeof e.observation === 'string' && !DROPPED_OBSERVATIONS.has(e.observation) && e.cause !== undefined).map((e) => e.cause),
+  );
   const out: Turns = { items: [], dropped: 0, duplicateResults: 0 };
   const replies = new Map<string, Reply>(); // reply key → its turn
   const callOfAction = new Map<unknown, { reply: Reply; callId: string }>(); // action id → the call it carried out

@@ -213,4 +213,15 @@ describe('OpenHands streams without model responses', () => {
     expect(toolPairingReport(conv.messages).orphanResults).toEqual([]);
     expect(conv.messages[2]).toMatchObject({ role: 'user', content: [{ type: 'text', text: expect.stringContaining('config.py:27') as unknown }], metadata: { meta: true } });
   });
+
+  it('an action without recorded call that only a state change answers is the agent’s text, not a call', () => {
+    const events = [
+      ...legacyEvents.slice(0, 2),
+      { id: 50, source: 'agent', action: 'think', args: { thought: 'The fallback belongs in load().' } },
+      { id: 51, source: 'agent', cause: 50, observation: 'null', content: '', extras: {} },
+    ];
+    const conv = only(JSON.stringify(events));
+    expect(conv.messages.at(-1)).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'The fallback belongs in load().' }] });
+    expect(conv.stats).toMatchObject({ unmatchedToolUses: 0, synthesizedToolResults: 0 });
+  });
 });

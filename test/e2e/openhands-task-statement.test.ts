@@ -3,13 +3,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importTranscript } from '../../src/importers/index.js';
+import { validateAnthropicRequest } from '../../src/llm-sim/validate-anthropic.js';
+import { validateOpenAIRequest } from '../../src/llm-sim/validate-openai.js';
 import { compact, seedConversation, waitForJob } from '../helpers/conversation.js';
 import { createStack, type Stack } from '../helpers/stack.js';
 
 /**
  * An OpenHands run compacted under every strategy keeps its task statement — the whole
  * first user message, ~5k characters with its example and its last line — verbatim in the
- * context, because the environment events after it (recall, an error answering no call)
+ * context (a request the provider accepts), because the environment events after it (recall, an error answering no call)
  * are no user requests; and the local summarizer never reports such an event as the
  * request. The run is the hand-made fixture in the event format's documented shape.
  */
@@ -44,6 +46,8 @@ describe('an OpenHands run keeps its task statement through a compaction', () =>
     for (const format of ['anthropic', 'openai'] as const) {
       const res = await stack.app.inject({ method: 'GET', url: `/v1/conversations/${id}/context?format=${format}`, headers: stack.auth() });
       const context = res.json() as { messages: ContextMessage[] };
+      const validate = format === 'anthropic' ? validateAnthropicRequest : validateOpenAIRequest;
+      expect(validate(context), `${format} context after ${strategy}`).toBeNull();
       const userTexts = context.messages.filter((m) => m.role === 'user').flatMap(textsOf);
       expect(userTexts, `${format} context after ${strategy}`).toContain(instruction);
     }

@@ -83,6 +83,7 @@ export function isUserTextMessage(message: HistoryMessage): boolean {
     message.kind === 'message' &&
     message.role === 'user' &&
     message.content.some((block) => block.type === 'text' && block.text.trim().length > 0) &&
-    !isMetaContent(message.role, message.content)
+    // unflagged (meta undefined): recognized by its wrappers; an explicit `meta: false` wins
+    (message.meta === false || !isMetaContent(message.role, message.content))
   );
 }

@@ -75,7 +75,7 @@ export interface HistoryMessage {
   toolUseIds: string[];
   /** tool_use ids this message answers (tool_result blocks) */
   toolResultIds: string[];
-  /** a meta turn (metadata.meta, see meta-turns.ts): in the history, never the user's request */
+  /** metadata.meta as stored (meta-turns.ts): true for a meta turn, in the history but never the user's request */
   meta?: boolean;
 }
 

@@ -19,7 +19,8 @@ export function toHistoryMessage(
     toolResultIds: row.toolResultIds,
   };
   // a meta turn (meta-turns.ts) is rendered to the summarizer as such
-  return row.role === 'user' && row.metadata?.['meta'] === true ? { ...message, meta: true } : message;
+  const meta = row.metadata?.['meta'];
+  return row.role === 'user' && typeof meta === 'boolean' ? { ...message, meta } : message;
 }
 
 /** Active messages with exactly these seqs, in seq order. */

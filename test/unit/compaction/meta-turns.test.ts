@@ -83,6 +83,11 @@ describe('meta turns are never the user’s request', () => {
     expect(flagged.filter(isUserTextMessage).map((m) => m.seq)).toEqual([1]);
   });
 
+  it('a wrapper the client marked meta: false stays a request', () => {
+    const kept = flagged.map((m) => (m.seq === 4 ? { ...m, meta: false } : m));
+    expect(kept.filter(isUserTextMessage).map((m) => m.seq)).toEqual([1, 4]);
+  });
+
   it('the prompt header names the typed request', () => {
     const header = buildChunkHeader(flagged, [], countTokens) ?? '';
     expect(header).toContain(REQUEST);

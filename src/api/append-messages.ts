@@ -1,3 +1,4 @@
+import { markMetaTurn } from '../compaction/meta-turns.js';
 import { normalizeMessages, toolIdsOf, type MessageFormat } from '../compaction/normalize.js';
 import { countMessageTokens } from '../compaction/tokens.js';
 import type { CountTokens, NormalizedMessage } from '../compaction/types.js';
@@ -47,7 +48,9 @@ export function prepareAppend(input: AppendInput, deps: { countTokens: CountToke
   };
 }
 
-function toRow(message: NormalizedMessage, countTokens: CountTokens): NewMessage {
+function toRow(normalized: NormalizedMessage, countTokens: CountTokens): NewMessage {
+  // a known harness wrapper (task notification, slash command, reminder) is stored as a meta turn
+  const message = markMetaTurn(normalized);
   const ids = toolIdsOf(message.content);
   return {
     role: message.role,

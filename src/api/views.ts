@@ -36,6 +36,7 @@ export function toMessageView(row: MessageRow) {
     content: row.content as unknown as Array<Record<string, unknown>>,
     ...(row.name ? { name: row.name } : {}),
     tokens: row.tokens,
+    ...(row.metadata?.['meta'] === true && row.role === 'user' ? { meta: true as const } : {}),
     createdAt: row.createdAt.toISOString(),
   };
 }

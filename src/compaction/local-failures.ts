@@ -50,7 +50,16 @@ export function toolFailure(output: string, isError: boolean): string | null {
   if (signal !== undefined) return clipErrorLine(signal);
   if (!isError) return null;
   const line = errorLines(output)[0] ?? lines[0];
-  return line === undefined ? 'error (no output)' : clipErrorLine(line);
+  return line === undefined ? 'error (no output)' : clipErrorLine(withDetail(line, lines));
+}
+
+/** A bare heading such as OpenHands' `ERROR:` says nothing alone: its detail is the next line. */
+const BARE_HEADING = /^[A-Za-z][\w ]{0,30}:$/;
+
+function withDetail(line: string, lines: readonly string[]): string {
+  if (!BARE_HEADING.test(line)) return line;
+  const detail = lines[lines.indexOf(line) + 1];
+  return detail === undefined ? line : `${line} ${detail}`;
 }
 
 function finalError(lines: readonly string[]): string | undefined {

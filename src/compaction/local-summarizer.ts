@@ -1,4 +1,5 @@
 import { IDENTIFIERS_HEADING } from './identifiers.js';
+import { isMetaText } from './meta-turns.js';
 import { extractFacts, keyArgument, sentences, type ChunkFacts, type ToolCallFact } from './local-extract.js';
 import { BATCH_SUMMARY_PREFIX, SECTIONS, type SectionName } from './prompt.js';
 import { allocate, focusFirst, requestParts, type Item, type SectionItems, type SectionKey } from './local-render.js';
@@ -87,7 +88,8 @@ function pick(texts: readonly string[], pattern: RegExp): string[] {
 }
 
 function chunkSections(facts: ChunkFacts): SectionItems {
-  const userTexts = facts.userTexts.filter((t) => !OBSERVATION.test(t.trim()));
+  // meta turns (harness notifications, command wrappers, environment events) are not the user's words either
+  const userTexts = facts.userTexts.filter((t) => !OBSERVATION.test(t.trim()) && !isMetaText(t));
   const recentAssistant = facts.assistantTexts.slice(-3);
   const pending = facts.todos.filter((t) => t.status === 'pending' || t.status === 'in_progress').map((t) => t.content);
   return {

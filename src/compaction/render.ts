@@ -1,3 +1,4 @@
+import { isMetaContent, META_TURN_MARKER } from './meta-turns.js';
 import type { Block, HistoryMessage, ToolResultBlock } from './types.js';
 
 /**
@@ -61,17 +62,28 @@ export function renderBlock(block: Block, toolNames: ReadonlyMap<string, string>
   }
 }
 
-/** A message's content as one text, blocks separated by blank lines. */
+/**
+ * A message's content as one text, blocks separated by blank lines. A meta turn opens with
+ * its marker line, so a summarizer reads it as the harness's, not as the user's words.
+ */
 export function renderMessageText(message: HistoryMessage, toolNames: ReadonlyMap<string, string>): string {
-  return message.content.map((block) => renderBlock(block, toolNames)).join('\n\n');
+  const text = message.content.map((block) => renderBlock(block, toolNames)).join('\n\n');
+  return message.meta === true ? `${META_TURN_MARKER}\n${text}` : text;
 }
 
-/** A user message that carries text typed by (or for) the user, not only tool results. */
+/**
+ * A user message that carries text typed by (or for) the user, not only tool results, and
+ * is no meta turn (a harness notification or wrapper): what "the latest request" and the
+ * pinned user turns are made of.
+ */
 export function isUserTextMessage(message: HistoryMessage): boolean {
+  if (message.meta === true) return false;
   if (message.features) return message.kind === 'message' && message.features.userText;
   return (
     message.kind === 'message' &&
     message.role === 'user' &&
-    message.content.some((block) => block.type === 'text' && block.text.trim().length > 0)
+    message.content.some((block) => block.type === 'text' && block.text.trim().length > 0) &&
+    // unflagged (meta undefined): recognized by its wrappers; an explicit `meta: false` wins
+    (message.meta === false || !isMetaContent(message.role, message.content))
   );
 }

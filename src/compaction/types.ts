@@ -75,6 +75,8 @@ export interface HistoryMessage {
   toolUseIds: string[];
   /** tool_use ids this message answers (tool_result blocks) */
   toolResultIds: string[];
+  /** metadata.meta as stored (meta-turns.ts): true for a meta turn, in the history but never the user's request */
+  meta?: boolean;
 }
 
 /** Counts tokens of a text; supplied by the shell (gpt-tokenizer) so the core stays pure. */

@@ -1,3 +1,4 @@
+import { markMetaTurn } from '../compaction/meta-turns.js';
 import { normalizeMessages, type FieldIssue, type MessageFormat } from '../compaction/normalize.js';
 import type { Block, NormalizedMessage } from '../compaction/types.js';
 import { TranscriptImportError } from './errors.js';
@@ -24,7 +25,8 @@ export interface BuildInput {
 
 /**
  * Runs the importer's messages through ingestion normalization (the same validation the
- * API applies), drops messages left without content, and makes the tool pairing valid:
+ * API applies), drops messages left without content, flags meta turns (as the API does at
+ * append: meta-turns.ts), and makes the tool pairing valid:
  * a tool_result whose tool_use never appeared becomes text, because compactd rejects
  * orphaned results (SPEC §4), and a reused tool id is renamed. Counts what it kept and changed.
  */
@@ -34,7 +36,8 @@ export function buildConversation(input: BuildInput): ImportedConversation {
   let droppedLines = input.droppedLines;
   const messages: NormalizedMessage[] = [];
   normalized.messages.forEach((message, index) => {
-    if (message.content.length > 0) messages.push(message);
+    // a harness wrapper (task notification, slash command, reminder) is kept, flagged as a meta turn
+    if (message.content.length > 0) messages.push(markMetaTurn(message));
     else droppedLines += input.sourceLines?.[index]?.length ?? 1;
   });
   const pairing = repairPairing(messages);

@@ -139,7 +139,11 @@ function rawMessage(role: 'user' | 'assistant', content: unknown[], first: Messa
   const metadata: Record<string, unknown> = {};
   if (first?.uuid !== undefined) metadata.uuid = first.uuid;
   if (first?.timestamp !== undefined) metadata.timestamp = first.timestamp;
-  if (first?.isMeta === true) metadata.isMeta = true;
+  if (first?.isMeta === true) {
+    metadata.isMeta = true;
+    // Claude Code's own injections (skill bodies, hook context, command caveats): no request of the user
+    if (role === 'user') metadata.meta = true;
+  }
   if (first?.isCompactSummary === true) metadata.isCompactSummary = true;
   return { role, content, metadata };
 }

@@ -60,6 +60,10 @@ export const StoredMessageSchema = z
     content: z.array(BlockSchema),
     name: z.string().optional(),
     tokens: z.number().int(),
+    meta: z
+      .literal(true)
+      .optional()
+      .meta({ description: 'a meta turn (harness notification, slash-command wrapper, reminder): kept verbatim, never taken for the user’s request' }),
     createdAt: z.string(),
   })
   .meta({ id: 'Message' });

@@ -40,6 +40,7 @@ type FeatureRow = {
   tokens: number;
   tool_use_ids: string[];
   tool_result_ids: string[];
+  meta: boolean;
   user_text: boolean;
   question: boolean;
   request: boolean;
@@ -59,22 +60,24 @@ export function keywordPatterns(keywords: readonly string[]): string[] {
 export interface PlanHistory {
   /** the active history in seq order, `features` set, `content` empty unless asked for */
   messages: HistoryMessage[];
-  /** seq of the newest user message that is a request (typed text, not a command's output), or null */
+  /** seq of the newest user message that is a request (typed text, not a command's output nor a meta turn), or null */
   latestRequestSeq: number | null;
 }
 
 /** The active history's metadata and scoring features, in seq order (one query). */
 export async function loadPlanHistory(db: DbOrTx, conversationId: string, keywords: readonly string[]): Promise<PlanHistory> {
   const rows = await db.execute<FeatureRow>(sql`
-    select m.seq, m.role, m.kind, m.tokens, m.tool_use_ids, m.tool_result_ids,
-           (m.role = 'user' and d.typed ~ '\\S') as user_text,
+    select m.seq, m.role, m.kind, m.tokens, m.tool_use_ids, m.tool_result_ids, x.meta,
+           (m.role = 'user' and d.typed ~ '\\S' and not x.meta) as user_text,
            (m.role = 'user' and strpos(d.typed, '?') > 0) as question,
-           (m.role = 'user' and m.kind = 'message' and d.typed ~ '\\S' and d.typed !~ '^\\s*<(returncode|output)\\y') as request,
+           (m.role = 'user' and m.kind = 'message' and d.typed ~ '\\S' and d.typed !~ '^\\s*<(returncode|output)\\y' and not x.meta) as request,
            coalesce(length(d.doc), 0) as chars,
            array(select (k.i - 1)::int from unnest(${sql.param(keywordPatterns(keywords))}::text[]) with ordinality as k(pattern, i)
                   where d.doc ~* k.pattern) as keywords
       from messages m
       cross join lateral (${MESSAGE_TEXT}) d
+      -- a meta turn (meta-turns.ts: flagged at append) is never the user's request nor a pinned user turn
+      cross join lateral (select m.role = 'user' and coalesce(m.metadata -> 'meta' = 'true'::jsonb, false) as meta) x
      where m.conversation_id = ${conversationId}
      order by m.seq`);
   let latestRequestSeq: number | null = null;
@@ -89,6 +92,7 @@ export async function loadPlanHistory(db: DbOrTx, conversationId: string, keywor
       tokens: row.tokens,
       toolUseIds: row.tool_use_ids,
       toolResultIds: row.tool_result_ids,
+      ...(row.meta && { meta: true }),
       features: { userText: row.user_text, question: row.question, chars: row.chars, keywords: row.keywords },
     };
   });

@@ -6,8 +6,10 @@ import { batches, messages } from '../schema.js';
 
 type MessageRow = typeof messages.$inferSelect;
 
-export function toHistoryMessage(row: Pick<MessageRow, 'seq' | 'role' | 'kind' | 'content' | 'tokens' | 'toolUseIds' | 'toolResultIds'>): HistoryMessage {
-  return {
+export function toHistoryMessage(
+  row: Pick<MessageRow, 'seq' | 'role' | 'kind' | 'content' | 'tokens' | 'toolUseIds' | 'toolResultIds'> & Partial<Pick<MessageRow, 'metadata'>>,
+): HistoryMessage {
+  const message: HistoryMessage = {
     seq: row.seq,
     role: row.role,
     kind: row.kind,
@@ -16,6 +18,9 @@ export function toHistoryMessage(row: Pick<MessageRow, 'seq' | 'role' | 'kind' |
     toolUseIds: row.toolUseIds,
     toolResultIds: row.toolResultIds,
   };
+  // a meta turn (meta-turns.ts) is rendered to the summarizer as such
+  const meta = row.metadata?.['meta'];
+  return row.role === 'user' && typeof meta === 'boolean' ? { ...message, meta } : message;
 }
 
 /** Active messages with exactly these seqs, in seq order. */

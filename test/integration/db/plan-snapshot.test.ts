@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { markMetaTurn } from '../../../src/compaction/meta-turns.js';
 import { countMessageTokens } from '../../../src/compaction/tokens.js';
 import { toolIdsOf } from '../../../src/compaction/normalize.js';
 import { isUserTextMessage } from '../../../src/compaction/render.js';
@@ -9,6 +10,7 @@ import { mergePolicy } from '../../../src/config/policy.js';
 import { insertMessages } from '../../../src/db/repos/messages.js';
 import { loadPlanHistory, loadRewriteCandidates } from '../../../src/db/repos/plan-snapshot.js';
 import { listActiveMessages } from '../../../src/db/repos/messages.js';
+import { toHistoryMessage } from '../../../src/db/repos/snapshot.js';
 import { conversations, tenants } from '../../../src/db/schema.js';
 import { countTokens } from '../../../src/lib/count-tokens.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
@@ -32,10 +34,11 @@ beforeAll(async () => {
     .values({ tenantId: tenant!.id, externalId: 'features', contextLimit: 200_000 })
     .returning();
   conversationId = conversation!.id;
-  const source = loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl').conversations[0]!.messages;
+  // the whole session, so its meta turns (task notifications, a /compact wrapper, isMeta lines) are in
+  const source = loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl', { compactBoundary: 'include' }).conversations[0]!.messages;
   const rows = source.map((m) => {
     const ids = toolIdsOf(m.content);
-    return { role: m.role, content: m.content, tokens: countMessageTokens(m, countTokens), toolUseIds: ids.opens, toolResultIds: ids.answers };
+    return { role: m.role, content: m.content, tokens: countMessageTokens(m, countTokens), toolUseIds: ids.opens, toolResultIds: ids.answers, metadata: m.metadata };
   });
   await insertMessages(db.db, conversationId, 1, rows);
 });
@@ -45,7 +48,7 @@ afterAll(async () => {
 
 async function fullHistory(): Promise<HistoryMessage[]> {
   const rows = await listActiveMessages(db.db, conversationId);
-  return rows.map((r) => ({ seq: r.seq, role: r.role, kind: r.kind, content: r.content, tokens: r.tokens, toolUseIds: r.toolUseIds, toolResultIds: r.toolResultIds }));
+  return rows.map(toHistoryMessage);
 }
 
 describe('plan history from metadata', () => {
@@ -85,6 +88,12 @@ describe('plan history from metadata', () => {
     const { latestRequestSeq } = await loadPlanHistory(db.db, conversationId, policy.scoring.keywords);
     const requests = full.filter((m) => isUserTextMessage(m) && !/^\s*<(returncode|output)\b/.test(m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n')));
     expect(latestRequestSeq).toBe(requests.at(-1)?.seq ?? null);
+    // the session's meta turns are never the request, and the plan history says which they are
+    const { messages } = await loadPlanHistory(db.db, conversationId, policy.scoring.keywords);
+    const metaSeqs = full.filter((m) => m.meta === true).map((m) => m.seq);
+    expect(metaSeqs.length).toBeGreaterThan(0);
+    expect(messages.filter((m) => m.meta === true).map((m) => m.seq)).toEqual(metaSeqs);
+    expect(metaSeqs).not.toContain(latestRequestSeq);
 
     const candidates = await loadRewriteCandidates(db.db, conversationId, 500);
     const large = full.filter((m) => m.toolResultIds.length > 0 && m.tokens >= 500);
@@ -94,5 +103,34 @@ describe('plan history from metadata', () => {
     const expected = new Set([...large.map((m) => m.seq), ...full.filter((m) => m.toolUseIds.some((id) => calls.has(id))).map((m) => m.seq)]);
     expect(new Set(candidates.keys())).toEqual(expected);
     expect(candidates.size).toBeLessThan(full.length);
+  });
+});
+
+describe('meta turns in the plan history', () => {
+  it('are neither the latest request nor user text, and carry meta: true', async () => {
+    const [tenant] = await db.db.insert(tenants).values({ name: 'meta-turns' }).returning();
+    const [conversation] = await db.db.insert(conversations).values({ tenantId: tenant!.id, externalId: 'meta-turns', contextLimit: 200_000 }).returning();
+    const texts = [
+      ['user', 'Fix the flaky login test, and never touch the public API.'],
+      ['assistant', 'On it.'],
+      ['user', '<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>\nRead the output file to retrieve the result: /tmp/b1.output'],
+      ['user', '<command-name>/mcp</command-name>\n<command-message>mcp</command-message>\n<command-args></command-args>'],
+      ['user', '<local-command-stdout>Reconnected to tidewave.</local-command-stdout>'],
+    ] as const;
+    // flagged as the append API flags them
+    const rows = texts.map(([role, text]) => {
+      const message = markMetaTurn({ role, content: [{ type: 'text' as const, text }] });
+      return { ...message, tokens: countMessageTokens(message, countTokens), toolUseIds: [], toolResultIds: [] };
+    });
+    await insertMessages(db.db, conversation!.id, 1, rows);
+    const { messages, latestRequestSeq } = await loadPlanHistory(db.db, conversation!.id, policy.scoring.keywords);
+    expect(latestRequestSeq).toBe(1);
+    expect(messages.map((m) => [m.seq, m.meta === true, m.features?.userText])).toEqual([
+      [1, false, true],
+      [2, false, false],
+      [3, true, false],
+      [4, true, false],
+      [5, true, false],
+    ]);
   });
 });

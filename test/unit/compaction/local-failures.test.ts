@@ -77,3 +77,21 @@ describe('summarizeLocally: failed runs', () => {
     expect(parsed.get('ERRORS')).toBeUndefined();
   });
 });
+
+describe('summarizeLocally: an OpenHands editor error keeps its detail', () => {
+  const detail = 'Parameter `old_str` is required for command: str_replace.';
+  const chunk = conversation()
+    .user('Fix the merge of empty sections in confkit/profile.py.')
+    .exchange('e1', 'str_replace_editor', { command: 'str_replace', path: '/workspace/confkit/profile.py', new_str: 'x' }, `ERROR:\n${detail}`, true)
+    .build();
+  const sections = parseSections(summarizeLocally(buildSummarizeRequest(chunk, null, mergePolicy()), { countTokens, maxTokens: 2_000 }));
+
+  it('reads `ERROR:` with the line after it as the failure', () => {
+    expect(toolFailure(`ERROR:\n${detail}`, true)).toBe(`ERROR: ${detail}`);
+  });
+
+  it('names the detail in TOOL HISTORY and ERRORS, not a bare `ERROR:`', () => {
+    expect((sections.get('TOOL HISTORY') ?? []).join('\n')).toContain(detail);
+    expect((sections.get('ERRORS') ?? []).join('\n')).toContain(detail);
+  });
+});

@@ -7,8 +7,9 @@ import type { ApiDeps } from '../deps.js';
 import { ExportLineSchema, ExportQuerySchema, type ExportLine } from '../schemas/batches.js';
 import { ConversationParamsSchema, errorResponses } from '../schemas/common.js';
 
-/** Rows per database round trip, and so per chunk written to the client. */
+/** Originals per page of the export's plan, and the content bytes read per round trip (a row more when it alone is bigger). */
 const EXPORT_PAGE_SIZE = 500;
+const EXPORT_PAGE_BYTES = 4 * 1024 * 1024;
 
 function toExportLine(row: OriginalRow): string {
   return JSON.stringify({
@@ -23,9 +24,13 @@ function toExportLine(row: OriginalRow): string {
   });
 }
 
-/** Pages become chunks; `Readable.from` pulls the next page only when the client has drained the last. */
-async function* exportChunks(pages: AsyncIterable<OriginalRow[]>): AsyncGenerator<string> {
-  for await (const page of pages) yield `${page.map(toExportLine).join('\n')}\n`;
+/**
+ * One chunk per line, never a page joined into one string (a page of big messages would pass
+ * V8's string limit). `Readable.from` pulls the next line only when the client has taken the
+ * last, and the next page only after this one's last line.
+ */
+async function* exportLines(pages: AsyncIterable<OriginalRow[]>): AsyncGenerator<string> {
+  for await (const page of pages) for (const row of page) yield `${toExportLine(row)}\n`;
 }
 
 export function exportRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
@@ -50,8 +55,12 @@ export function exportRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       async (request, reply) => {
         const conversation = await getConversation(deps.db, request.tenantId, request.params.id);
         if (!conversation) throw notFound('conversation', request.params.id);
-        const pages = streamHistory(deps.db, conversation.id, { pageSize: EXPORT_PAGE_SIZE, includeClipArchive: request.query.clipArchive });
-        const body = Readable.from(exportChunks(pages), { objectMode: false });
+        const pages = streamHistory(deps.db, conversation.id, {
+          pageSize: EXPORT_PAGE_SIZE,
+          maxPageBytes: EXPORT_PAGE_BYTES,
+          includeClipArchive: request.query.clipArchive,
+        });
+        const body = Readable.from(exportLines(pages), { objectMode: false });
         // Headers are gone once the first chunk is out: a later failure can only cut the stream.
         body.on('error', (error) => request.log.error({ err: error, conversationId: conversation.id }, 'export stream failed'));
         // The 200 schema documents one line for OpenAPI; fastify sends a stream as it is, unserialized.

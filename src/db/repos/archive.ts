@@ -114,17 +114,34 @@ export async function listOriginals(
   return rows.map(toOriginal);
 }
 
+/** One line of a history page's plan: an original (`clip` false) or a clip-archive, and its size as JSON text. */
+interface PlannedRow {
+  seq: number;
+  clip: boolean;
+  bytes: number;
+}
+
+/** The active clip-archives that `where` selects, shaped like `originalsOf` rows with `clip` 1. */
+function clipsWhere(conversationId: string, where: SQL): SQL {
+  return sql`
+    select m.seq, m.id, m.role, m.kind, m.content, m.name, m.tokens, to_json(m.created_at) #>> '{}',
+           false, null, null, 1
+      from messages m
+     where m.conversation_id = ${conversationId} and m.kind = 'clip_archive' and ${where}`;
+}
+
 /**
- * One page of the full history: the originals of the next `limit` seqs after `after`,
- * each followed by the active clip-archive of the same seq when `includeClipArchive`.
- * Both branches of the key union are index range scans cut at `limit`, so a page costs
- * the same at the start and at the end of a long conversation.
+ * The plan of one page of the full history, without its content: the originals of the next
+ * `limit` seqs after `after`, each followed by the active clip-archive of the same seq when
+ * `includeClipArchive`, with each row's size. Both branches of the key union are index range
+ * scans cut at `limit`, so a page costs the same at the start and at the end of a long
+ * conversation; the sizes let the content be fetched in slices of bounded bytes.
  */
-async function historyPage(
+async function planHistoryPage(
   db: DbOrTx,
   conversationId: string,
   params: { after: number; limit: number; includeClipArchive: boolean },
-): Promise<Array<OriginalRow & { clip: boolean }>> {
+): Promise<PlannedRow[]> {
   const { after, limit } = params;
   const keys = sql`
     select seq from (
@@ -134,37 +151,69 @@ async function historyPage(
       (select seq from messages where conversation_id = ${conversationId} and seq > ${after} and kind = 'message' order by seq limit ${limit})
     ) u order by seq limit ${limit}`;
   // A page that ends at seq X carries the clip-archive at X; the last page carries any left.
-  const clips = sql`
-    select m.seq, m.id, m.role, m.kind, m.content, m.name, m.tokens, to_json(m.created_at) #>> '{}',
-           false, null, null, 1
-      from messages m
-     where ${params.includeClipArchive} and m.conversation_id = ${conversationId} and m.kind = 'clip_archive' and m.seq > ${after}
-       and (m.seq <= (select max(seq) from page_keys) or (select count(*) from page_keys) < ${limit})`;
-  const rows = await db.execute<RawOriginal & { clip: number }>(sql`
+  const clips = clipsWhere(
+    conversationId,
+    sql`${params.includeClipArchive} and m.seq > ${after}
+       and (m.seq <= (select max(seq) from page_keys) or (select count(*) from page_keys) < ${limit})`,
+  );
+  const rows = await db.execute<{ seq: string; clip: number; bytes: number }>(sql`
     with page_keys as (${keys})
-    ${originalsOf(conversationId, sql`select seq from page_keys`)}
-    union all ${clips}
+    select seq, clip, octet_length(content::text) as bytes
+      from (${originalsOf(conversationId, sql`select seq from page_keys`)} union all ${clips}) page
+     order by seq, clip`);
+  return rows.map((row) => ({ seq: Number(row.seq), clip: row.clip === 1, bytes: Number(row.bytes) }));
+}
+
+/** The rows a slice of a page's plan names, in seq order, each original before its seq's clip-archive. */
+async function historyRows(db: DbOrTx, conversationId: string, slice: readonly PlannedRow[]): Promise<OriginalRow[]> {
+  const originals = slice.filter((row) => !row.clip).map((row) => row.seq);
+  const clipSeqs = slice.filter((row) => row.clip).map((row) => row.seq);
+  const rows = await db.execute<RawOriginal & { clip: number }>(sql`
+    ${originalsOf(conversationId, sql`select unnest(${bigints(originals)}) as seq`)}
+    union all ${clipsWhere(conversationId, sql`m.seq = any(${bigints(clipSeqs)})`)}
     order by seq, clip`);
-  return rows.map((row) => ({ ...toOriginal(row), clip: row.clip === 1 }));
+  return rows.map(toOriginal);
+}
+
+/** Cuts a plan into consecutive slices of at most `maxBytes` (a row bigger than that is a slice of its own). */
+export function sliceByBytes<T extends { bytes: number }>(rows: readonly T[], maxBytes: number): T[][] {
+  const slices: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    if (current.length > 0 && bytes + row.bytes > maxBytes) {
+      slices.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(row);
+    bytes += row.bytes;
+  }
+  if (current.length > 0) slices.push(current);
+  return slices;
 }
 
 /**
- * The full history in seq order, page by page (keyset on seq, one short query per page), so
- * an export never holds more than one page and never pins a connection while a slow client
- * reads. Pages are separate snapshots: a compaction committing mid-export moves rows between
- * the tables but not across seqs, so every seq still appears exactly once.
+ * The full history in seq order, in pages of at most `pageSize` originals and about
+ * `maxPageBytes` of content (keyset on seq: a short query for a page's plan, then one per
+ * slice of it), so an export holds one slice at a time, however big the messages, and never
+ * pins a connection while a slow client reads. Pages are separate snapshots: a compaction
+ * committing mid-export moves rows between the tables but not across seqs, so every seq
+ * still appears exactly once (a row that moved between the plan and its slice is read where
+ * it is now).
  */
 export async function* streamHistory(
   db: DbOrTx,
   conversationId: string,
-  options: { pageSize?: number; includeClipArchive?: boolean } = {},
+  options: { pageSize?: number; maxPageBytes?: number; includeClipArchive?: boolean } = {},
 ): AsyncGenerator<OriginalRow[]> {
   const limit = options.pageSize ?? 1000;
+  const maxBytes = options.maxPageBytes ?? 4 * 1024 * 1024;
   let after = 0;
   for (;;) {
-    const page = await historyPage(db, conversationId, { after, limit, includeClipArchive: options.includeClipArchive ?? true });
-    const originals = page.filter((row) => !row.clip);
-    if (page.length > 0) yield page.map(({ clip: _clip, ...row }) => row);
+    const plan = await planHistoryPage(db, conversationId, { after, limit, includeClipArchive: options.includeClipArchive ?? true });
+    for (const slice of sliceByBytes(plan, maxBytes)) yield await historyRows(db, conversationId, slice);
+    const originals = plan.filter((row) => !row.clip);
     const last = originals[originals.length - 1];
     if (originals.length < limit || !last) return;
     after = last.seq;

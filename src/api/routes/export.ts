@@ -24,13 +24,30 @@ function toExportLine(row: OriginalRow): string {
   });
 }
 
+/** Small lines are written together up to this size; a bigger line goes alone. */
+const CHUNK_CHARS = 64 * 1024;
+
 /**
- * One chunk per line, never a page joined into one string (a page of big messages would pass
- * V8's string limit). `Readable.from` pulls the next line only when the client has taken the
- * last, and the next page only after this one's last line.
+ * Lines grouped into chunks of about `CHUNK_CHARS`, never a page joined into one string (a
+ * page of big messages would pass V8's string limit). `Readable.from` pulls the next chunk
+ * only when the client has taken the last, and the next page only after this one's last line.
  */
-async function* exportLines(pages: AsyncIterable<OriginalRow[]>): AsyncGenerator<string> {
-  for await (const page of pages) for (const row of page) yield `${toExportLine(row)}\n`;
+async function* exportChunks(pages: AsyncIterable<OriginalRow[]>): AsyncGenerator<string> {
+  let pending: string[] = [];
+  let chars = 0;
+  for await (const page of pages) {
+    for (const row of page) {
+      const line = `${toExportLine(row)}\n`;
+      if (chars + line.length > CHUNK_CHARS && pending.length > 0) {
+        yield pending.join('');
+        pending = [];
+        chars = 0;
+      }
+      pending.push(line);
+      chars += line.length;
+    }
+  }
+  if (pending.length > 0) yield pending.join('');
 }
 
 export function exportRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
@@ -60,7 +77,7 @@ export function exportRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
           maxPageBytes: EXPORT_PAGE_BYTES,
           includeClipArchive: request.query.clipArchive,
         });
-        const body = Readable.from(exportLines(pages), { objectMode: false });
+        const body = Readable.from(exportChunks(pages), { objectMode: false });
         // Headers are gone once the first chunk is out: a later failure can only cut the stream.
         body.on('error', (error) => request.log.error({ err: error, conversationId: conversation.id }, 'export stream failed'));
         // The 200 schema documents one line for OpenAPI; fastify sends a stream as it is, unserialized.

@@ -3,6 +3,7 @@ import { runInNewContext } from 'node:vm';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { archiveMessages, insertBatches, insertClipArchiveMessage } from '../../../src/db/repos/compaction-writes.js';
+import { streamHistory } from '../../../src/db/repos/archive.js';
 import { compactionJobs } from '../../../src/db/schema.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
 import {
@@ -78,6 +79,32 @@ describe('GET /v1/conversations/:id/export', () => {
     const copy = await exportLines('export-copy');
     expect(copy.every((l) => !l.archived && l.reason === null && l.batchId === null && l.kind === 'message')).toBe(true);
     expect((await exportLines('export-conv', '?clipArchive=false')).map(appended)).toEqual(copy.map(appended));
+  });
+
+  it('a compaction committing between the slices of a page moves rows, and the export still carries each original once', async () => {
+    const [source] = loadRealTranscript('spotter-claude-code/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl').conversations;
+    await createWithMessages(t, 'export-moving', source!.messages.slice(0, 40));
+    const conversation = await conversationByExternalId(t.db.db, 'export-moving');
+    const before = (await exportLines('export-moving', '?clipArchive=false')).map(appended);
+    const seen: Array<ReturnType<typeof appended>> = [];
+    let slices = 0;
+    // slices of one row: the plan of the whole page is read before any of its content
+    for await (const page of streamHistory(t.db.db, conversation.id, { pageSize: 500, maxPageBytes: 1, includeClipArchive: false })) {
+      if (++slices === 1) {
+        // after the plan: seqs 11-20 summarized (gone from messages), 21-30 masked in place
+        await t.db.db.transaction(async (tx) => {
+          const [job] = await tx.insert(compactionJobs).values({ tenantId: conversation.tenantId, conversationId: conversation.id, trigger: 'api', status: 'completed' }).returning();
+          const summarized = Array.from({ length: 10 }, (_, i) => 11 + i);
+          const masked = Array.from({ length: 10 }, (_, i) => 21 + i);
+          await archiveMessages(tx, { conversationId: conversation.id, jobId: job!.id, reason: 'summarized', seqs: summarized, remove: true });
+          await archiveMessages(tx, { conversationId: conversation.id, jobId: job!.id, reason: 'masked', seqs: masked, remove: false });
+          await tx.execute(sql`update messages set content = '[{"type":"text","text":"[masked]"}]' where conversation_id = ${conversation.id} and seq = any(${sql.param(masked.map(String))}::bigint[])`);
+        });
+      }
+      seen.push(...page.map((row) => ({ seq: row.seq, role: row.role, kind: row.kind, content: row.content as unknown as Line['content'] })));
+    }
+    expect(slices).toBe(40);
+    expect(seen).toEqual(before);
   });
 
   it("answers 404 for another tenant's conversation and 400 for a bad flag", async () => {

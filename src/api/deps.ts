@@ -4,6 +4,7 @@ import type postgres from 'postgres';
 import type { CountTokens } from '../compaction/types.js';
 import type { Config, TenantQuotas } from '../config/env.js';
 import type { CompactionDeferred } from './schemas/messages.js';
+import type { JobWaiters } from './job-waiters.js';
 import type { Db, Tx } from '../db/client.js';
 import type { HostResolver } from '../lib/webhook-target.js';
 import type { ConversationRow } from '../db/repos/conversations.js';
@@ -26,7 +27,7 @@ export interface AppendEffects {
 /** What the HTTP shell needs; the composition root supplies it. */
 export interface ApiDeps {
   /** `anthropic`, `openai`, `summarizer`: which summarizer models requests and policies may name (llm/configured-models.ts) */
-  config: Pick<Config, 'limits' | 'anthropic' | 'openai' | 'summarizer' | 'quotas'> & Partial<Pick<Config, 'adminToken' | 'metrics' | 'webhooks' | 'apiLimits'>>;
+  config: Pick<Config, 'limits' | 'anthropic' | 'openai' | 'summarizer' | 'quotas'> & Partial<Pick<Config, 'adminToken' | 'metrics' | 'webhooks' | 'apiLimits' | 'longPoll'>>;
   /** resolves webhook hosts when a webhook is set; default the system resolver */
   resolveHost?: HostResolver;
   db: Db;
@@ -52,6 +53,8 @@ export interface ApiDeps {
   dashboardQueues?: readonly Queue[];
   /** Hands committed webhook deliveries (e.g. `conversation.deleted`) to the queue; when absent, the stale-delivery sweep does. */
   webhookDeliveries?: { enqueue(deliveryId: string): Promise<void> };
+  /** Long-polls of `GET /v1/jobs/:id?wait=`; when absent the job routes make their own over `db` and `sql`. */
+  jobWaiters?: JobWaiters;
   /** Hands committed compaction jobs to the queue and relays cancellations to workers. */
   compactions: {
     /** the tenant orders the job among every tenant's work (queue/fair-share.ts) */

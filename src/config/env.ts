@@ -29,6 +29,8 @@ export interface TenantQuotas {
 }
 
 export const DEFAULT_TENANT_QUOTAS: TenantQuotas = { maxActiveCompactions: 250, compactionsPerMinute: 600 };
+/** Open long-polls per tenant and API process: each costs a socket and a little memory, never a query while it waits. */
+export const DEFAULT_MAX_WAITERS_PER_TENANT = 3000;
 
 export const EnvSchema = z.object({
   DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/compactd'),
@@ -103,6 +105,9 @@ export const EnvSchema = z.object({
   COMPACTD_TENANT_MAX_ACTIVE: int(1, 1_000_000).default(DEFAULT_TENANT_QUOTAS.maxActiveCompactions),
   COMPACTD_TENANT_COMPACTIONS_PER_MINUTE: int(1, 1_000_000).default(DEFAULT_TENANT_QUOTAS.compactionsPerMinute),
 
+  /** long-polls (`GET /v1/jobs/:id?wait=`) a tenant may hold open at once in one API process (429 beyond) */
+  COMPACTD_TENANT_MAX_WAITERS: int(1, 1_000_000).default(DEFAULT_MAX_WAITERS_PER_TENANT),
+
   COMPACTD_MAX_BODY_BYTES: int(1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
   COMPACTD_MAX_MESSAGE_BYTES: int(256, 1024 * 1024 * 1024).default(2 * 1024 * 1024),
 
@@ -139,6 +144,7 @@ export interface Config {
   quotas: TenantQuotas;
   /** the API process's database bound and per-tenant cap on concurrent archive searches */
   apiLimits: { statementTimeoutMs: number; maxSearchesPerTenant: number };
+  longPoll: { maxWaitersPerTenant: number };
 }
 
 
@@ -197,5 +203,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     limits: { maxBodyBytes: e.COMPACTD_MAX_BODY_BYTES, maxMessageBytes: e.COMPACTD_MAX_MESSAGE_BYTES },
     quotas: { maxActiveCompactions: e.COMPACTD_TENANT_MAX_ACTIVE, compactionsPerMinute: e.COMPACTD_TENANT_COMPACTIONS_PER_MINUTE },
     apiLimits: { statementTimeoutMs: e.COMPACTD_API_STATEMENT_TIMEOUT_MS, maxSearchesPerTenant: e.COMPACTD_TENANT_MAX_SEARCHES },
+    longPoll: { maxWaitersPerTenant: e.COMPACTD_TENANT_MAX_WAITERS },
   };
 }

@@ -21,8 +21,14 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-/** The real app over a fresh database and the real Redis, driven with `app.inject()`. */
-export async function createTestApi(overrides: Partial<ApiDeps> = {}, env: Record<string, string> = {}): Promise<TestApi> {
+/**
+ * The real app over a fresh database and the real Redis, driven with `app.inject()`.
+ * `overrides` may be a function of that database (e.g. a second pool over it).
+ */
+export async function createTestApi(
+  overrides: Partial<ApiDeps> | ((db: TestDatabase) => Partial<ApiDeps>) = {},
+  env: Record<string, string> = {},
+): Promise<TestApi> {
   const db = await createTestDatabase();
   const config = loadConfig({ DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, ...env });
   const redis = new Redis(TEST_REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
@@ -35,7 +41,7 @@ export async function createTestApi(overrides: Partial<ApiDeps> = {}, env: Recor
     countTokens,
     afterAppend: async () => null,
     compactions: { enqueue: async () => {}, cancel: async () => {} },
-    ...overrides,
+    ...(typeof overrides === 'function' ? overrides(db) : overrides),
   });
   const { key } = await createApiKey(db.db, { tenantName: 't1' });
   const { key: otherKey } = await createApiKey(db.db, { tenantName: 't2' });

@@ -7,8 +7,9 @@ import type { ApiDeps } from '../deps.js';
 import { ExportLineSchema, ExportQuerySchema, type ExportLine } from '../schemas/batches.js';
 import { ConversationParamsSchema, errorResponses } from '../schemas/common.js';
 
-/** Rows per database round trip, and so per chunk written to the client. */
+/** Originals per page of the export's plan, and the content bytes read per round trip (a row more when it alone is bigger). */
 const EXPORT_PAGE_SIZE = 500;
+const EXPORT_PAGE_BYTES = 4 * 1024 * 1024;
 
 function toExportLine(row: OriginalRow): string {
   return JSON.stringify({
@@ -23,9 +24,30 @@ function toExportLine(row: OriginalRow): string {
   });
 }
 
-/** Pages become chunks; `Readable.from` pulls the next page only when the client has drained the last. */
+/** Small lines are written together up to this size; a bigger line goes alone. */
+const CHUNK_CHARS = 64 * 1024;
+
+/**
+ * Lines grouped into chunks of about `CHUNK_CHARS`, never a page joined into one string (a
+ * page of big messages would pass V8's string limit). `Readable.from` pulls the next chunk
+ * only when the client has taken the last, and the next page only after this one's last line.
+ */
 async function* exportChunks(pages: AsyncIterable<OriginalRow[]>): AsyncGenerator<string> {
-  for await (const page of pages) yield `${page.map(toExportLine).join('\n')}\n`;
+  let pending: string[] = [];
+  let chars = 0;
+  for await (const page of pages) {
+    for (const row of page) {
+      const line = `${toExportLine(row)}\n`;
+      if (chars + line.length > CHUNK_CHARS && pending.length > 0) {
+        yield pending.join('');
+        pending = [];
+        chars = 0;
+      }
+      pending.push(line);
+      chars += line.length;
+    }
+  }
+  if (pending.length > 0) yield pending.join('');
 }
 
 export function exportRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
@@ -50,7 +72,11 @@ export function exportRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       async (request, reply) => {
         const conversation = await getConversation(deps.db, request.tenantId, request.params.id);
         if (!conversation) throw notFound('conversation', request.params.id);
-        const pages = streamHistory(deps.db, conversation.id, { pageSize: EXPORT_PAGE_SIZE, includeClipArchive: request.query.clipArchive });
+        const pages = streamHistory(deps.db, conversation.id, {
+          pageSize: EXPORT_PAGE_SIZE,
+          maxPageBytes: EXPORT_PAGE_BYTES,
+          includeClipArchive: request.query.clipArchive,
+        });
         const body = Readable.from(exportChunks(pages), { objectMode: false });
         // Headers are gone once the first chunk is out: a later failure can only cut the stream.
         body.on('error', (error) => request.log.error({ err: error, conversationId: conversation.id }, 'export stream failed'));

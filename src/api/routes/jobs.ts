@@ -1,17 +1,17 @@
+import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { getConversation } from '../../db/repos/conversations.js';
 import { recordJobEvent } from '../../db/repos/job-outbox.js';
 import { cancelJob, getJobForTenant, listJobs, type JobWithConversation } from '../../db/repos/jobs.js';
-import { ACTIVE_JOB_STATUSES } from '../../db/schema.js';
+import { DEFAULT_MAX_WAITERS_PER_TENANT } from '../../config/env.js';
 import type { Db } from '../../db/client.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import type { ApiDeps } from '../deps.js';
+import { createJobWaitersFor } from '../job-waiters.js';
 import { ConversationParamsSchema, errorResponses, ProblemSchema, UuidParamsSchema } from '../schemas/common.js';
 import { JobSchema, JobWaitQuerySchema, ListJobsQuerySchema, ListJobsResponseSchema } from '../schemas/jobs.js';
 import { revertCompaction } from '../revert-compaction.js';
 import { toJobView } from '../views.js';
-
-const POLL_INTERVAL_MS = 200;
 
 async function requireJob(db: Db, tenantId: string, id: string): Promise<JobWithConversation> {
   const job = await getJobForTenant(db, tenantId, id);
@@ -19,33 +19,44 @@ async function requireJob(db: Db, tenantId: string, id: string): Promise<JobWith
   return job;
 }
 
-/** Long-poll: re-reads the row until it is terminal, the wait ends or the client goes away. */
-async function waitForTerminal(db: Db, tenantId: string, job: JobWithConversation, waitSeconds: number, closed: () => boolean) {
-  const deadline = Date.now() + waitSeconds * 1000;
-  let current = job;
-  while (ACTIVE_JOB_STATUSES.includes(current.status) && Date.now() < deadline && !closed()) {
-    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_INTERVAL_MS, Math.max(0, deadline - Date.now()))));
-    current = await requireJob(db, tenantId, job.id);
-  }
-  return current;
+/** Aborts when the client goes away before its answer is written (a response's `close` comes either way). */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => controller.abort());
+  return controller.signal;
 }
 
 export function jobRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
   return async (app) => {
+    const waiters =
+      deps.jobWaiters ??
+      createJobWaitersFor(deps.db, deps.sql, {
+        logger: deps.logger,
+        maxWaitersPerTenant: deps.config.longPoll?.maxWaitersPerTenant ?? DEFAULT_MAX_WAITERS_PER_TENANT,
+      });
+    // before the server waits for requests in flight: open long-polls answer now, not at their deadline
+    if (!deps.jobWaiters) app.addHook('preClose', () => waiters.close());
+
     app.get(
       '/v1/jobs/:id',
       {
         schema: {
           tags: ['compactions'],
           summary: 'Job status, progress, result and error; `?wait=S` long-polls for a terminal status',
+          description:
+            'A long-poll answers as soon as the job is terminal, else with its status at the end of the wait. ' +
+            'A tenant may hold `COMPACTD_TENANT_MAX_WAITERS` long-polls open per API process; the next one gets a 429 with `retry-after`.',
           params: UuidParamsSchema,
           querystring: JobWaitQuerySchema,
-          response: { 200: JobSchema, ...errorResponses },
+          response: { 200: JobSchema, 429: ProblemSchema, ...errorResponses },
         },
       },
-      async (request) => {
-        let job = await requireJob(deps.db, request.tenantId, request.params.id);
-        if (request.query.wait) job = await waitForTerminal(deps.db, request.tenantId, job, request.query.wait, () => request.raw.destroyed);
+      async (request, reply) => {
+        const { wait } = request.query;
+        const job = wait
+          ? await waiters.wait({ tenantId: request.tenantId, jobId: request.params.id, waitMs: wait * 1000, signal: clientGone(reply) })
+          : await getJobForTenant(deps.db, request.tenantId, request.params.id);
+        if (!job) throw notFound('job', request.params.id);
         return toJobView(job, job.conversationExternalId);
       },
     );

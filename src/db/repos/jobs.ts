@@ -66,6 +66,18 @@ export async function getJobForTenant(db: DbOrTx, tenantId: string, id: string):
   return row ? { ...row.job, conversationExternalId: row.conversationExternalId } : null;
 }
 
+/** Jobs by id in one query, any tenant (callers checked the tenant when they first read each): long-poll wake-ups. */
+export async function getJobsByIds(db: DbOrTx, ids: readonly string[]): Promise<JobWithConversation[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .select(withConversation)
+    .from(compactionJobs)
+    .innerJoin(conversations, eq(conversations.id, compactionJobs.conversationId))
+    // one array parameter, however many waiters (drizzle's inArray would send one parameter per id)
+    .where(sql`${compactionJobs.id} = any(${sql.param([...ids])}::uuid[])`);
+  return rows.map((row) => ({ ...row.job, conversationExternalId: row.conversationExternalId }));
+}
+
 export async function listJobs(db: DbOrTx, conversationId: string, options: { limit: number; before?: Date | undefined }) {
   const where = options.before
     ? and(eq(compactionJobs.conversationId, conversationId), lt(compactionJobs.createdAt, options.before))

@@ -14,6 +14,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ COMPACTD_SUMMARIZER: 'openai:llama3:8b' }).summarizer).toEqual({ provider: 'openai', model: 'llama3:8b' });
   });
 
+  it('caps open long-polls per tenant at 3000 unless COMPACTD_TENANT_MAX_WAITERS says otherwise', () => {
+    expect(loadConfig({}).longPoll).toEqual({ maxWaitersPerTenant: 3000 });
+    expect(loadConfig({ COMPACTD_TENANT_MAX_WAITERS: '10' }).longPoll).toEqual({ maxWaitersPerTenant: 10 });
+    expect(() => loadConfig({ COMPACTD_TENANT_MAX_WAITERS: '0' })).toThrow(/COMPACTD_TENANT_MAX_WAITERS/);
+  });
+
   it('treats empty variables as unset', () => {
     expect(loadConfig({ PORT: '', LOG_PRETTY: '' }).port).toBe(8080);
   });

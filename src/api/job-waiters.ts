@@ -1,0 +1,248 @@
+import { randomUUID } from 'node:crypto';
+import type postgres from 'postgres';
+import type { Db } from '../db/client.js';
+import { pingJobStatusChannel, subscribeJobStatus, type JobStatusHandlers, type JobStatusSubscription } from '../db/job-status-channel.js';
+import { getJobForTenant, getJobsByIds, type JobWithConversation } from '../db/repos/jobs.js';
+import { ACTIVE_JOB_STATUSES, type JobStatus } from '../db/schema.js';
+import { AppError } from '../lib/errors.js';
+import type { Logger } from '../obs/logger.js';
+
+/**
+ * Long-polls that cost nothing while they wait. Every waiter of the process hangs on one
+ * subscription to the jobs' status channel (a trigger announces each change, whoever makes
+ * it); a change to a terminal status costs one read of that job, shared by all its waiters.
+ * Each waiter holds one timer (its deadline) and no connection.
+ *
+ * Nothing is lost between a waiter's read and the notification: the subscription is in place
+ * before the waiter reads the row. If the subscription is lost (Postgres restart), a sweep
+ * every `resyncEveryMs` re-reads every watched job in one query and a heartbeat through the
+ * channel detects the loss and subscribes again; a waiter's deadline never depends on either.
+ */
+
+export type WaitedJob = JobWithConversation;
+
+export interface JobWaitersDeps {
+  readJob(tenantId: string, jobId: string): Promise<WaitedJob | null>;
+  readJobs(jobIds: readonly string[]): Promise<WaitedJob[]>;
+  subscribe(handlers: JobStatusHandlers): Promise<JobStatusSubscription>;
+  ping(nonce: string): Promise<void>;
+  logger: Pick<Logger, 'warn'>;
+  /** open waiters per tenant in this process; the next one is a 429 */
+  maxWaitersPerTenant: number;
+  /** the safety sweep and heartbeat period while any waiter is open */
+  resyncEveryMs?: number;
+}
+
+export interface WaitParams {
+  tenantId: string;
+  jobId: string;
+  waitMs: number;
+  /** aborted when the client goes away: the waiter is dropped at once */
+  signal: AbortSignal;
+}
+
+export interface JobWaiters {
+  /** The job once terminal, or as it is at the deadline; null when it does not exist (for this tenant) or went away. */
+  wait(params: WaitParams): Promise<WaitedJob | null>;
+  /** open waiters (all tenants) */
+  size(): number;
+  /** Answers every open waiter with the job as it is now and drops the subscription. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_RESYNC_EVERY_MS = 5_000;
+const RETRY_AFTER_MS = 2_000;
+
+const isActive = (status: JobStatus | 'deleted') => (ACTIVE_JOB_STATUSES as readonly string[]).includes(status);
+
+interface Waiter {
+  tenantId: string;
+  settle(row: WaitedJob | null): void;
+  fail(error: unknown): void;
+}
+
+export function createJobWaiters(deps: JobWaitersDeps): JobWaiters {
+  const resyncEveryMs = deps.resyncEveryMs ?? DEFAULT_RESYNC_EVERY_MS;
+  const byJob = new Map<string, Set<Waiter>>();
+  const perTenant = new Map<string, number>();
+  /** one read per job in flight, whatever the number of its waiters */
+  const loads = new Map<string, Promise<WaitedJob | null>>();
+  let subscription: Promise<JobStatusSubscription | null> | null = null;
+  let sweepTimer: NodeJS.Timeout | null = null;
+  let unansweredPing: string | null = null;
+  let waiterCount = 0;
+
+  const handlers: JobStatusHandlers = {
+    onChange: (jobId, status) => {
+      if (byJob.has(jobId) && !isActive(status)) wakeJob(jobId);
+    },
+    onPing: (nonce) => {
+      if (nonce === unansweredPing) unansweredPing = null;
+    },
+    // after a reconnect: changes made while the LISTEN was down were never announced
+    onListen: () => void sweep(),
+  };
+
+  function subscribe(): Promise<JobStatusSubscription | null> {
+    subscription ??= deps.subscribe(handlers).catch((error: unknown) => {
+      deps.logger.warn({ err: error }, 'job status subscription failed; long-polls fall back to the periodic sweep');
+      subscription = null;
+      return null;
+    });
+    return subscription;
+  }
+
+  function resubscribe(): void {
+    const old = subscription;
+    subscription = null;
+    void old?.then((sub) => sub?.close()).catch(() => undefined);
+    void subscribe();
+  }
+
+  function load(jobId: string): Promise<WaitedJob | null> {
+    let pending = loads.get(jobId);
+    if (!pending) {
+      pending = deps.readJobs([jobId]).then((rows) => rows[0] ?? null);
+      loads.set(jobId, pending);
+      const forget = () => loads.delete(jobId);
+      pending.then(forget, forget);
+    }
+    return pending;
+  }
+
+  /** Answers the job's waiters when it is terminal or gone; an active job keeps them waiting. */
+  function deliver(jobId: string, row: WaitedJob | null): void {
+    if (row && isActive(row.status)) return;
+    for (const waiter of [...(byJob.get(jobId) ?? [])]) waiter.settle(row);
+  }
+
+  function wakeJob(jobId: string): void {
+    load(jobId).then(
+      (row) => deliver(jobId, row),
+      (error: unknown) => deps.logger.warn({ err: error, jobId }, 'long-poll wake-up read failed; the sweep retries'),
+    );
+  }
+
+  async function sweep(): Promise<void> {
+    if (byJob.size === 0) return;
+    const ids = [...byJob.keys()];
+    try {
+      const rows = new Map((await deps.readJobs(ids)).map((row) => [row.id, row]));
+      for (const id of ids) deliver(id, rows.get(id) ?? null);
+    } catch (error) {
+      deps.logger.warn({ err: error }, 'long-poll sweep failed; waiters still end at their deadline');
+    }
+  }
+
+  function tick(): void {
+    // The previous heartbeat never came back: the LISTEN is gone (or Postgres is), subscribe again.
+    if (unansweredPing !== null || subscription === null) resubscribe();
+    const nonce = randomUUID();
+    unansweredPing = nonce;
+    deps.ping(nonce).catch(() => undefined);
+    void sweep();
+  }
+
+  function add(jobId: string, waiter: Waiter): void {
+    const set = byJob.get(jobId) ?? new Set();
+    set.add(waiter);
+    byJob.set(jobId, set);
+    if (!sweepTimer) {
+      sweepTimer = setInterval(tick, resyncEveryMs);
+      sweepTimer.unref();
+    }
+  }
+
+  function remove(jobId: string, waiter: Waiter): void {
+    const set = byJob.get(jobId);
+    set?.delete(waiter);
+    if (set?.size === 0) byJob.delete(jobId);
+    if (byJob.size === 0 && sweepTimer) {
+      clearInterval(sweepTimer);
+      sweepTimer = null;
+      unansweredPing = null;
+    }
+  }
+
+  function reserve(tenantId: string): () => void {
+    const open = perTenant.get(tenantId) ?? 0;
+    if (open >= deps.maxWaitersPerTenant) {
+      throw new AppError(
+        'TOO_MANY_WAITERS',
+        `this tenant already has ${deps.maxWaitersPerTenant} long-polls open; retry later, or read the job without wait`,
+        { status: 429, retryable: true, retryAfterMs: RETRY_AFTER_MS },
+      );
+    }
+    perTenant.set(tenantId, open + 1);
+    waiterCount++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      waiterCount--;
+      const left = (perTenant.get(tenantId) ?? 1) - 1;
+      if (left === 0) perTenant.delete(tenantId);
+      else perTenant.set(tenantId, left);
+    };
+  }
+
+  async function wait({ tenantId, jobId, waitMs, signal }: WaitParams): Promise<WaitedJob | null> {
+    const release = reserve(tenantId);
+    try {
+      // Listening before the read below: a change that commits after that read is announced to us.
+      await subscribe();
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return new Promise<WaitedJob | null>((resolve, reject) => {
+      let done = false;
+      const finish = (answer: () => void) => {
+        if (done) return;
+        done = true;
+        clearTimeout(deadline);
+        signal.removeEventListener('abort', onAbort);
+        remove(jobId, waiter);
+        release();
+        answer();
+      };
+      const waiter: Waiter = { tenantId, settle: (row) => finish(() => resolve(row)), fail: (error) => finish(() => reject(error)) };
+      const onAbort = () => waiter.settle(null);
+      const deadline = setTimeout(() => load(jobId).then((row) => waiter.settle(row), waiter.fail), waitMs);
+      add(jobId, waiter);
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      deps.readJob(tenantId, jobId).then((row) => {
+        if (!row || !isActive(row.status)) waiter.settle(row);
+      }, waiter.fail);
+    });
+  }
+
+  async function close(): Promise<void> {
+    if (sweepTimer) clearInterval(sweepTimer);
+    sweepTimer = null;
+    const ids = [...byJob.keys()];
+    if (ids.length > 0) {
+      // shutdown must not wait out a minute of long-polls: each gets the job as it is now
+      const rows = await deps.readJobs(ids).catch(() => [] as WaitedJob[]);
+      const found = new Map(rows.map((row) => [row.id, row]));
+      for (const id of ids) for (const waiter of [...(byJob.get(id) ?? [])]) waiter.settle(found.get(id) ?? null);
+    }
+    const sub = await subscription;
+    subscription = null;
+    await sub?.close().catch(() => undefined);
+  }
+
+  return { wait, size: () => waiterCount, close };
+}
+
+/** The waiters over the API's pool and its Postgres connection options (the LISTEN gets a connection of its own). */
+export function createJobWaitersFor(db: Db, sql: postgres.Sql, options: Pick<JobWaitersDeps, 'logger' | 'maxWaitersPerTenant' | 'resyncEveryMs'>): JobWaiters {
+  return createJobWaiters({
+    readJob: (tenantId, jobId) => getJobForTenant(db, tenantId, jobId),
+    readJobs: (jobIds) => getJobsByIds(db, jobIds),
+    subscribe: (handlers) => subscribeJobStatus(sql, handlers),
+    ping: (nonce) => pingJobStatusChannel(sql, nonce),
+    ...options,
+  });
+}

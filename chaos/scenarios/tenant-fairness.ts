@@ -1,4 +1,7 @@
 import { sql } from 'drizzle-orm';
+import { Redis } from 'ioredis';
+import { JOBS } from '../../src/queue/catalog.js';
+import { queuePrefix, QUEUES } from '../../src/queue/names.js';
 import { pickConversations, type CorpusConversation } from '../lib/corpus.js';
 import { apiCalls, fetchHttp } from '../lib/http.js';
 import { AppendLedger, checkHistories, jobStatusCounts, waitForTerminalJobs } from '../lib/invariants.js';
@@ -52,6 +55,51 @@ async function jobSeconds(stack: Awaited<ReturnType<typeof startChaosStack>>, jo
   return Number(row?.s ?? Number.NaN);
 }
 
+/**
+ * Where a job's time went, from its BullMQ steps' own timestamps: how long each step waited for
+ * a worker (a chunk that was parked counts from its creation to its last start) and ran.
+ */
+async function jobBreakdown(stack: Awaited<ReturnType<typeof startChaosStack>>, jobId: string, chunks: number): Promise<string> {
+  const redis = new Redis(stack.redis.url, { maxRetriesPerRequest: 1 });
+  try {
+    const step = async (queue: string, id: string) => {
+      const [created, started, finished] = (await redis.hmget(`${queuePrefix(stack.prefix)}:${queue}:${id}`, 'timestamp', 'processedOn', 'finishedOn')).map(Number);
+      return { created: created ?? 0, started: started ?? 0, finished: finished ?? 0 };
+    };
+    const plan = await step(QUEUES.compaction, JOBS.plan.jobId({ jobId }));
+    const parts = await Promise.all(Array.from({ length: chunks }, (_, chunkIndex) => step(QUEUES.summarize, JOBS.summarizeChunk.jobId({ jobId, chunkIndex }))));
+    const finalize = await step(QUEUES.compaction, JOBS.finalize.jobId({ jobId }));
+    const s = (ms: number) => `${round(ms / 1000, 2)}`;
+    const chunkWait = Math.max(0, ...parts.map((c) => c.started - c.created));
+    const chunkRun = Math.max(0, ...parts.map((c) => c.finished - c.started));
+    const childrenDone = Math.max(plan.finished, ...parts.map((c) => c.finished));
+    return (
+      `plan waited ${s(plan.started - plan.created)} s, ran ${s(plan.finished - plan.started)} s; ` +
+      `${chunks} chunk(s) waited ${s(chunkWait)} s, ran ${s(chunkRun)} s; ` +
+      `finalize waited ${s(finalize.started - childrenDone)} s, ran ${s(finalize.finished - finalize.started)} s`
+    );
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Summarize step starts per summarize step: 1 when no step was ever parked (queue/fair-slots.ts). */
+async function startsPerStep(stack: Awaited<ReturnType<typeof startChaosStack>>): Promise<number> {
+  const redis = new Redis(stack.redis.url, { maxRetriesPerRequest: 1 });
+  try {
+    const keys = (await redis.keys(`${queuePrefix(stack.prefix)}:${QUEUES.summarize}:*-chunk-*`)).filter((key) => !key.includes(':logs'));
+    const starts = await Promise.all(keys.map(async (key) => Number((await redis.hget(key, 'ats')) ?? 1)));
+    return keys.length === 0 ? 0 : starts.reduce((a, b) => a + b, 0) / keys.length;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function chunkCount(stack: Awaited<ReturnType<typeof startChaosStack>>, jobId: string): Promise<number> {
+  const [row] = await stack.db.db.execute<{ n: number }>(sql`select count(*)::int as n from compaction_chunks where job_id = ${jobId}`);
+  return Number(row?.n ?? 0);
+}
+
 export async function runTenantFairness(options: TenantFairnessOptions): Promise<ScenarioResult> {
   const rec = new ScenarioRecorder('tenant-fairness', "Tenant fairness: one tenant's compaction under another tenant's flood", options.variant);
   const stack = await startChaosStack(options.logDir ? { logDir: options.logDir } : {});
@@ -71,7 +119,7 @@ export async function runTenantFairness(options: TenantFairnessOptions): Promise
 
     const sim = await stack.startLlmSimProcess(['--profile', 'haiku']);
     await stack.startWorker(
-      { ANTHROPIC_BASE_URL: sim.url, COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5', COMPACTD_SUMMARIZE_CONCURRENCY: String(SUMMARIZE_CONCURRENCY) },
+      { ANTHROPIC_BASE_URL: sim.url, COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5', ...(process.env['FAIR_EXTRA'] ? JSON.parse(process.env['FAIR_EXTRA']) : {}) },
       'worker-fairness',
     );
 
@@ -97,10 +145,13 @@ export async function runTenantFairness(options: TenantFairnessOptions): Promise
 
     rec.figure("A's compaction alone (s)", round(aloneSeconds, 2));
     rec.figure(`A's compaction under B's flood of ${options.flood} (s)`, round(underSeconds, 2));
+    rec.figure("A's compaction alone, by step", await jobBreakdown(stack, aloneJob.id, await chunkCount(stack, aloneJob.id)));
+    rec.figure("A's compaction under the flood, by step", await jobBreakdown(stack, underJob.id, await chunkCount(stack, underJob.id)));
     rec.expect("A's slowdown under the flood (×)", round(underSeconds / aloneSeconds, 2), '<=', options.maxSlowdown);
     rec.expect("A's compactions completed (of 2)", [alone, under].filter((j) => j.status === 'completed').length, '==', 2);
     rec.expect("B's flood accepted (202)", floodAccepted, '==', options.flood);
     rec.figure("B's flood drained in (s)", round(floodSeconds, 1));
+    rec.figure('summarize step starts per step (parked steps start again)', round(await startsPerStep(stack), 2));
     const statuses = await jobStatusCounts(stack.db.db);
     rec.figure('jobs (completed / noop / failed)', `${statuses['completed'] ?? 0} / ${statuses['noop'] ?? 0} / ${statuses['failed'] ?? 0}`);
     rec.expect('jobs not terminal afterwards', stillActive, '==', 0);

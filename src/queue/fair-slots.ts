@@ -17,9 +17,12 @@ import { queuePrefix } from './names.js';
  *   number the provider limiter allows, so a step that holds one rarely waits there);
  * - one tenant holds at most `caps.shared` of them while another tenant has been active within
  *   `activeWindowMs` (all of them while it is alone: a tenant alone keeps full throughput);
- * - a step that finds no slot is parked: the worker moves it to delayed (its worker slot is
- *   free for the next tenant's step at once) and it is recorded with its fair-share tag; when a
- *   slot is released the parked steps are promoted back to the queue lowest tag first.
+ * - a step that finds no slot while other tenants are active is parked: the worker moves it to
+ *   delayed (its worker slot is free for the next tenant's step at once) and it is recorded with
+ *   its fair-share tag; when a slot is released the parked steps are promoted back to the queue
+ *   lowest tag first. A tenant alone has nobody to free its worker slots for: its step waits for
+ *   a slot where it is, polling as the provider limiter does, which costs no extra queue moves
+ *   (and parks as soon as another tenant shows up).
  *
  * Slots are leases renewed while the step runs: a killed process's slot is free again after
  * `leaseTtlMs`. A promotion lost to a crash or a race costs a parked step at most `parkMs`: its
@@ -37,8 +40,10 @@ export interface FairSlotsOptions {
   activeWindowMs?: number;
   /** a dead process's slot is free again after this long; default 10 s (about BullMQ's stalled-step lock) */
   leaseTtlMs?: number;
-  /** how long a parked step stays delayed if no release promotes it; default 10 s */
+  /** how long a parked step stays delayed if no release promotes it; default 10 s (plus up to half of it, at random) */
   parkMs?: number;
+  /** upper bound of one wait between attempts while a tenant alone waits for a slot; default 100 ms */
+  maxPollMs?: number;
 }
 
 /** One summarize step asking for a slot: its BullMQ id and fair-share tag (priority). */
@@ -52,7 +57,8 @@ export interface FairTurn {
 export type SlotEntry = { kind: 'admitted'; leave(): Promise<void> } | { kind: 'parked'; parkMs: number };
 
 export interface FairSlots {
-  enter(turn: FairTurn): Promise<SlotEntry>;
+  /** a slot (waiting for one while the tenant is alone), or `parked`; aborting the signal ends a wait */
+  enter(turn: FairTurn, signal?: AbortSignal): Promise<SlotEntry>;
   /** slots held per tenant (expired leases excluded), for tests and metrics */
   held(provider: string): Promise<Record<string, number>>;
   /** parked step ids, lowest tag first */
@@ -65,6 +71,23 @@ export class ParkStep extends Error {
     super(`no LLM slot free for this tenant; step parked for up to ${delayMs} ms`);
     this.name = 'ParkStep';
   }
+}
+
+/** Waits `ms`; an aborted signal ends the wait at once with its reason (the step was cancelled). */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted === true) return reject(signal.reason as Error);
+    const done = () => {
+      signal?.removeEventListener('abort', aborted);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const aborted = () => {
+      clearTimeout(timer);
+      reject(signal?.reason as Error);
+    };
+    signal?.addEventListener('abort', aborted, { once: true });
+  });
 }
 
 export const DEFAULT_ACTIVE_WINDOW_MS = 5 * 60_000;
@@ -89,19 +112,20 @@ local function capFor(seenKey, tenant, now, window, alone, shared)
   local active = redis.call('ZCOUNT', seenKey, now - window, '+inf')
   local last = redis.call('ZSCORE', seenKey, tenant)
   if last and tonumber(last) >= now - window then active = active - 1 end
-  if active > 0 then return shared end
-  return alone
+  if active > 0 then return shared, true end
+  return alone, false
 end
 `;
 
 // KEYS: leases, parked, seen. ARGV: lease, parked member, tag, slots, alone, shared, ttl, window.
-// Returns 1 when the slot was taken, 0 when the step was recorded as parked.
+// Returns 1 when the slot was taken, 0 when the step was recorded as parked (other tenants are
+// active), -1 when it should wait and ask again (its tenant is alone).
 const ENTER = `${NOW}${HELPERS}
 local slots, alone, shared = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local ttl, window = tonumber(ARGV[7]), tonumber(ARGV[8])
 local tenant = tenantOf(ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local cap = capFor(KEYS[3], tenant, now, window, alone, shared)
+local cap, others = capFor(KEYS[3], tenant, now, window, alone, shared)
 redis.call('ZADD', KEYS[3], now, tenant)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - window)
 redis.call('PEXPIRE', KEYS[3], window * 2)
@@ -112,6 +136,7 @@ if #leases < slots and (heldBy(leases)[tenant] or 0) < cap then
   redis.call('ZREM', KEYS[2], ARGV[2])
   return 1
 end
+if not others then return -1 end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
 redis.call('PEXPIRE', KEYS[2], 3600000)
 return 0
@@ -155,6 +180,7 @@ export function createFairSlots(redis: RedisConnection, queue: Queue, options: F
   const windowMs = options.activeWindowMs ?? DEFAULT_ACTIVE_WINDOW_MS;
   const leaseTtlMs = options.leaseTtlMs ?? 10_000;
   const parkMs = options.parkMs ?? 10_000;
+  const maxPollMs = options.maxPollMs ?? 100;
   const keys = (provider: string): [string, string, string] => {
     const base = `${queuePrefix(options.prefix)}:slots:${provider}`;
     return [`${base}:leases`, `${base}:parked`, `${base}:seen`];
@@ -181,14 +207,20 @@ export function createFairSlots(redis: RedisConnection, queue: Queue, options: F
   }
 
   return {
-    async enter(turn) {
+    async enter(turn, signal) {
       const [leasesKey, parkedKey, seenKey] = keys(turn.provider);
       const lease = `${turn.tenantId}${SEP}${randomUUID()}`;
       const member = `${turn.tenantId}${SEP}${turn.stepId}`;
-      const taken = Number(
-        await redis.eval(ENTER, 3, leasesKey, parkedKey, seenKey, lease, member, turn.priority, caps.alone, caps.alone, caps.shared, leaseTtlMs, windowMs),
-      );
-      if (taken !== 1) return { kind: 'parked', parkMs };
+      for (;;) {
+        const taken = Number(
+          await redis.eval(ENTER, 3, leasesKey, parkedKey, seenKey, lease, member, turn.priority, caps.alone, caps.alone, caps.shared, leaseTtlMs, windowMs),
+        );
+        if (taken === 1) break;
+        // parked steps come back at slightly different times, not as one wave
+        if (taken === 0) return { kind: 'parked', parkMs: Math.round(parkMs * (1 + Math.random() * 0.5)) };
+        // Releases are not announced to a waiting step; jitter keeps waiting steps out of lockstep.
+        await pause(Math.round(maxPollMs * (0.5 + Math.random() * 0.5)), signal);
+      }
       const renewal = setInterval(() => {
         redis.eval(RENEW, 1, leasesKey, lease, leaseTtlMs).catch(() => {
           // A failed renewal only shortens the lease; the step itself is unaffected.

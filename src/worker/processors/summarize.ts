@@ -34,10 +34,10 @@ export interface SummarizeTurn {
 }
 
 /** A provider slot for this tenant's step, or ParkStep (the queue delays the step until one frees). */
-async function takeSlot(turn: SummarizeTurn | undefined, provider: string, tenantId: string): Promise<SlotEntry | undefined> {
+async function takeSlot(turn: SummarizeTurn | undefined, provider: string, tenantId: string, signal: AbortSignal): Promise<SlotEntry | undefined> {
   // the local summarizer is CPU in this process: no provider slot to share
   if (turn === undefined || provider === 'local') return undefined;
-  const entry = await turn.slots.enter({ provider, tenantId, stepId: turn.stepId, priority: turn.priority });
+  const entry = await turn.slots.enter({ provider, tenantId, stepId: turn.stepId, priority: turn.priority }, signal);
   if (entry.kind === 'parked') throw new ParkStep(entry.parkMs);
   return entry;
 }
@@ -58,7 +58,7 @@ export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps
     const policy = frozenPolicy(step.job.policy);
     const options = CompactionOptionsSchema.parse(step.job.options);
     const selection = selectionFor({ options, policy }, deps);
-    slot = await takeSlot(turn, selection.provider, step.job.tenantId);
+    slot = await takeSlot(turn, selection.provider, step.job.tenantId, tracked.signal);
     const source = await loadChunkSource(deps, step.job, step.chunk, policy);
     if (!source) return;
     const repairs = policy.identifierCheck && policy.identifierRepair === 'call';

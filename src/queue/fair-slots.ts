@@ -40,7 +40,7 @@ export interface FairSlotsOptions {
   activeWindowMs?: number;
   /** a dead process's slot is free again after this long; default 10 s (about BullMQ's stalled-step lock) */
   leaseTtlMs?: number;
-  /** how long a parked step stays delayed if no release promotes it; default 10 s (plus up to half of it, at random) */
+  /** how long a parked step stays delayed if no release promotes it (a lost promotion's cost); default 20 s, plus up to half of it at random */
   parkMs?: number;
   /** upper bound of one wait between attempts while a tenant alone waits for a slot; default 100 ms */
   maxPollMs?: number;
@@ -179,7 +179,7 @@ export function createFairSlots(redis: RedisConnection, queue: Queue, options: F
   const caps: TenantSlotCaps = tenantSlotCaps(options.slots, options.reserve);
   const windowMs = options.activeWindowMs ?? DEFAULT_ACTIVE_WINDOW_MS;
   const leaseTtlMs = options.leaseTtlMs ?? 10_000;
-  const parkMs = options.parkMs ?? 10_000;
+  const parkMs = options.parkMs ?? 20_000;
   const maxPollMs = options.maxPollMs ?? 100;
   const keys = (provider: string): [string, string, string] => {
     const base = `${queuePrefix(options.prefix)}:slots:${provider}`;

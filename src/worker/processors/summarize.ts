@@ -42,6 +42,11 @@ async function takeSlot(turn: SummarizeTurn | undefined, provider: string, tenan
   return entry;
 }
 
+async function release(slot: SlotEntry | undefined): Promise<void> {
+  // leave() is idempotent: the early release and the one in `finally` are the same
+  if (slot?.kind === 'admitted') await slot.leave();
+}
+
 /**
  * Summarize step of one chunk: reads its own row (with the job's status, frozen policy and
  * header), makes one round of calls, and completes the row — the memo a retry or finalize
@@ -76,10 +81,12 @@ export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps
       deferRateLimits: Date.now() - step.job.createdAt.getTime() < MAX_DEFERRAL_MS,
       retryPolicy: deps.retryPolicy,
     });
+    // the calls are done: the slot goes to the next step before this one writes its result
+    await release(slot);
     await completeChunk(deps.db, step.job.id, step.chunk.idx, chunkOutcome(outcome, source.identifiers));
     if (outcome.fallback) deps.logger.warn({ jobId: step.job.id, conversationId: step.job.conversationExternalId, tenantId: step.job.tenantId, chunk: step.chunk.idx, reason: outcome.fallback }, 'chunk summarized by the local fallback');
   } finally {
-    if (slot?.kind === 'admitted') await slot.leave();
+    await release(slot);
     tracked.release();
   }
 }

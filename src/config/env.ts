@@ -59,6 +59,11 @@ export const EnvSchema = z.object({
   COMPACTD_LLM_CONCURRENCY: int(1, 1000).default(16),
   /** provider-wide request rate per minute, shared by every worker process (Redis) */
   COMPACTD_LLM_RPM: int(1, 1_000_000).default(4000),
+  /**
+   * provider call slots one tenant leaves free for the others while another tenant has been
+   * active in the last 5 minutes (queue/fair-slots.ts); at most COMPACTD_LLM_CONCURRENCY - 1 applies
+   */
+  COMPACTD_TENANT_RESERVED_LLM_SLOTS: int(0, 1000).default(2),
 
   COMPACTD_BOOTSTRAP_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
   COMPACTD_ADMIN_TOKEN: z.string().min(8, 'must be at least 8 characters').optional(),
@@ -129,7 +134,7 @@ export interface Config {
   summarizer: { provider: 'local' | 'anthropic' | 'openai'; model: string | undefined };
   anthropic: { apiKey: string | undefined; baseUrl: string | undefined };
   openai: { apiKey: string | undefined; baseUrl: string | undefined };
-  llm: { timeoutMs: number; maxAttempts: number; concurrency: number; requestsPerMinute: number };
+  llm: { timeoutMs: number; maxAttempts: number; concurrency: number; requestsPerMinute: number; tenantReservedSlots: number };
   bootstrapKey: string | undefined;
   adminToken: string | undefined;
   metrics: { token: string | undefined; port: number | undefined };
@@ -181,6 +186,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxAttempts: e.COMPACTD_LLM_MAX_ATTEMPTS,
       concurrency: e.COMPACTD_LLM_CONCURRENCY,
       requestsPerMinute: e.COMPACTD_LLM_RPM,
+      tenantReservedSlots: e.COMPACTD_TENANT_RESERVED_LLM_SLOTS,
     },
     bootstrapKey: e.COMPACTD_BOOTSTRAP_KEY,
     adminToken: e.COMPACTD_ADMIN_TOKEN,

@@ -87,3 +87,23 @@ export async function rebaseFairShare(
   await queues.redis.del(key);
   return true;
 }
+
+/** How many of a provider's call slots one tenant may hold (queue/fair-slots.ts enforces it). */
+export interface TenantSlotCaps {
+  /** while no other tenant has been active lately: every slot (a tenant alone keeps full throughput) */
+  alone: number;
+  /** while another tenant has: all but the reserve, so a newcomer's first steps start at once */
+  shared: number;
+}
+
+/**
+ * In-flight calls are never preempted, so a tenant whose steps hold every slot makes the next
+ * tenant wait for one of its calls to end (up to a whole call). Keeping `reserve` slots out of
+ * any one tenant's reach, while others are about, lets a newcomer's first `reserve` steps start
+ * at once. The reserve never takes a tenant's last slot: it is at most `slots - 1`.
+ */
+export function tenantSlotCaps(slots: number, reserve: number): TenantSlotCaps {
+  const total = Math.max(1, Math.floor(slots));
+  const kept = Math.min(Math.max(0, Math.floor(reserve)), total - 1);
+  return { alone: total, shared: total - kept };
+}

@@ -1,7 +1,8 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { JOBS } from '../queue/catalog.js';
 import type { RedisConnection } from '../queue/connection.js';
-import { advanceFairClock, rebaseFairShare } from '../queue/fair-share.js';
+import { advanceFairClock, MAX_PRIORITY, rebaseFairShare } from '../queue/fair-share.js';
+import { createFairSlots, ParkStep } from '../queue/fair-slots.js';
 import { queuePrefix, QUEUES } from '../queue/names.js';
 import { getJobLogContext, type JobLogContext } from '../db/repos/job-log-context.js';
 import type { Phase } from '../obs/metrics.js';
@@ -89,6 +90,12 @@ export function createWorkers(connection: RedisConnection, deps: WorkerDeps, opt
     try {
       await timed(deps, job, () => run(job, signal));
     } catch (error) {
+      if (error instanceof ParkStep && token !== undefined) {
+        // No slot for this tenant right now: the step leaves its worker slot to the next
+        // tenant's step and comes back when a slot is released (or after the delay).
+        await job.moveToDelayed(Date.now() + error.delayMs, token);
+        throw new DelayedError();
+      }
       const outcome = classifyForQueue(error);
       if (outcome.action === 'defer' && token !== undefined) {
         // Only this step waits out the provider's retry-after (no attempt spent); the queue
@@ -117,11 +124,18 @@ export function createWorkers(connection: RedisConnection, deps: WorkerDeps, opt
     }),
     { connection, prefix, concurrency: options.compactionConcurrency, ...settings },
   );
+  // One tenant's share of the provider slots (queue/fair-slots.ts), shared by every worker process.
+  const slots = createFairSlots(deps.queues.redis, deps.queues.summarize, {
+    prefix: deps.config.queue.prefix,
+    slots: deps.config.llm.concurrency,
+    reserve: deps.config.llm.tenantReservedSlots,
+  });
   const summarize = new Worker(
     QUEUES.summarize,
     wrap(async (job, signal) => {
       // the step binds the conversation and tenant to its log lines from the row it reads anyway
-      return processSummarizeChunk(JOBS.summarizeChunk.schema.parse(job.data), deps, signal);
+      const turn = { slots, stepId: job.id ?? '', priority: job.opts.priority ?? MAX_PRIORITY };
+      return processSummarizeChunk(JOBS.summarizeChunk.schema.parse(job.data), deps, signal, turn);
     }),
     { connection, prefix, concurrency: options.summarizeConcurrency, ...settings },
   );

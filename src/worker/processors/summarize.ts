@@ -4,6 +4,7 @@ import { completeChunk, loadChunkStep, saveChunkDraft, type ChunkRow } from '../
 import { availableProviders } from '../../llm/create-summarizer.js';
 import { selectSummarizerModel } from '../../llm/models.js';
 import type { SummarizeChunkPayload } from '../../queue/catalog.js';
+import { ParkStep, type FairSlots, type SlotEntry } from '../../queue/fair-slots.js';
 import { CompactionOptionsSchema, type CompactionOptions } from '../../queue/job-options.js';
 import { loadChunkSource } from '../chunk-source.js';
 import type { WorkerDeps } from '../deps.js';
@@ -25,20 +26,44 @@ export function selectionFor(ctx: { options: CompactionOptions; policy: Pick<Pol
   });
 }
 
+/** The step's place in the fair share: its BullMQ id and tag, and the slots its calls need. */
+export interface SummarizeTurn {
+  slots: FairSlots;
+  stepId: string;
+  priority: number;
+}
+
+/** A provider slot for this tenant's step, or ParkStep (the queue delays the step until one frees). */
+async function takeSlot(turn: SummarizeTurn | undefined, provider: string, tenantId: string, signal: AbortSignal): Promise<SlotEntry | undefined> {
+  // the local summarizer is CPU in this process: no provider slot to share
+  if (turn === undefined || provider === 'local') return undefined;
+  const entry = await turn.slots.enter({ provider, tenantId, stepId: turn.stepId, priority: turn.priority }, signal);
+  if (entry.kind === 'parked') throw new ParkStep(entry.parkMs);
+  return entry;
+}
+
+async function release(slot: SlotEntry | undefined): Promise<void> {
+  // leave() is idempotent: the early release and the one in `finally` are the same
+  if (slot?.kind === 'admitted') await slot.leave();
+}
+
 /**
  * Summarize step of one chunk: reads its own row (with the job's status, frozen policy and
  * header), makes one round of calls, and completes the row — the memo a retry or finalize
  * reads, so a finished step is never paid twice. Tracking the cancel first closes the
  * window where a cancel lands between the load and the call.
  */
-export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps: SummarizeDeps, signal?: AbortSignal): Promise<void> {
+export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps: SummarizeDeps, signal?: AbortSignal, turn?: SummarizeTurn): Promise<void> {
   const tracked = deps.cancels.track(payload.jobId, signal);
+  let slot: SlotEntry | undefined;
   try {
     const step = await loadChunkStep(deps.db, payload.jobId, payload.chunkIndex);
     if (!step || step.chunk.status === 'done' || !isActive(step.job)) return;
     if (!step.job.policy) throw new Error(`job ${payload.jobId} has chunks but no frozen policy`);
     const policy = frozenPolicy(step.job.policy);
     const options = CompactionOptionsSchema.parse(step.job.options);
+    const selection = selectionFor({ options, policy }, deps);
+    slot = await takeSlot(turn, selection.provider, step.job.tenantId, tracked.signal);
     const source = await loadChunkSource(deps, step.job, step.chunk, policy);
     if (!source) return;
     const repairs = policy.identifierCheck && policy.identifierRepair === 'call';
@@ -47,7 +72,7 @@ export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps
       buildRepairRequest: source.buildRepairRequest,
       budget: step.chunk.outputBudget,
       identifiers: source.identifiers,
-      selection: selectionFor({ options, policy }, deps),
+      selection,
       summarizers: deps.summarizers,
       policy,
       signal: tracked.signal,
@@ -56,9 +81,12 @@ export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps
       deferRateLimits: Date.now() - step.job.createdAt.getTime() < MAX_DEFERRAL_MS,
       retryPolicy: deps.retryPolicy,
     });
+    // the calls are done: the slot goes to the next step before this one writes its result
+    await release(slot);
     await completeChunk(deps.db, step.job.id, step.chunk.idx, chunkOutcome(outcome, source.identifiers));
     if (outcome.fallback) deps.logger.warn({ jobId: step.job.id, conversationId: step.job.conversationExternalId, tenantId: step.job.tenantId, chunk: step.chunk.idx, reason: outcome.fallback }, 'chunk summarized by the local fallback');
   } finally {
+    await release(slot);
     tracked.release();
   }
 }

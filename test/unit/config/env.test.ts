@@ -66,4 +66,10 @@ describe('loadConfig', () => {
     expect(loadConfig({}).faults).toEqual({ pauseBeforeDispatchMs: 0 });
     expect(loadConfig({ COMPACTD_FAULT_PAUSE_BEFORE_DISPATCH_MS: '250' }).faults.pauseBeforeDispatchMs).toBe(250);
   });
+
+  it('keeps 2 provider slots from any one tenant by default while others are active; the variable is bounded', () => {
+    expect(loadConfig({}).llm.tenantReservedSlots).toBe(2);
+    expect(loadConfig({ COMPACTD_TENANT_RESERVED_LLM_SLOTS: '0' }).llm.tenantReservedSlots).toBe(0);
+    expect(() => loadConfig({ COMPACTD_TENANT_RESERVED_LLM_SLOTS: '-1' })).toThrow(/COMPACTD_TENANT_RESERVED_LLM_SLOTS/);
+  });
 });

@@ -6,7 +6,8 @@
  * fall apart into their base letters), marks dropped, and look-alike letters from other
  * scripts (Cyrillic, Greek, Armenian, Cherokee, Coptic, Lisu, small capitals, IPA) folded
  * to the Latin letter they imitate. Each '<' that then opens one of the protected tag words
- * is escaped as `&lt;` at its source. One pass and a fixed look-ahead over visible
+ * is escaped at its source: `&lt;` for '<' itself, a numeric reference (`&#xFF1C;`) for a
+ * look-alike, so reading back restores the very character. One pass and a fixed look-ahead over visible
  * characters: linear in the text, no regex backtracking.
  */
 
@@ -51,10 +52,22 @@ function foldPart(part: string): string {
   return CONFUSABLES.get(lower) ?? lower;
 }
 
+/** Folds of the non-ASCII code points met so far (texts repeat few distinct ones); bounded. */
+const FOLDED = new Map<string, string>();
+const MAX_FOLDED = 8_192;
+
 /** How one code point reads: '' when invisible, else its decomposed form with look-alikes mapped, lower case. */
 function foldChar(ch: string): string {
   const code = ch.charCodeAt(0);
   if (code < 0x80) return code <= 0x20 || code === 0x7f ? '' : ch.toLowerCase();
+  const known = FOLDED.get(ch);
+  if (known !== undefined) return known;
+  const folded = foldNonAscii(ch);
+  if (FOLDED.size < MAX_FOLDED) FOLDED.set(ch, folded);
+  return folded;
+}
+
+function foldNonAscii(ch: string): string {
   const whole = foldPart(ch);
   if (whole === '<' || whole === '/' || (whole.length > 0 && whole.charCodeAt(0) < 0x80)) return whole;
   if (whole === '') return '';
@@ -82,73 +95,106 @@ function spells(letters: readonly string[], from: number, word: string): boolean
   return true;
 }
 
-/** Visible characters between '<' and the tag word that still read as a tag: `</`, `<\`, `<|/`, `<!`. */
+/** Visible characters between '<' and the tag word that still read as a tag: `</`, `<\\`, `<|/`, `<!`. */
 const MAX_TAG_PUNCTUATION = 2;
 
-function opensTag(visible: readonly string[], at: number, words: readonly string[]): boolean {
+/** Whether the visible characters after a '<' read as one of `words`, maybe after a slash or two. */
+function opensTag(after: readonly string[], words: readonly string[]): boolean {
   for (let skip = 0; skip <= MAX_TAG_PUNCTUATION; skip += 1) {
-    const from = at + 1 + skip;
     if (skip > 0) {
-      const between = visible[from - 1];
+      const between = after[skip - 1];
       if (between === undefined || between === '<' || between === '>' || /[\p{L}\p{N}]/u.test(between)) return false;
     }
-    if (words.some((word) => spells(visible, from, word))) return true;
+    if (words.some((word) => spells(after, skip, word))) return true;
   }
   return false;
 }
 
-/** Indexes (into `chars`) of the '<'-like characters that open one of `words` as a reader sees it. */
-function tagOpenings(chars: readonly string[], words: readonly string[]): Set<number> {
-  const visible: string[] = [];
-  const source: number[] = [];
-  chars.forEach((ch, i) => {
-    for (const folded of foldChar(ch)) {
-      visible.push(folded);
-      source.push(i);
-    }
-  });
-  const openings = new Set<number>();
-  for (let k = 0; k < visible.length; k += 1) {
-    if (visible[k] === '<' && opensTag(visible, k, words)) openings.add(source[k] as number);
+/**
+ * Up to `count` visible characters from `from`, invisible ones skipped however many. Each
+ * scan starts at a '<' and stops after `count` visible characters, so a run of invisible
+ * characters is crossed by at most `count` scans: linear overall.
+ */
+function visibleAhead(text: string, from: number, count: number): string[] {
+  const out: string[] = [];
+  for (let i = from; i < text.length && out.length < count; ) {
+    const code = text.codePointAt(i) as number;
+    const width = code > 0xffff ? 2 : 1;
+    for (const ch of foldChar(text.slice(i, i + width))) out.push(ch);
+    i += width;
+  }
+  return out;
+}
+
+/** Code-unit indexes of the '<'-like characters of `text` that open one of `words` as a reader sees it. */
+function tagOpenings(text: string, words: readonly string[]): number[] {
+  const need = MAX_TAG_PUNCTUATION + Math.max(...words.map((word) => word.length));
+  const openings: number[] = [];
+  for (let i = 0; i < text.length; ) {
+    const code = text.codePointAt(i) as number;
+    const width = code > 0xffff ? 2 : 1;
+    const isLt = code === 0x3c || (code >= 0x80 && foldChar(text.slice(i, i + width)) === '<');
+    if (isLt && opensTag(visibleAhead(text, i + width, need), words)) openings.push(i);
+    i += width;
   }
   return openings;
 }
 
-/** `text` with every '<' that reads as opening one of `words` (lower-case ASCII) written `&lt;`. */
-export function neutralizeTags(text: string, words: readonly string[]): string {
-  if (text.length === 0) return text;
-  const chars = Array.from(text);
-  const openings = tagOpenings(chars, words);
-  if (openings.size === 0) return text;
-  let out = '';
-  chars.forEach((ch, i) => {
-    out += openings.has(i) ? '&lt;' : ch;
-  });
-  return out;
+function escapeChar(ch: string): string {
+  return ch === '<' ? '&lt;' : `&#x${(ch.codePointAt(0) as number).toString(16).toUpperCase()};`;
 }
 
+/** `text` with every '<' (or look-alike) that reads as opening one of `words` (lower-case ASCII) written as an entity. */
+export function neutralizeTags(text: string, words: readonly string[]): string {
+  const openings = tagOpenings(text, words);
+  if (openings.length === 0) return text;
+  const parts: string[] = [];
+  let last = 0;
+  for (const at of openings) {
+    const width = (text.codePointAt(at) as number) > 0xffff ? 2 : 1;
+    parts.push(text.slice(last, at), escapeChar(text.slice(at, at + width)));
+    last = at + width;
+  }
+  parts.push(text.slice(last));
+  return parts.join('');
+}
+
+const ENTITY = /&lt;|&#x([0-9A-F]{1,6});/g;
+
 /**
- * The reverse, for a reader of our own framing (the local summarizer, llm-sim): each `&lt;`
- * that would open a protected word as '<' becomes '<' again. A text that held such an
- * `&lt;` before escaping reads back with '<' there: a loss of one entity in the reader's
- * copy only, never in what is stored.
+ * The reverse, for a reader of our own framing (the local summarizer, llm-sim): each entity
+ * that, as its character, would open a protected word becomes that character again. A text
+ * that held such an entity before escaping reads back with the character there: a loss in
+ * the reader's copy only, never in what is stored.
  */
 export function restoreTags(text: string, words: readonly string[]): string {
-  if (!text.includes('&lt;')) return text;
-  const parts = text.split('&lt;');
-  const chars: string[] = [];
-  const fromEntity = new Set<number>();
-  parts.forEach((part, i) => {
-    if (i > 0) {
-      fromEntity.add(chars.length);
-      chars.push('<');
-    }
-    for (const ch of part) chars.push(ch);
-  });
-  const openings = tagOpenings(chars, words);
-  let out = '';
-  chars.forEach((ch, i) => {
-    out += fromEntity.has(i) && !openings.has(i) ? '&lt;' : ch;
-  });
-  return out;
+  if (!text.includes('&lt;') && !text.includes('&#x')) return text;
+  // the text with every candidate entity read as its character, and where each one stands
+  const parts: string[] = [];
+  const entities = new Map<number, string>();
+  let length = 0;
+  let last = 0;
+  for (const match of text.matchAll(ENTITY)) {
+    const ch = match[0] === '&lt;' ? '<' : String.fromCodePoint(parseInt(match[1] as string, 16));
+    if (match[0] !== '&lt;' && !LT_LIKE.has(ch)) continue;
+    const before = text.slice(last, match.index);
+    parts.push(before, ch);
+    length += before.length;
+    entities.set(length, match[0]);
+    length += ch.length;
+    last = (match.index as number) + match[0].length;
+  }
+  if (entities.size === 0) return text;
+  parts.push(text.slice(last));
+  const candidate = parts.join('');
+  const opening = new Set(tagOpenings(candidate, words));
+  const out: string[] = [];
+  let from = 0;
+  for (const [at, entity] of entities) {
+    const width = (candidate.codePointAt(at) as number) > 0xffff ? 2 : 1;
+    out.push(candidate.slice(from, at), opening.has(at) ? candidate.slice(at, at + width) : entity);
+    from = at + width;
+  }
+  out.push(candidate.slice(from));
+  return out.join('');
 }

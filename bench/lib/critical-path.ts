@@ -1,4 +1,4 @@
-import { isMergeRequest, REPAIR_HEADING } from '../../src/compaction/prompt.js';
+import { beforeFinalDirective, isMergeRequest, REPAIR_HEADING } from '../../src/compaction/prompt.js';
 import type { CallRecord } from '../../src/llm-sim/state.js';
 import { unionMs } from './stats.js';
 
@@ -37,11 +37,19 @@ export interface CallAnalysis {
 
 type Body = { messages?: unknown[] };
 
-/** A chunk call's identity: its messages but the final directive (what a truncation retry changes). */
+/**
+ * A chunk call's identity: its messages up to the final directive (what a truncation retry
+ * changes), wherever the adapter put it (Anthropic merges the request into one user turn).
+ */
 function chainKey(call: CallRecord): string {
   const body = call.body as Body | undefined;
   if (!body || !Array.isArray(body.messages)) return `call-${call.id}`;
-  return JSON.stringify(body.messages.slice(0, -1));
+  return JSON.stringify(
+    body.messages.map((m) => {
+      const content = (m as { content?: unknown }).content;
+      return beforeFinalDirective(typeof content === 'string' ? content : JSON.stringify(content));
+    }),
+  );
 }
 
 function durationMs(call: CallRecord): number {

@@ -62,9 +62,8 @@ type Body = { system?: unknown; messages?: Array<{ role: string; content: unknow
  */
 export function stepKey(body: unknown): string {
   const b = body as Body;
-  const messages = (b.messages ?? []).map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content) }));
-  const last = messages[messages.length - 1];
-  if (last) last.content = beforeFinalDirective(last.content);
+  // beforeFinalDirective also blanks the fence's random ID, which a retried step draws anew
+  const messages = (b.messages ?? []).map((m) => ({ role: m.role, content: beforeFinalDirective(typeof m.content === 'string' ? m.content : JSON.stringify(m.content)) }));
   return JSON.stringify([b.system ?? null, messages]);
 }
 

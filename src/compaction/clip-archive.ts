@@ -1,5 +1,6 @@
 import type { Policy } from '../config/policy.js';
 import type { LiveBatch } from './plan-types.js';
+import { neutralizeTags } from './tag-escape.js';
 import type { CountTokens, TextBlock } from './types.js';
 
 /**
@@ -24,79 +25,15 @@ export interface ClipArchive {
 }
 
 const TAG = 'compactd';
-const LT_LIKE = new Set(['<', '\uFF1C', '\uFE64', '\u2039', '\u3008', '\u27E8', '\u2329', '\u1438', '\u02C2', '\u276E', '\u226E']);
-const SLASH_LIKE = new Set(['/', '\uFF0F', '\u2215', '\u2044', '\u29F8', '\u2571', '\u30CE']);
-const CONFUSABLES: Record<string, string> = { с: 'c', о: 'o', р: 'p', а: 'a', ԁ: 'd', ο: 'o', ϲ: 'c', т: 't', м: 'm' };
-/**
- * What a reader does not see, or sees as nothing between two characters: controls, format
- * characters (zero-width spaces and joiners, bidi marks, tags), marks, separators and spaces,
- * default-ignorable code points (Hangul fillers, variation selectors), private-use and
- * unassigned code points, lone surrogates.
- */
-const INVISIBLE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{M}\p{Z}\p{Default_Ignorable_Code_Point}\s]$/u;
-
-/** How one code point reads: '' when invisible, else its NFKC form with look-alikes mapped, lower case. */
-function foldChar(ch: string): string {
-  const code = ch.charCodeAt(0);
-  if (code < 0x80) return code <= 0x20 || code === 0x7f ? '' : ch.toLowerCase();
-  if (INVISIBLE.test(ch)) return '';
-  if (LT_LIKE.has(ch)) return '<';
-  if (SLASH_LIKE.has(ch)) return '/';
-  let out = '';
-  for (const part of ch.normalize('NFKC').toLowerCase()) {
-    if (INVISIBLE.test(part)) continue;
-    out += LT_LIKE.has(part) ? '<' : SLASH_LIKE.has(part) ? '/' : (CONFUSABLES[part] ?? part);
-  }
-  return out;
-}
 
 /**
- * The tag spelled with look-alike letters no table lists (Greek rho for p, a small capital
- * c…): each letter is the tag's own or some non-ASCII letter, and most are the tag's own.
- * Real words that share a prefix (`<component>`) differ in an ASCII letter and pass.
- */
-function spellsTag(letters: readonly string[]): boolean {
-  if (letters.length < TAG.length) return false;
-  let same = 0;
-  for (const [i, ch] of letters.entries()) {
-    if (ch === TAG[i]) same += 1;
-    else if (/[\x00-\x7F]/.test(ch) || !/\p{L}/u.test(ch)) return false;
-  }
-  return same >= TAG.length - 3;
-}
-
-/** Whether the visible text from `at` (a '<') reads as one of our delimiters: `<compactd…` or `</compactd…`. */
-function opensDelimiter(visible: readonly string[], at: number): boolean {
-  const from = visible[at + 1] === '/' ? at + 2 : at + 1;
-  return spellsTag(visible.slice(from, from + TAG.length));
-}
-
-/**
- * Neutralizes delimiter look-alikes (and NULs, which Postgres text cannot hold). The text is
- * first read as a reader sees it — invisible characters dropped however many lie between the
- * delimiter's characters, each visible character remembered with the code point it came
- * from — and every '<' that opens a delimiter there is escaped at its source. One pass over
- * the text and a fixed look-ahead over visible characters: linear time, no regex backtracking.
+ * Neutralizes delimiter look-alikes (and NULs, which Postgres text cannot hold): every '<'
+ * that a reader would take for the start of `<compactd…` or `</compactd…` — fullwidth,
+ * small-capital, Cyrillic or Greek letters, invisible characters between them — is escaped
+ * at its source (see tag-escape.ts). Linear in the summary.
  */
 export function escapeSummary(summary: string): string {
-  const chars = Array.from(summary);
-  const visible: string[] = [];
-  const source: number[] = [];
-  chars.forEach((ch, i) => {
-    for (const folded of foldChar(ch)) {
-      visible.push(folded);
-      source.push(i);
-    }
-  });
-  const escaped = new Set<number>();
-  for (let k = 0; k < visible.length; k += 1) {
-    if (visible[k] === '<' && opensDelimiter(visible, k)) escaped.add(source[k] as number);
-  }
-  let out = '';
-  chars.forEach((ch, i) => {
-    if (ch !== '\u0000') out += escaped.has(i) ? '&lt;' : ch;
-  });
-  return out;
+  return neutralizeTags(summary.includes('\u0000') ? summary.replaceAll('\u0000', '') : summary, [TAG]);
 }
 
 function attribute(value: string): string {

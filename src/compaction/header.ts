@@ -25,7 +25,9 @@ function latestUserRequest(messages: readonly HistoryMessage[]): string | null {
 }
 
 function liveTaskState(batches: readonly LiveBatch[]): string | null {
-  const newest = [...batches].sort((a, b) => Math.max(...b.seqs) - Math.max(...a.seqs))[0];
+  // a reduce, not Math.max(...seqs): a batch may cover more seqs than a call takes arguments
+  const lastSeq = (batch: LiveBatch) => batch.seqs.reduce((max, seq) => (seq > max ? seq : max), Number.NEGATIVE_INFINITY);
+  const newest = batches.reduce<LiveBatch | undefined>((best, batch) => (best === undefined || lastSeq(batch) > lastSeq(best) ? batch : best), undefined);
   const section = newest ? TASK_STATE.exec(newest.summary)?.[1]?.trim() : undefined;
   return section && section.length > 0 && section !== '- none' ? section : null;
 }

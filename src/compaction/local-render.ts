@@ -1,5 +1,6 @@
 import { IDENTIFIERS_HEADING } from './identifiers.js';
-import { FOCUS_PREFIX, HEADER_INTRO, IDENTIFIERS_TO_KEEP_INTRO, SECTIONS, withoutInstructions, type SectionName } from './prompt.js';
+import { SECTIONS, type SectionName } from './prompt.js';
+import { readRequest } from './read-request.js';
 import type { CountTokens, SummarizeMessage, SummarizeRequest } from './types.js';
 
 /**
@@ -36,29 +37,10 @@ export interface RequestParts {
   missingIdentifiers: string[];
 }
 
-function directiveDetails(directive: string): Pick<RequestParts, 'focus' | 'missingIdentifiers'> {
-  const lines = directive.split('\n');
-  const focusLine = lines.find((line) => line.startsWith(FOCUS_PREFIX));
-  const missing: string[] = [];
-  const start = lines.indexOf(IDENTIFIERS_TO_KEEP_INTRO);
-  for (let i = start + 1; start !== -1 && i < lines.length; i += 1) {
-    const line = lines[i] as string;
-    if (!line.startsWith('- ')) break;
-    missing.push(line.slice(2));
-  }
-  return { focus: focusLine ? focusLine.slice(FOCUS_PREFIX.length) : null, missingIdentifiers: missing };
-}
-
-/** Separates the conversation (or batch summaries) from the context and directive messages. */
+/** Separates the conversation (or batch summaries) from the context and directive of a request. */
 export function requestParts(request: SummarizeRequest): RequestParts {
-  const messages = [...request.messages];
-  const last = messages.at(-1);
-  const directive = last?.role === 'user' ? (messages.pop() as SummarizeMessage).content : '';
-  const body = messages
-    .filter((m) => !(m.role === 'system' && m.content.startsWith(HEADER_INTRO)))
-    .map((m) => ({ ...m, content: withoutInstructions(m.content) }))
-    .filter((m) => m.content.trim().length > 0);
-  return { body, ...directiveDetails(directive) };
+  const reading = readRequest(request.messages);
+  return { body: reading.body, focus: reading.focus, missingIdentifiers: reading.keep };
 }
 
 /** Items mentioning a word of the focus text jump ahead within their section. */

@@ -3,7 +3,17 @@ import type { CountTokens } from './types.js';
 /**
  * Token-budgeted text cutting. The tokenizer is a black box passed in, so cuts are made by
  * characters at the text's own chars-per-token rate and then checked with the counter.
+ * Only a window of the text near the cut is ever counted (`maxTokens × WINDOW_CHARS_PER_TOKEN`
+ * characters), so cutting a few hundred tokens out of a 2 MB message costs the same as out
+ * of a 2 KB one: the work is bounded by the budget, not by the text.
  */
+
+/**
+ * Characters per token a window allows for: far above any real text's rate (English ~4,
+ * code ~3, dense logs less), so a window always holds the whole budget, except in text whose
+ * tokens are longer still (long runs of one character), where the cut keeps fewer tokens.
+ */
+export const WINDOW_CHARS_PER_TOKEN = 32;
 
 /** Moves a cut off the second half of a surrogate pair so no character is split. */
 function safeIndex(text: string, index: number): number {
@@ -12,8 +22,10 @@ function safeIndex(text: string, index: number): number {
 }
 
 /** A prefix of at most `maxTokens` tokens, cut at a line end when one is near. */
-export function headWithin(text: string, maxTokens: number, countTokens: CountTokens): string {
+export function headWithin(whole: string, maxTokens: number, countTokens: CountTokens): string {
   if (maxTokens <= 0) return '';
+  const windowChars = maxTokens * WINDOW_CHARS_PER_TOKEN;
+  const text = whole.length > windowChars ? whole.slice(0, safeIndex(whole, windowChars)) : whole;
   const total = countTokens(text);
   if (total <= maxTokens) return text;
   let chars = Math.floor((text.length * maxTokens) / total);
@@ -31,8 +43,10 @@ export function headWithin(text: string, maxTokens: number, countTokens: CountTo
 }
 
 /** A suffix of at most `maxTokens` tokens, cut at a line start when one is near. */
-export function tailWithin(text: string, maxTokens: number, countTokens: CountTokens): string {
+export function tailWithin(whole: string, maxTokens: number, countTokens: CountTokens): string {
   if (maxTokens <= 0) return '';
+  const windowChars = maxTokens * WINDOW_CHARS_PER_TOKEN;
+  const text = whole.length > windowChars ? whole.slice(safeIndex(whole, whole.length - windowChars)) : whole;
   const total = countTokens(text);
   if (total <= maxTokens) return text;
   let chars = Math.floor((text.length * maxTokens) / total);
@@ -51,7 +65,8 @@ export function tailWithin(text: string, maxTokens: number, countTokens: CountTo
 
 /**
  * Keeps `headTokens` from the start and `tailTokens` from the end around a marker line
- * describing what was cut. Returns the text unchanged when it already fits.
+ * describing what was cut. Returns the text unchanged when it already fits. `totalTokens`
+ * (the text's size when known, e.g. counted at ingest) spares counting the whole text.
  */
 export function truncateMiddle(
   text: string,
@@ -59,8 +74,9 @@ export function truncateMiddle(
   tailTokens: number,
   countTokens: CountTokens,
   marker: (omittedTokens: number) => string,
+  totalTokens?: number,
 ): string {
-  const total = countTokens(text);
+  const total = totalTokens ?? countTokens(text);
   if (total <= headTokens + tailTokens) return text;
   const head = headWithin(text, headTokens, countTokens);
   const tail = tailWithin(text.slice(head.length), tailTokens, countTokens);

@@ -48,7 +48,8 @@ export const EnvSchema = z.object({
   /** pretty logs; unset = pretty when stdout is a terminal */
   LOG_PRETTY: z.stringbool().optional(),
 
-  COMPACTD_SUMMARIZER: SummarizerSchema.default('local'),
+  /** unset = the first configured provider's cheapest model, else local; when set it wins over the base URLs and keys */
+  COMPACTD_SUMMARIZER: SummarizerSchema.optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: url(['http:', 'https:']).optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
@@ -131,7 +132,8 @@ export interface Config {
   port: number;
   logLevel: Env['LOG_LEVEL'];
   logPretty: boolean | undefined;
-  summarizer: { provider: 'local' | 'anthropic' | 'openai'; model: string | undefined };
+  /** COMPACTD_SUMMARIZER (`local` when unset); `explicit` says it was set, so it outranks the provider settings */
+  summarizer: { provider: 'local' | 'anthropic' | 'openai'; model: string | undefined; explicit: boolean };
   anthropic: { apiKey: string | undefined; baseUrl: string | undefined };
   openai: { apiKey: string | undefined; baseUrl: string | undefined };
   llm: { timeoutMs: number; maxAttempts: number; concurrency: number; requestsPerMinute: number; tenantReservedSlots: number };
@@ -169,7 +171,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   }
   const e = parsed.data;
-  const [provider, ...modelParts] = e.COMPACTD_SUMMARIZER.split(':');
+  const [provider, ...modelParts] = (e.COMPACTD_SUMMARIZER ?? 'local').split(':');
   const model = modelParts.length > 0 ? modelParts.join(':') : undefined;
   return {
     databaseUrl: e.DATABASE_URL,
@@ -178,7 +180,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     port: e.PORT,
     logLevel: e.LOG_LEVEL,
     logPretty: e.LOG_PRETTY,
-    summarizer: { provider: provider as Config['summarizer']['provider'], model },
+    summarizer: { provider: provider as Config['summarizer']['provider'], model, explicit: e.COMPACTD_SUMMARIZER !== undefined },
     anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },
     openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
     llm: {

@@ -1,4 +1,5 @@
-import { IDENTIFIERS_TO_KEEP_INTRO, SECTIONS, withoutInstructions, type SectionName as Section } from '../compaction/prompt.js';
+import { SECTIONS, type SectionName as Section } from '../compaction/prompt.js';
+import { readRequest } from '../compaction/read-request.js';
 import { createPrng, hashString } from './prng.js';
 import type { SimMessage } from './types.js';
 
@@ -41,10 +42,9 @@ const CUES: ReadonlyArray<[Section, RegExp, SimMessage['role'] | undefined]> = [
 ];
 
 export function buildSimSummary(messages: readonly SimMessage[], options: SimSummaryOptions): SimSummary {
-  const { content, directive } = splitRequest(messages);
+  const { content, requested } = splitRequest(messages);
   const contentText = content.map((m) => m.content).join('\n');
-  // Identifiers a retry names explicitly are always written, as a model told so would.
-  const requested = requestedIdentifiers(directive);
+  // Identifiers a request names explicitly are always written, as a model told so would.
   const identifiers = unique([...options.extractIdentifiers(contentText), ...requested]);
   const random = createPrng(options.seed ^ hashString(contentText));
   const dropped = identifiers.filter((id) => random() < options.lossRate && !requested.includes(id));
@@ -73,30 +73,14 @@ export function buildSimSummary(messages: readonly SimMessage[], options: SimSum
 }
 
 /**
- * System messages are the prompt and the previous summary (context, not to be summarized
- * again); the last user message is the directive; the rest is the excerpt.
+ * The excerpt and the identifiers the request asks for, read as the local summarizer reads
+ * a request (src/compaction/read-request.ts): the fenced turns (or, for a request written
+ * without a fence, every message but the system prompt and the final directive). The
+ * orientation context is not summarized again.
  */
-function splitRequest(messages: readonly SimMessage[]): { content: SimMessage[]; directive: string } {
-  // the shared instructions are the prompt too, not part of the excerpt
-  const rest = messages
-    .filter((m) => m.role !== 'system')
-    .map((m) => ({ ...m, content: withoutInstructions(m.content) }))
-    .filter((m) => m.content.trim().length > 0);
-  const last = rest[rest.length - 1];
-  if (last?.role === 'user' && rest.length > 1) return { content: rest.slice(0, -1), directive: last.content };
-  return { content: rest, directive: '' };
-}
-
-function requestedIdentifiers(directive: string): string[] {
-  const at = directive.indexOf(IDENTIFIERS_TO_KEEP_INTRO);
-  if (at === -1) return [];
-  const lines = directive.slice(at + IDENTIFIERS_TO_KEEP_INTRO.length).split('\n');
-  const ids: string[] = [];
-  for (const line of lines.slice(1)) {
-    if (!line.startsWith('- ')) break;
-    ids.push(line.slice(2).trim());
-  }
-  return ids;
+function splitRequest(messages: readonly SimMessage[]): { content: SimMessage[]; requested: string[] } {
+  const reading = readRequest(messages);
+  return { content: reading.body, requested: reading.keep };
 }
 
 /** Sentences by section: cue matches first (in input order), then the rest as task state. */

@@ -20,8 +20,21 @@ export interface ConfiguredModels {
   available: readonly ProviderName[];
   /** providers behind a custom base URL: a compatible server (vLLM, Ollama, a proxy) serves names the registry does not know */
   openEnded: readonly ProviderName[];
-  /** COMPACTD_SUMMARIZER when it names a remote provider or a model (bare unlisted models go to it) */
+  /** COMPACTD_SUMMARIZER when set (bare unlisted models go to its provider when remote) */
   configured: { provider: ProviderName; model?: string | undefined } | undefined;
+}
+
+/**
+ * The configured default summarizer, or undefined when COMPACTD_SUMMARIZER is unset. An
+ * explicit value wins over the provider settings: `local` stays local even when a base URL
+ * or key makes a remote provider available (that provider then serves only requests and
+ * policies that name it). Unset, the selection falls to the first configured provider's
+ * cheapest model, else local.
+ */
+export function configuredSummarizer(config: Pick<Config, 'summarizer'>): { provider: ProviderName; model?: string | undefined } | undefined {
+  if (!config.summarizer.explicit) return undefined;
+  const { provider, model } = config.summarizer;
+  return model === undefined ? { provider } : { provider, model };
 }
 
 export function configuredModels(config: Pick<Config, 'anthropic' | 'openai' | 'summarizer'>): ConfiguredModels {
@@ -29,7 +42,7 @@ export function configuredModels(config: Pick<Config, 'anthropic' | 'openai' | '
   return {
     available: [...remote, 'local'],
     openEnded: remote.filter((provider) => config[provider].baseUrl !== undefined),
-    configured: config.summarizer.provider === 'local' && config.summarizer.model === undefined ? undefined : config.summarizer,
+    configured: configuredSummarizer(config),
   };
 }
 

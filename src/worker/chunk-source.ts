@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { namedIdentifierCount } from '../compaction/budget.js';
 import { capIdentifiers, rankChunkIdentifiers, withoutIdentifierLists } from '../compaction/identifiers.js';
 import { buildRepairRequest, buildResummarizeRequest, buildSummarizeRequest } from '../compaction/prompt.js';
@@ -35,8 +36,11 @@ export async function loadChunkSource(
   chunk: ChunkRow,
   policy: Policy,
 ): Promise<ChunkSource | null> {
-  const common = { countTokens: deps.countTokens, ...(job.focus ? { focus: job.focus } : {}) };
-  const repair = (draft: string, missing: readonly string[]) => buildRepairRequest(draft, missing, policy);
+  // The fence's ID (SPEC §8): drawn here, per step, so the transcript cannot know it; the first
+  // call and its retry with a larger budget share it (one step), a repair gets its own.
+  const fenceId = newFenceId();
+  const common = { countTokens: deps.countTokens, fenceId, ...(job.focus ? { focus: job.focus } : {}) };
+  const repair = (draft: string, missing: readonly string[]) => buildRepairRequest(draft, missing, policy, { fenceId: newFenceId() });
   const named = namedIdentifierCount(policy, chunk.outputBudget);
   if (job.trigger === 'consolidate') {
     const batches = await loadBatchesByIds(deps.db, chunk.absorbedBatchIds);
@@ -53,4 +57,9 @@ export async function loadChunkSource(
   const toName = capIdentifiers(ranked, named);
   const request = (max: number) => buildSummarizeRequest(messages, job.header, policy, { ...common, storedTokens: true, identifiers: toName, maxOutputTokens: max });
   return { buildRequest: request, buildRepairRequest: repair, identifiers: ranked.ordered };
+}
+
+/** 64 random bits, lower-case hex: the summarizer request's fence ID. */
+export function newFenceId(): string {
+  return randomBytes(8).toString('hex');
 }

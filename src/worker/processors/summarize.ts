@@ -1,6 +1,7 @@
 import { summaryEstimate } from '../../compaction/select.js';
 import type { Policy } from '../../config/policy.js';
 import { completeChunk, loadChunkStep, saveChunkDraft, type ChunkRow } from '../../db/repos/chunks.js';
+import { configuredSummarizer } from '../../llm/configured-models.js';
 import { availableProviders } from '../../llm/create-summarizer.js';
 import { selectSummarizerModel } from '../../llm/models.js';
 import type { SummarizeChunkPayload } from '../../queue/catalog.js';
@@ -21,7 +22,7 @@ export function selectionFor(ctx: { options: CompactionOptions; policy: Pick<Pol
   return selectSummarizerModel({
     request: ctx.options.model,
     policy: ctx.policy.model,
-    configured: deps.config.summarizer.provider === 'local' && deps.config.summarizer.model === undefined ? undefined : deps.config.summarizer,
+    configured: configuredSummarizer(deps.config),
     availableProviders: availableProviders(deps.summarizers),
   });
 }

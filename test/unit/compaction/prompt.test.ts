@@ -6,12 +6,12 @@ import {
   buildSummarizeRequest,
   DEFAULT_SYSTEM_PROMPT,
   fitToBudget,
-  HEADER_INTRO,
-  IDENTIFIERS_TO_KEEP_INTRO,
   INSTRUCTIONS_OPENER,
+  KEEP_DIRECTIVE,
   SECTIONS,
   withoutInstructions,
 } from '../../../src/compaction/prompt.js';
+import { readFence } from '../../../src/compaction/request-fence.js';
 import { conversation, countTokens, filler } from '../../fixtures/builders.js';
 
 const policy = mergePolicy();
@@ -21,9 +21,8 @@ const chunk = conversation(10)
   .assistant('I will patch it.')
   .build();
 
-/** The excerpt: between the shared instructions and the final directive. */
-const excerptOf = (request: ReturnType<typeof buildSummarizeRequest>) =>
-  request.messages.filter((m) => m.role !== 'system').slice(1, -1);
+/** The excerpt: the turns inside the request's fence. */
+const excerptOf = (request: ReturnType<typeof buildSummarizeRequest>) => readFence(request.messages.map((m) => m.content).join('\n\n'))?.turns ?? [];
 
 describe('buildSummarizeRequest (seed 003 AC1, SPEC §5.4)', () => {
   it('AC1.1/AC4.4: uses the default system prompt when none is configured', () => {
@@ -37,15 +36,17 @@ describe('buildSummarizeRequest (seed 003 AC1, SPEC §5.4)', () => {
     expect(JSON.stringify(request.messages)).not.toContain('Lasa');
   });
 
-  it('puts the optional header first as one framed system-role context message', () => {
+  it('puts the optional header inside the fence as its context section, never in a system message', () => {
     const request = buildSummarizeRequest(chunk, "The user's latest request:\nship it", policy);
-    expect(request.messages[0]).toEqual({ role: 'system', content: `${HEADER_INTRO}\n\nThe user's latest request:\nship it` });
-    expect(request.messages.filter((m) => m.role === 'system')).toHaveLength(1);
+    expect(request.messages.every((m) => m.role === 'user')).toBe(true);
+    expect(request.system).toBe(DEFAULT_SYSTEM_PROMPT);
+    expect(readFence(request.messages[1]?.content ?? '')?.context).toBe("The user's latest request:\nship it");
   });
 
-  it.each([null, '', '   '])('AC1.5: no context message at all for header %j', (header) => {
+  it.each([null, '', '   '])('AC1.5: no context section at all for header %j', (header) => {
     const request = buildSummarizeRequest(chunk, header, policy);
     expect(request.messages.some((m) => m.role === 'system')).toBe(false);
+    expect(request.messages[1]?.content).not.toContain('<transcript-context>');
   });
 
   it('the stable instructions come first and are identical for every chunk (a cacheable prefix)', () => {
@@ -61,7 +62,7 @@ describe('buildSummarizeRequest (seed 003 AC1, SPEC §5.4)', () => {
     }
   });
 
-  it('AC1.3: keeps the original roles and renders tool calls and results as text', () => {
+  it('AC1.3: keeps the original roles (as the turns\' roles) and renders tool calls and results as text', () => {
     const body = excerptOf(buildSummarizeRequest(chunk, null, policy));
     expect(body.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
     expect(body[1]?.content).toBe('[tool call Read id=t1]\n{"file_path":"src/auth/login.ts"}');
@@ -78,7 +79,7 @@ describe('buildSummarizeRequest (seed 003 AC1, SPEC §5.4)', () => {
     expect(body[2]).toEqual({ role: 'user', content: '[tool result Bash id=x error]\nmake: *** No rule' });
   });
 
-  it('ends with a short directive: the must-keep identifiers, the length and the focus', () => {
+  it('lists the must-keep identifiers inside the fence; ends with a short directive: the length and the focus', () => {
     const request = buildSummarizeRequest(chunk, null, policy, {
       focus: 'the auth module',
       identifiers: ['src/auth/login.ts', 'E_AUTH 401'],
@@ -86,7 +87,10 @@ describe('buildSummarizeRequest (seed 003 AC1, SPEC §5.4)', () => {
     });
     const directive = request.messages.at(-1)?.content ?? '';
     expect(request.messages.at(-1)?.role).toBe('user');
-    expect(directive).toContain(`${IDENTIFIERS_TO_KEEP_INTRO}\n- src/auth/login.ts\n- E_AUTH 401`);
+    expect(request.messages[1]?.content).toContain('<transcript-keep>\n- src/auth/login.ts\n- E_AUTH 401\n</transcript-keep>');
+    expect(readFence(request.messages[1]?.content ?? '')?.keep).toEqual(['src/auth/login.ts', 'E_AUTH 401']);
+    expect(directive).toContain(KEEP_DIRECTIVE);
+    expect(directive).not.toContain('E_AUTH');
     expect(directive).toContain('Focus especially on: the auth module');
     expect(directive).toContain('Length: at most about 300 words.');
     expect(request.maxOutputTokens).toBe(500);
@@ -105,7 +109,7 @@ describe('buildSummarizeRequest (seed 003 AC1, SPEC §5.4)', () => {
     expect(total).toBeLessThanOrEqual(1000);
     const output = body[2]?.content ?? '';
     expect(output.startsWith('[tool result Read id=b]\nrow 0 ')).toBe(true);
-    expect(output).toContain('tokens omitted from this summarizer input');
+    expect(output).toMatch(/\[… \d+ tokens clipped from this summarizer input; the original is archived, recall finds it …\]/);
     expect(big[2]?.content[0]).toMatchObject({ content: filler(5000, 'row') });
   });
 
@@ -129,18 +133,18 @@ describe('buildResummarizeRequest (AC1.6)', () => {
       { identifiers: ['src/a.ts'], maxOutputTokens: 700 },
     );
     expect(request.system).toBe(DEFAULT_SYSTEM_PROMPT);
-    expect(request.messages.map((m) => m.role)).toEqual(['user', 'user', 'user', 'user']);
+    expect(request.messages.map((m) => m.role)).toEqual(['user', 'user', 'user']);
     expect(request.messages[0]?.content).toContain('Merge the batch summaries');
-    expect(request.messages[1]?.content).toBe('Summary of messages 1-3 (level 1):\n\nA summary');
-    expect(request.messages[2]?.content).toBe('Summary of messages 20-21 (level 0):\n\nB summary');
-    expect(request.messages[3]?.content).toContain('- src/a.ts');
+    const fence = readFence(request.messages[1]?.content ?? '');
+    expect(fence?.turns.map((t) => t.content)).toEqual(['Summary of messages 1-3 (level 1):\n\nA summary', 'Summary of messages 20-21 (level 0):\n\nB summary']);
+    expect(fence?.keep).toEqual(['src/a.ts']);
     expect(request.maxOutputTokens).toBe(700);
   });
 
   it('never truncates six full-size summaries (the input that used to be cut)', () => {
     const batches = Array.from({ length: 6 }, (_, i) => ({ summary: filler(1900, `s${i}`), level: 0, seqs: [i * 10 + 1] }));
     const request = buildResummarizeRequest(batches, policy, { countTokens });
-    expect(JSON.stringify(request.messages)).not.toContain('omitted from this summarizer input');
+    expect(JSON.stringify(request.messages)).not.toContain('clipped from this summarizer input');
   });
 });
 
@@ -150,6 +154,7 @@ describe('buildRepairRequest', () => {
     const text = request.messages.map((m) => m.content).join('\n');
     expect(text).toContain('## TASK STATE\n- fixing');
     expect(text).toContain('- src/a.ts\n- E42 fatal');
+    expect(readFence(text)).toMatchObject({ draft: '## TASK STATE\n- fixing', keep: ['src/a.ts', 'E42 fatal'] });
     expect(request.maxOutputTokens).toBeLessThan(200);
   });
 });

@@ -6,12 +6,17 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config.databaseUrl).toBe('postgres://postgres@127.0.0.1:5432/compactd');
     expect(config.redisUrl).toBe('redis://127.0.0.1:6379');
-    expect(config).toMatchObject({ host: '127.0.0.1', port: 8080, summarizer: { provider: 'local', model: undefined } });
+    expect(config).toMatchObject({ host: '127.0.0.1', port: 8080, summarizer: { provider: 'local', model: undefined, explicit: false } });
   });
 
   it('parses provider:model summarizers, keeping colons inside the model name', () => {
-    expect(loadConfig({ COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5' }).summarizer).toEqual({ provider: 'anthropic', model: 'claude-haiku-4-5' });
-    expect(loadConfig({ COMPACTD_SUMMARIZER: 'openai:llama3:8b' }).summarizer).toEqual({ provider: 'openai', model: 'llama3:8b' });
+    expect(loadConfig({ COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5' }).summarizer).toEqual({ provider: 'anthropic', model: 'claude-haiku-4-5', explicit: true });
+    expect(loadConfig({ COMPACTD_SUMMARIZER: 'openai:llama3:8b' }).summarizer).toEqual({ provider: 'openai', model: 'llama3:8b', explicit: true });
+  });
+
+  it('tells an explicit COMPACTD_SUMMARIZER=local from the default (an empty value is unset)', () => {
+    expect(loadConfig({ COMPACTD_SUMMARIZER: 'local' }).summarizer).toEqual({ provider: 'local', model: undefined, explicit: true });
+    expect(loadConfig({ COMPACTD_SUMMARIZER: '' }).summarizer).toEqual({ provider: 'local', model: undefined, explicit: false });
   });
 
   it('caps open long-polls per tenant at 3000 unless COMPACTD_TENANT_MAX_WAITERS says otherwise', () => {

@@ -26,7 +26,7 @@ export interface AppendEffects {
 /** What the HTTP shell needs; the composition root supplies it. */
 export interface ApiDeps {
   /** `anthropic`, `openai`, `summarizer`: which summarizer models requests and policies may name (llm/configured-models.ts) */
-  config: Pick<Config, 'limits' | 'anthropic' | 'openai' | 'summarizer' | 'quotas'> & Partial<Pick<Config, 'adminToken' | 'metrics' | 'webhooks'>>;
+  config: Pick<Config, 'limits' | 'anthropic' | 'openai' | 'summarizer' | 'quotas'> & Partial<Pick<Config, 'adminToken' | 'metrics' | 'webhooks' | 'apiLimits'>>;
   /** resolves webhook hosts when a webhook is set; default the system resolver */
   resolveHost?: HostResolver;
   db: Db;

@@ -91,6 +91,17 @@ export function handleError(error: FastifyError | AppError | Error, request: Fas
     // A row this request writes under (a conversation) was erased by a DELETE that committed first.
     return sendProblem(reply, request, { status: 409, code: 'RESOURCE_DELETED', detail: 'A resource this request refers to was deleted while the request ran.' });
   }
+  if (hasSqlState(error, QUERY_CANCELED)) {
+    // statement_timeout (COMPACTD_API_STATEMENT_TIMEOUT_MS) or a cancel: the database's work for
+    // this request was cut short; nothing was changed, the request can be retried.
+    request.log.warn({ err: redactError(error) }, 'query canceled');
+    void reply.header('retry-after', String(QUERY_TIMEOUT_RETRY_AFTER_S));
+    return sendProblem(reply, request, {
+      status: 503,
+      code: 'QUERY_TIMEOUT',
+      detail: 'The database took too long to answer this request and it was cancelled; retry later, or narrow it (a more specific search, a smaller page).',
+    });
+  }
   if (isDependencyUnavailable(error)) {
     request.log.warn({ err: redactError(error) }, 'a backing service is unavailable');
     void reply.header('retry-after', '1');
@@ -101,6 +112,9 @@ export function handleError(error: FastifyError | AppError | Error, request: Fas
 }
 
 const FOREIGN_KEY_VIOLATION = '23503';
+/** query_canceled: statement_timeout, or pg_cancel_backend */
+const QUERY_CANCELED = '57014';
+const QUERY_TIMEOUT_RETRY_AFTER_S = 5;
 
 /** Whether an error (or one it wraps: drizzle wraps the driver's) carries this SQLSTATE. */
 function hasSqlState(error: unknown, state: string): boolean {

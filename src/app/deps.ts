@@ -15,6 +15,12 @@ export interface Deps {
   logger: Logger;
   db: DbHandle['db'];
   sql: DbHandle['sql'];
+  /**
+   * The API's own pool, whose connections carry `statement_timeout` (COMPACTD_API_STATEMENT_TIMEOUT_MS):
+   * no request holds a backend for long, while the worker's steps (the pool above) keep none.
+   * Connections open on first use, so a worker-only process opens none.
+   */
+  api: Pick<DbHandle, 'db' | 'sql'>;
   /** fail-fast connection for producers and health checks */
   redis: RedisConnection;
   queues: Queues;
@@ -28,6 +34,10 @@ export interface Deps {
 export function createDeps(config: Config, options: { logger?: Logger; name?: string } = {}): { deps: Deps; closeSteps: ShutdownStep[] } {
   const logger = options.logger ?? createLogger(config);
   const handle = createDb(config.databaseUrl, { name: options.name ?? 'compactd' });
+  const apiHandle = createDb(config.databaseUrl, {
+    name: `${options.name ?? 'compactd'}-http`,
+    statementTimeoutMs: config.apiLimits.statementTimeoutMs,
+  });
   const redis = createProducerConnection(config.redisUrl, `${options.name ?? 'compactd'}-producer`);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
   const queues = createQueues(redis, config.queue.prefix);
@@ -36,11 +46,11 @@ export function createDeps(config: Config, options: { logger?: Logger; name?: st
     queues: { compaction: queues.compaction, summarize: queues.summarize, maintenance: queues.maintenance, webhooks: webhookQueue },
   });
   return {
-    deps: { config, logger, db: handle.db, sql: handle.sql, redis, queues, webhookQueue, countTokens, metrics },
+    deps: { config, logger, db: handle.db, sql: handle.sql, api: { db: apiHandle.db, sql: apiHandle.sql }, redis, queues, webhookQueue, countTokens, metrics },
     closeSteps: [
       { name: 'queues', run: () => Promise.allSettled([closeQueues(queues), webhookQueue.close()]) },
       { name: 'redis', run: () => redis.quit().catch(() => redis.disconnect()) },
-      { name: 'postgres', run: () => handle.close() },
+      { name: 'postgres', run: () => Promise.all([handle.close(), apiHandle.close()]) },
     ],
   };
 }

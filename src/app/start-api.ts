@@ -13,6 +13,9 @@ import { onShutdownSignal, type ShutdownStep } from './shutdown.js';
 export function apiDepsFrom(deps: Deps): ApiDeps {
   return {
     ...deps,
+    // every query a request makes runs under the API pool's statement_timeout
+    db: deps.api.db,
+    sql: deps.api.sql,
     afterAppend: autoTriggerAfterAppend,
     onAppendCommitted: (conversationId, effects) => runAppendEffects(deps, conversationId, effects),
     dashboardQueues: [deps.queues.compaction, deps.queues.summarize, deps.queues.maintenance, deps.webhookQueue],

@@ -105,6 +105,11 @@ export const EnvSchema = z.object({
 
   COMPACTD_MAX_BODY_BYTES: int(1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
   COMPACTD_MAX_MESSAGE_BYTES: int(256, 1024 * 1024 * 1024).default(2 * 1024 * 1024),
+
+  /** statement_timeout of the API's database connections (the worker's have none): a slower query is a 503 */
+  COMPACTD_API_STATEMENT_TIMEOUT_MS: int(100, 3_600_000).default(15_000),
+  /** archive searches one tenant may run at once, per API process; the next is a 429 */
+  COMPACTD_TENANT_MAX_SEARCHES: int(4, 100_000).default(8),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -132,6 +137,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   limits: { maxBodyBytes: number; maxMessageBytes: number };
   quotas: TenantQuotas;
+  /** the API process's database bound and per-tenant cap on concurrent archive searches */
+  apiLimits: { statementTimeoutMs: number; maxSearchesPerTenant: number };
 }
 
 
@@ -189,5 +196,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     shutdownTimeoutMs: e.COMPACTD_SHUTDOWN_TIMEOUT_MS,
     limits: { maxBodyBytes: e.COMPACTD_MAX_BODY_BYTES, maxMessageBytes: e.COMPACTD_MAX_MESSAGE_BYTES },
     quotas: { maxActiveCompactions: e.COMPACTD_TENANT_MAX_ACTIVE, compactionsPerMinute: e.COMPACTD_TENANT_COMPACTIONS_PER_MINUTE },
+    apiLimits: { statementTimeoutMs: e.COMPACTD_API_STATEMENT_TIMEOUT_MS, maxSearchesPerTenant: e.COMPACTD_TENANT_MAX_SEARCHES },
   };
 }

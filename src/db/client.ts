@@ -20,6 +20,8 @@ export interface CreateDbOptions {
   max?: number;
   /** application_name, visible in pg_stat_activity */
   name?: string;
+  /** statement_timeout of every connection (ms): the API's pool has one, the worker's none */
+  statementTimeoutMs?: number;
   /** called with every statement sent (postgres.js `debug`): for tests that count round trips */
   onQuery?: (query: string) => void;
 }
@@ -29,7 +31,10 @@ export function createDb(url: string, options: CreateDbOptions = {}): DbHandle {
   const sql = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
-    connection: { application_name: options.name ?? 'compactd' },
+    connection: {
+      application_name: options.name ?? 'compactd',
+      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    },
     ...(options.onQuery ? { debug: (_connection: number, query: string) => options.onQuery?.(query) } : {}),
   });
   const db = drizzle(sql, { schema });

@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { bigint, boolean, customType, doublePrecision, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, customType, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import type { Block, MessageKind, Role } from '../../compaction/types.js';
 import { createdAt, seqColumn } from './columns.js';
 import { tenants } from './tenants.js';
@@ -74,17 +74,22 @@ export type ArchiveReason = 'summarized' | 'masked' | 'truncated' | 'superseded_
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
 
 /**
- * The searchable strings of a message's blocks as a jsonb array: text, tool names and
- * inputs, tool-result text (not ids, block types or image data). Only immutable functions,
- * so it can define a generated column; `silent` (last argument) so odd content never
- * fails an insert. Queries use it too, to build snippets from the same text.
+ * The searchable strings of a message's blocks, one a line: text, tool names, the string
+ * values of tool inputs, tool-result text (not ids, block types or image data). A SQL
+ * function (migration 0006) so the generated column, the piece trigger and the snippets
+ * read the same text.
  */
-export const searchDocument = (content: SQL): SQL => sql`(
-  jsonb_path_query_array(${content}, 'strict $[*] ? (@.type == "text").text', '{}', true)
-  || jsonb_path_query_array(${content}, 'strict $[*] ? (@.type == "tool_use").name', '{}', true)
-  || jsonb_path_query_array(${content}, 'strict $[*] ? (@.type == "tool_use").input', '{}', true)
-  || jsonb_path_query_array(${content}, 'strict $[*] ? (@.type == "tool_result").content ? (@.type() == "string")', '{}', true)
-  || jsonb_path_query_array(${content}, 'strict $[*] ? (@.type == "tool_result").content[*] ? (@.type == "text").text', '{}', true))`;
+export const searchDocument = (content: SQL): SQL => sql`compactd_search_document(${content})`;
+
+/**
+ * A message's search text is indexed in pieces of at most this many bytes: one tsvector
+ * holds at most 1 MB and adversarial text (unique short words, hyphenated compounds of
+ * 4-byte letters) makes ~4 bytes of it per byte of input, so a piece's vector stays under
+ * a third of the limit. The first piece is `archived_messages.search_text`; a message with
+ * more has every piece in `archived_search_pieces` (migration 0006's trigger). Fixed in the
+ * SQL functions of that migration: change both together.
+ */
+export const SEARCH_PIECE_BYTES = 65536;
 
 /** Text-search configuration of the archive index; queries must use the same one. */
 export const SEARCH_CONFIG = 'english';
@@ -105,9 +110,12 @@ export const archivedMessages = pgTable(
     jobId: uuid('job_id').notNull(),
     reason: text('reason').$type<ArchiveReason>().notNull(),
     archivedAt: timestamp('archived_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    /** full-text index of the archived content (GET …/archive/search, the recall tool) */
+    /**
+     * full-text index of the archived content's first piece (GET …/archive/search, the recall
+     * tool); a longer message's other pieces are in `archived_search_pieces`
+     */
     searchText: tsvector('search_text').generatedAlwaysAs(
-      (): SQL => sql`to_tsvector(${sql.raw(`'${SEARCH_CONFIG}'`)}::regconfig, ${searchDocument(sql.raw('content'))})`,
+      (): SQL => sql`to_tsvector(${sql.raw(`'${SEARCH_CONFIG}'`)}::regconfig, compactd_search_head(content))`,
     ),
   },
   (t) => [
@@ -117,6 +125,30 @@ export const archivedMessages = pgTable(
     index('archived_job_idx').on(t.jobId),
     index('archived_tool_use_ids_gin').using('gin', t.toolUseIds),
     index('archived_tool_result_ids_gin').using('gin', t.toolResultIds),
+  ],
+);
+
+/**
+ * The search pieces of an archived message whose text is longer than one piece (every piece,
+ * the first included, so a snippet never re-reads the whole message). Filled by a trigger on
+ * `archived_messages` (migration 0006), erased with the archived row.
+ */
+export const archivedSearchPieces = pgTable(
+  'archived_search_pieces',
+  {
+    archiveId: uuid('archive_id')
+      .notNull()
+      .references(() => archivedMessages.archiveId, { onDelete: 'cascade' }),
+    conversationId: uuid('conversation_id').notNull(),
+    /** 0-based: piece 0 is the text `archived_messages.search_text` indexes */
+    piece: integer('piece').notNull(),
+    body: text('body').notNull(),
+    searchText: tsvector('search_text').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.archiveId, t.piece] }),
+    index('archived_search_pieces_conversation_idx').on(t.conversationId),
+    index('archived_search_pieces_gin').using('gin', t.searchText),
   ],
 );
 

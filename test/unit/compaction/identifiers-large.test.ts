@@ -34,5 +34,4 @@ describe('identifier ranking and extraction at the message size limit', () => {
     const facts = extractFacts([{ role: 'user', content: manyErrors }]);
     expect(facts.errors.length).toBe(COUNT);
   });
-
 });

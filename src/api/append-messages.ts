@@ -25,7 +25,7 @@ export interface PreparedAppend {
  */
 export function prepareAppend(input: AppendInput, deps: { countTokens: CountTokens; maxMessageBytes: number }): PreparedAppend {
   input.messages.forEach((message, index) => {
-    const bytes = Buffer.byteLength(JSON.stringify(message) ?? '', 'utf8');
+    const bytes = jsonBytes(message, `messages.${index}`);
     if (bytes > deps.maxMessageBytes) {
       throw new AppError('MESSAGE_TOO_LARGE', `message is ${bytes} bytes; the limit is ${deps.maxMessageBytes}`, {
         status: 413,
@@ -46,6 +46,19 @@ export function prepareAppend(input: AppendInput, deps: { countTokens: CountToke
     rows: normalized.messages.map((message) => toRow(message, deps.countTokens)),
     reportedInputTokens: input.usage?.inputTokens ?? lastReported,
   };
+}
+
+/**
+ * A message's size as JSON. JSON.stringify recurses: a body of 200k nested arrays parses (the
+ * parser is iterative) but overflows the stack here, which would be a 500 for a bad input.
+ */
+function jsonBytes(message: unknown, field: string): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(message) ?? '', 'utf8');
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    throw new AppError('INVALID_MESSAGE', `${field}: nested too deeply`, { status: 400, field, details: [{ field, message: 'nested too deeply' }] });
+  }
 }
 
 function toRow(normalized: NormalizedMessage, countTokens: CountTokens): NewMessage {

@@ -1,4 +1,5 @@
 import { blockCommands, extractIds, isObservation } from './identifier-sources.js';
+import { pushAll } from './push-all.js';
 import { renderMessageText, toolNamesOf, toolResultText } from './render.js';
 import type { HistoryMessage } from './types.js';
 
@@ -128,28 +129,28 @@ export function rankChunkIdentifiers(messages: readonly HistoryMessage[]): Ranke
   const outputPaths: string[] = [];
   for (const message of messages) {
     for (const block of message.content) {
-      primary.command.push(...blockCommands(block, message.role));
+      pushAll(primary.command, blockCommands(block, message.role));
       if (block.type === 'text') {
         const found = byKind(block.text);
         if (isObservation(message.role, block.text)) found.id = [];
-        for (const kind of PRIORITY) primary[kind].push(...found[kind]);
+        for (const kind of PRIORITY) pushAll(primary[kind], found[kind]);
       } else if (block.type === 'tool_use') {
         primary.tool.push(block.name);
         for (const value of inputStrings(block.input)) {
-          primary.error.push(...errorLines(value));
-          primary.path.push(...extractPaths(value));
-          primary.url.push(...matches(value, URL));
-          primary.ticket.push(...matches(value, TICKET));
-          primary.id.push(...extractIds(value));
+          pushAll(primary.error, errorLines(value));
+          pushAll(primary.path, extractPaths(value));
+          pushAll(primary.url, matches(value, URL));
+          pushAll(primary.ticket, matches(value, TICKET));
+          pushAll(primary.id, extractIds(value));
         }
       } else if (block.type === 'tool_result') {
         const text = toolResultText(block);
         const errors = errorLines(text);
         const firstLine = text.split('\n').find((line) => line.trim().length > 0)?.trim();
         if (block.is_error === true && firstLine && errors.length === 0) errors.push(clipErrorLine(firstLine));
-        primary.error.push(...errors);
-        primary.url.push(...matches(text, URL));
-        outputPaths.push(...extractPaths(text));
+        pushAll(primary.error, errors);
+        pushAll(primary.url, matches(text, URL));
+        pushAll(outputPaths, extractPaths(text));
       }
     }
   }

@@ -1,5 +1,6 @@
 import { errorLines, extractPaths } from './identifiers.js';
 import { toolFailure } from './local-failures.js';
+import { pushAll } from './push-all.js';
 import { TOOL_CALL_MARKER, TOOL_RESULT_MARKER } from './render.js';
 import type { SummarizeMessage } from './types.js';
 
@@ -111,7 +112,7 @@ function noteText(facts: ChunkFacts, role: SummarizeMessage['role'], text: strin
   else if (role === 'assistant') facts.assistantTexts.push(text);
   for (const path of extractPaths(text)) noteFile(facts.files, path, 'mentioned');
   for (const url of text.match(/\bhttps?:\/\/[^\s<>"'`)\]}\\]+/g) ?? []) facts.urls.push(url.replace(/[.,;:!?]+$/, ''));
-  facts.errors.push(...errorLines(text));
+  pushAll(facts.errors, errorLines(text));
 }
 
 function noteResult(facts: ChunkFacts, calls: Map<string, ToolCallFact>, segment: Segment): void {
@@ -126,7 +127,7 @@ function noteResult(facts: ChunkFacts, calls: Map<string, ToolCallFact>, segment
   const errors = errorLines(output);
   // The line that says the call failed is an error even when it reads like none ("not ok 3 …").
   if (failure !== null && !errors.includes(failure)) errors.push(failure);
-  facts.errors.push(...errors);
+  pushAll(facts.errors, errors);
 }
 
 /** Collects the facts of a rendered chunk (the conversation messages only). */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pushAll } from './push-all.js';
 import type { Block, ImageBlock, NormalizedMessage, Role, TextBlock, ToolResultBlock } from './types.js';
 
 /**
@@ -92,7 +93,7 @@ export function normalizeMessages(input: readonly unknown[], format: MessageForm
       return;
     }
     const result = format === 'anthropic' ? normalizeAnthropic(raw, field) : normalizeOpenAI(raw, field);
-    if ('issues' in result) issues.push(...result.issues);
+    if ('issues' in result) pushAll(issues, result.issues);
     else messages.push(result.message);
   });
   return issues.length > 0 ? { ok: false, issues } : { ok: true, messages };

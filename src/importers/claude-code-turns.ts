@@ -1,3 +1,4 @@
+import { pushAll } from '../compaction/push-all.js';
 import { usageOf, type MessageLine } from './claude-code-lines.js';
 import { isRecord } from './json.js';
 
@@ -68,7 +69,7 @@ export function rebuildMessages(lines: readonly SessionLine[]): { messages: Rebu
         turns.push(turn);
         if (id !== undefined) byMessageId.set(id, turn);
       }
-      turn.blocks.push(...blocks);
+      pushAll(turn.blocks, blocks);
       turn.lines.push(line);
       turn.last = entry;
       for (const id of toolUseIds(blocks)) callers.set(id, turn);

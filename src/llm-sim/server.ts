@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { countTokens } from 'gpt-tokenizer';
 import { errorLines, extractIdentifiers, extractPaths } from '../compaction/identifiers.js';
+import { countTokens } from '../lib/count-tokens.js';
 import { handleCompletion, type CompletionDeps } from './completion.js';
 import { handleControl } from './control.js';
 import type { SimFaults } from './faults.js';

@@ -1,7 +1,7 @@
-import { countTokens as gptCountTokens } from 'gpt-tokenizer';
 import type { Cluster, Redis } from 'ioredis';
 import type { CountTokens } from '../compaction/types.js';
 import type { Config } from '../config/env.js';
+import { countTokens } from '../lib/count-tokens.js';
 import { AppError } from '../lib/errors.js';
 import { createAnthropicSummarizer } from './anthropic.js';
 import { isProviderConfigured } from './configured-models.js';
@@ -71,7 +71,7 @@ export function createSummarizers(config: SummarizerConfig, deps: SummarizerDeps
   const http = { fetch: deps.fetch ?? globalThis.fetch, timeoutMs: config.llm.timeoutMs };
 
   const summarizers: Summarizers = {
-    local: createLocalSummarizer({ countTokens: deps.countTokens ?? gptCountTokens }),
+    local: createLocalSummarizer({ countTokens: deps.countTokens ?? countTokens }),
   };
   if (isProviderConfigured(config.anthropic)) {
     summarizers.anthropic = resilient(

@@ -56,9 +56,9 @@ function* pieces(shape: MaxSizeShape, seed: number): Generator<string> {
 /** Bytes a message takes where the API measures it (its JSON). */
 export const messageBytes = (message: NormalizedMessage): number => Buffer.byteLength(JSON.stringify(message), 'utf8');
 
-/** A user message of `shape` whose JSON is at most `maxBytes` and within a piece of it. */
-export function maxSizeMessage(shape: MaxSizeShape, maxBytes: number, seed = 1): NormalizedMessage {
-  const overhead = messageBytes({ role: 'user', content: [{ type: 'text', text: '' }] });
+/** A message of `shape` whose JSON is at most `maxBytes` and within a piece of it. */
+export function maxSizeMessage(shape: MaxSizeShape, maxBytes: number, seed = 1, role: 'user' | 'assistant' = 'user'): NormalizedMessage {
+  const overhead = messageBytes({ role, content: [{ type: 'text', text: '' }] });
   const budget = maxBytes - overhead;
   const parts: string[] = [];
   let used = 0;
@@ -69,7 +69,7 @@ export function maxSizeMessage(shape: MaxSizeShape, maxBytes: number, seed = 1):
     parts.push(piece);
     used += cost;
   }
-  const message: NormalizedMessage = { role: 'user', content: [{ type: 'text', text: parts.join('') }] };
+  const message: NormalizedMessage = { role, content: [{ type: 'text', text: parts.join('') }] };
   if (messageBytes(message) > maxBytes) throw new Error(`${shape} message is ${messageBytes(message)} bytes, over ${maxBytes}`);
   return message;
 }

@@ -11,13 +11,16 @@ export interface FailedJob {
   error: { code?: unknown; message?: unknown } | null;
 }
 
+/** A table as SQL names it (quoted, snake_case, or followed by a one-letter alias or `where`), not a word of prose. */
+const TABLE = String.raw`("\w+"|\w+_\w+|\w+\s+[a-z](?:\s|$)|\w+\s+where\b)`;
+
 const INTERNALS: ReadonlyArray<[string, RegExp]> = [
-  ['SQL statement', /\b(select\b[\s\S]{0,400}?\bfrom|insert\s+into|update\s+"?\w+"?\s+set|delete\s+from)\b/i],
+  ['SQL statement', new RegExp(String.raw`\b(select\b[\s\S]{0,400}?\bfrom|insert\s+into|delete\s+from)\s+${TABLE}|\bupdate\s+("\w+"|\w+)(\s+[a-z])?\s+set\s+"?\w+"?\s*=`, 'i')],
   ['failed query', /\bfailed query\b/i],
   ['bind parameter', /\$\d+\b/],
   ['parameters', /\bparams?\s*:/i],
   ['stack frame', /^\s*at\s+\S.*(\(|\s)(file:|node:|\/)\S*:\d+:\d+\)?\s*$/m],
-  ['Postgres error field', /\b(sqlstate|severity_local|routine|constraint_name)\b/i],
+  ['Postgres error field', /\b(sqlstate|severity_local|constraint_name)\b/i],
 ];
 
 /** The first internal detail the text shows (its kind), or null. */

@@ -82,8 +82,8 @@ async function seedBigConversation(baseUrl: string, key: string, id: string, cou
   for (let i = 0; i < count; i += perRequest) {
     const batch: NormalizedMessage[] = [];
     for (let j = i; j < Math.min(count, i + perRequest); j += 1) {
-      const message = maxSizeMessage('prose', maxMessageBytes, j + 1);
-      batch.push({ ...message, role: j % 2 === 0 ? 'user' : 'assistant' });
+      const message = maxSizeMessage('prose', maxMessageBytes, j + 1, j % 2 === 0 ? 'user' : 'assistant');
+      batch.push(message);
       characters += (message.content[0] as { text: string }).text.length;
     }
     await calls.append(id, batch);

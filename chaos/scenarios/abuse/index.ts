@@ -36,14 +36,15 @@ export const ABUSE_FULL: AbuseOptions = {
 
 /**
  * The same targets on less: one whitespace shape, and an export that is too big for the
- * heap of an API process started with --max-old-space-size=128 rather than for a string.
+ * heap of an API process started with --max-old-space-size=64 rather than for a string.
  */
 export const ABUSE_QUICK: AbuseOptions = {
   variant: 'quick',
   whitespace: { shapes: ['spaces'], chars: 200_000, appendTimeoutMs: 90_000 },
   maxSize: { shapes: ['prose', 'logs', 'long-line'], searches: 4, compactionTimeoutMs: 90_000, searchTimeoutMs: 30_000 },
-  longPolls: { waiters: 2_000, jobMs: 15_000 },
-  export: { messages: 100, heapMb: 128, timeoutMs: 120_000 },
+  longPolls: { waiters: 2_000, jobMs: 20_000 },
+  // 40 messages of ~2 MB (84 MB of text) through an API process with a 64 MB heap
+  export: { messages: 40, heapMb: 64, timeoutMs: 120_000 },
 };
 
 /** Runs one part; a part that throws is recorded as a missed target with its error, and the others still run. */

@@ -5,7 +5,7 @@ import { apiCalls, fetchHttp } from '../../lib/http.js';
 import { residentOf, watchMemory } from '../../lib/proc-memory.js';
 import { round } from '../../lib/result.js';
 import { startChaosStack } from '../../lib/stack.js';
-import { expectNoCrash, stackOptions, TARGETS, type AbuseContext } from './common.js';
+import { expectNoCrash, pause, stackOptions, TARGETS, type AbuseContext } from './common.js';
 
 /**
  * Export of a conversation too big to be one string in the API process: either more than
@@ -73,13 +73,18 @@ async function streamExport(url: string, key: string, timeoutMs: number): Promis
   return out;
 }
 
-/** As many maximum-size messages per request as the body limit takes. */
+/**
+ * As many maximum-size messages per request as the body limit takes, two requests at a time
+ * (one parses and counts while Postgres stores the other's). Order does not matter here: the
+ * export is checked for seq order, whatever the order the messages were appended in.
+ */
 async function seedBigConversation(baseUrl: string, key: string, id: string, count: number, maxMessageBytes: number, maxBodyBytes: number): Promise<number> {
   const calls = apiCalls(fetchHttp(baseUrl, key, 300_000));
   await calls.createConversation(id, { policy: { auto: false } });
   const perRequest = Math.max(1, Math.floor(maxBodyBytes / maxMessageBytes) - 1);
+  const starts = Array.from({ length: Math.ceil(count / perRequest) }, (_, k) => k * perRequest);
   let characters = 0;
-  for (let i = 0; i < count; i += perRequest) {
+  const appendFrom = async (i: number) => {
     const batch: NormalizedMessage[] = [];
     for (let j = i; j < Math.min(count, i + perRequest); j += 1) {
       const message = maxSizeMessage('prose', maxMessageBytes, j + 1, j % 2 === 0 ? 'user' : 'assistant');
@@ -87,7 +92,11 @@ async function seedBigConversation(baseUrl: string, key: string, id: string, cou
       characters += (message.content[0] as { text: string }).text.length;
     }
     await calls.append(id, batch);
-  }
+  };
+  const lane = async () => {
+    for (let next = starts.shift(); next !== undefined; next = starts.shift()) await appendFrom(next);
+  };
+  await Promise.all([lane(), lane()]);
   return characters;
 }
 
@@ -112,6 +121,8 @@ export async function runExport(ctx: AbuseContext, options: ExportOptions): Prom
     const result = await streamExport(`${api.url}/v1/conversations/export-big/export`, stack.keys.tenant, options.timeoutMs);
     const seconds = (performance.now() - t1) / 1000;
     const rss = memory.stop();
+    // a process that died under the export is recorded once its exit is seen
+    await Promise.race([api.process.exited, pause(2_000)]);
 
     rec.figure('export: answered', `${result.status}${result.cut ? `, cut: ${result.cut.slice(0, 120)}` : ''}`);
     rec.expect(`export: lines received (of ${options.messages})`, result.lines, '==', options.messages);

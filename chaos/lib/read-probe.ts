@@ -1,9 +1,11 @@
 import { percentile, round } from './result.js';
 
 /**
- * A bystander: one client reading its own conversation in a loop while a scenario abuses the
- * API from another, so the figures say what the abuse costs everyone else. Every read is
- * bounded by a timeout; a read that times out is a sample of that length, not a hang.
+ * A bystander: one client reading its own conversation on a schedule while a scenario abuses
+ * the API from another, so the figures say what the abuse costs everyone else. Reads are sent
+ * every `everyMs` whether or not the last one answered (a slow answer does not hide the reads
+ * that would have waited behind it), at most `maxInFlight` at once. Every read is bounded by a
+ * timeout; a read that times out is a sample of that length, not a hang.
  */
 
 export interface ReadSample {
@@ -15,37 +17,50 @@ export interface ReadSample {
 }
 
 export interface ReadProbe {
-  /** ends the loop after the read in flight; resolves with every sample */
+  /** stops sending; resolves with every sample once the reads in flight have ended */
   stop(): Promise<ReadSample[]>;
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** GETs `baseUrl + path` one read after another, `pauseMs` apart, until stopped. */
-export function startReadProbe(baseUrl: string, key: string, path: string, options: { timeoutMs: number; pauseMs?: number }): ReadProbe {
+async function read(url: string, key: string, timeoutMs: number): Promise<ReadSample> {
+  const at = Date.now();
+  const started = performance.now();
+  let outcome: number | string;
+  try {
+    const res = await fetch(url, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(timeoutMs) });
+    await res.arrayBuffer();
+    outcome = res.status;
+  } catch (error) {
+    outcome = (error as Error).name === 'TimeoutError' ? 'timeout' : (error as Error).message;
+  }
+  return { at, ms: performance.now() - started, outcome };
+}
+
+/** GETs `baseUrl + path` every `everyMs` until stopped. */
+export function startReadProbe(baseUrl: string, key: string, path: string, options: { timeoutMs: number; everyMs: number; maxInFlight?: number }): ReadProbe {
   const samples: ReadSample[] = [];
+  const inFlight = new Set<Promise<void>>();
+  const maxInFlight = options.maxInFlight ?? 50;
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
-      const at = Date.now();
-      const started = performance.now();
-      let outcome: number | string;
-      try {
-        const res = await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(options.timeoutMs) });
-        await res.arrayBuffer();
-        outcome = res.status;
-      } catch (error) {
-        outcome = (error as Error).name === 'TimeoutError' ? 'timeout' : (error as Error).message;
+      if (inFlight.size < maxInFlight) {
+        const pending: Promise<void> = read(`${baseUrl}${path}`, key, options.timeoutMs).then((sample) => {
+          samples.push(sample);
+          inFlight.delete(pending);
+        });
+        inFlight.add(pending);
       }
-      samples.push({ at, ms: performance.now() - started, outcome });
-      if (options.pauseMs) await pause(options.pauseMs);
+      await pause(options.everyMs);
     }
+    await Promise.all(inFlight);
   })();
   return {
     async stop() {
       stopped = true;
       await loop;
-      return samples;
+      return samples.sort((a, b) => a.at - b.at);
     },
   };
 }

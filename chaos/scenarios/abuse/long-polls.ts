@@ -94,7 +94,7 @@ export async function runLongPolls(ctx: AbuseContext, options: LongPollOptions):
     const jobId = await requestCompaction(api.url, stack.keys.tenant, 'lp-0', { strategy: 'summarize', keepRecent: 4 });
     jobIds.push(jobId);
     const running = await waitUntilRunning(api.url, stack.keys.tenant, jobId, 60_000);
-    const probe = startReadProbe(api.url, stack.keys.other, readPath, { timeoutMs: 30_000, pauseMs: 10 });
+    const probe = startReadProbe(api.url, stack.keys.other, readPath, { timeoutMs: 30_000, everyMs: 50 });
     await pause(2_000);
     const baselineUntil = Date.now();
 
@@ -123,7 +123,8 @@ export async function runLongPolls(ctx: AbuseContext, options: LongPollOptions):
 
     const baseline = readFigures(overlapping(samples, 0, baselineUntil).filter((s) => s.at + s.ms <= baselineUntil));
     const arrival = readFigures(overlapping(samples, waitersFrom, waitingFrom));
-    const during = readFigures(waitingFrom < readsUntil ? overlapping(samples, waitingFrom, readsUntil) : []);
+    // reads sent once the waiters are waiting (one sent during their arrival carries the arrival's wait)
+    const during = readFigures(samples.filter((x) => x.at >= waitingFrom && x.at <= readsUntil));
     const terminal = outcomes.filter((o) => o.jobStatus !== null && !isActive(o.jobStatus));
     const lastAnswer = terminal.reduce((latest, o) => Math.max(latest, o.at), 0);
     const refused = new Map<string, number>();
@@ -155,9 +156,9 @@ export async function runLongPolls(ctx: AbuseContext, options: LongPollOptions):
     expectNoCrash(rec, 'long-polls', stack, started);
     rec.note(
       `Long-polls: one API process (default pool), one worker summarizing through \`compactd llm-sim --profile fixed:${options.jobMs}\`, so the job's call ` +
-        `takes ${options.jobMs / 1000} s. Once the job is running, tenant B reads its own conversation (GET /v1/conversations/:id) in a loop (10 ms apart): ` +
+        `takes ${options.jobMs / 1000} s. Once the job is running, tenant B reads its own conversation (GET /v1/conversations/:id) every 50 ms (sent on schedule, whether or not the last one answered; at most 50 in flight): ` +
         `2 s alone, then while ${options.waiters} long-polls (GET /v1/jobs/:id?wait=${WAIT_SECONDS}, one connection each) of tenant A wait on the job, until the first of ` +
-        'them is answered with its terminal status. The targets hold the reads made while the waiters wait: from the answer to a plain read of the job sent ' +
+        'them is answered with its terminal status. The targets hold the reads sent while the waiters wait: from the answer to a plain read of the job sent ' +
         'right after the waiters (the API has taken them up) to the job\'s end; the reads during their arrival are reported apart.',
     );
   } finally {

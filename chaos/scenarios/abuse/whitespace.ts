@@ -38,7 +38,7 @@ export async function runWhitespace(ctx: AbuseContext, options: WhitespaceOption
       await reader.createConversation(`ws-read-${shape}`, { policy: { auto: false } });
       await reader.append(`ws-read-${shape}`, Array.from({ length: 6 }, (_, i) => liveTurn(i)));
 
-      const probe = startReadProbe(api.url, stack.keys.other, `/v1/conversations/ws-read-${shape}/context`, { timeoutMs: options.appendTimeoutMs, pauseMs: 20 });
+      const probe = startReadProbe(api.url, stack.keys.other, `/v1/conversations/ws-read-${shape}/context`, { timeoutMs: options.appendTimeoutMs, everyMs: 50 });
       await pause(500);
       const message = { role: 'user', content: [{ type: 'text', text: whitespaceText(shape, options.chars) }] };
       const from = Date.now();
@@ -72,8 +72,8 @@ export async function runWhitespace(ctx: AbuseContext, options: WhitespaceOption
     expectNoCrash(rec, 'whitespace', stack, started);
     rec.note(
       `Whitespace: one \`compactd api\` process per shape (private Postgres and Redis). Tenant A appends one message holding ${options.chars} characters ` +
-        `of ${options.shapes.map((s) => LABEL[s]).join(' / ')} between two words, while tenant B reads its own 6-message conversation's context in a loop ` +
-        `(20 ms apart); B's reads in flight at any moment of the append are counted. The append is bounded at ${options.appendTimeoutMs / 1000} s.`,
+        `of ${options.shapes.map((s) => LABEL[s]).join(' / ')} between two words, while tenant B reads its own 6-message conversation's context every 50 ms ` +
+        `(sent on schedule whether or not the last one answered, at most 50 in flight); B's reads in flight at any moment of the append are counted. The append is bounded at ${options.appendTimeoutMs / 1000} s.`,
     );
   } finally {
     await stack.close();

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { REPO_ROOT } from './lib/processes.js';
 import { renderReliability, type RunResult } from './lib/report.js';
 import { missedTargets, type ScenarioResult } from './lib/result.js';
+import { ABUSE_FULL, ABUSE_QUICK, runAbuse } from './scenarios/abuse/index.js';
 import { runAuthMatrix } from './scenarios/auth-matrix.js';
 import { DUPLICATE_STORM_FULL, DUPLICATE_STORM_QUICK, runDuplicateStorm } from './scenarios/duplicate-storm.js';
 import { FUZZ_FULL, FUZZ_QUICK, runFuzz } from './scenarios/fuzz.js';
@@ -35,6 +36,7 @@ const SUITES: Record<string, Runner> = {
   'prompt-injection': (q, logDir) => runPromptInjection(q ? 'quick' : 'full', logDir),
   load: (q, logDir) => runLoad({ ...(q ? LOAD_QUICK : LOAD_FULL), logDir }),
   'tenant-fairness': (q, logDir) => runTenantFairness({ ...(q ? TENANT_FAIRNESS_QUICK : TENANT_FAIRNESS_FULL), logDir }),
+  abuse: (q, logDir) => runAbuse({ ...(q ? ABUSE_QUICK : ABUSE_FULL), logDir }),
 };
 
 const RESULTS_DIR = path.join(REPO_ROOT, 'chaos/results');

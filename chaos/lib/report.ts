@@ -16,7 +16,7 @@ export interface RunMeta {
   services: string;
 }
 
-const ORDER = ['worker-crashes', 'service-restarts', 'llm-faults', 'duplicate-storm', 'fuzz', 'auth-matrix', 'prompt-injection', 'load', 'tenant-fairness'];
+const ORDER = ['worker-crashes', 'service-restarts', 'llm-faults', 'duplicate-storm', 'fuzz', 'auth-matrix', 'prompt-injection', 'load', 'tenant-fairness', 'abuse'];
 
 /** What the suites found and what was changed in src/ for it (kept with the report). */
 export const FINDINGS: readonly string[] = [

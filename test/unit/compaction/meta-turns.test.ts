@@ -6,6 +6,7 @@ import { parseSections, summarizeLocally } from '../../../src/compaction/local-s
 import { isMetaContent, isMetaText, isMetaTurn, markMetaTurn, META_TURN_MARKER, META_WRAPPER_TAGS } from '../../../src/compaction/meta-turns.js';
 import { planCompaction } from '../../../src/compaction/plan.js';
 import { buildSummarizeRequest } from '../../../src/compaction/prompt.js';
+import { readRequest } from '../../../src/compaction/read-request.js';
 import { isUserTextMessage } from '../../../src/compaction/render.js';
 import type { HistoryMessage } from '../../../src/compaction/types.js';
 import { conversation, countTokens, makeSnapshot } from '../../fixtures/builders.js';
@@ -103,9 +104,10 @@ describe('meta turns are never the user’s request', () => {
   });
 
   it('a flagged turn reaches the summarizer verbatim, after a marker line saying what it is', () => {
-    const request = buildSummarizeRequest(flagged, null, policy);
-    expect(request.messages.some((m) => m.content === `${META_TURN_MARKER}\nAdded workspace context`)).toBe(true);
-    expect(request.messages.some((m) => m.content === TASK_NOTIFICATION)).toBe(true);
+    // the turns as the summarizer reads them back out of the request's fence
+    const turns = readRequest(buildSummarizeRequest(flagged, null, policy).messages).body;
+    expect(turns.some((m) => m.content === `${META_TURN_MARKER}\nAdded workspace context`)).toBe(true);
+    expect(turns.some((m) => m.content === TASK_NOTIFICATION)).toBe(true);
   });
 
   it('reset pins the typed request, not a later meta turn', () => {

@@ -1,6 +1,6 @@
 import { markMetaTurn } from '../compaction/meta-turns.js';
 import { normalizeMessages, toolIdsOf, type MessageFormat } from '../compaction/normalize.js';
-import { countMessageTokens } from '../compaction/tokens.js';
+import { blockText, countMessageTokens } from '../compaction/tokens.js';
 import type { CountTokens, NormalizedMessage } from '../compaction/types.js';
 import type { Tx } from '../db/client.js';
 import { withConversationLock } from '../db/locks.js';
@@ -24,10 +24,57 @@ export interface PreparedAppend {
  * and token counts. Throws a 4xx AppError naming the field.
  */
 export function prepareAppend(input: AppendInput, deps: { countTokens: CountTokens; maxMessageBytes: number }): PreparedAppend {
+  const checked = checkAppend(input, deps.maxMessageBytes);
+  return { rows: checked.messages.map((message) => toRow(message, deps.countTokens)), reportedInputTokens: checked.reportedInputTokens };
+}
+
+/**
+ * Texts of one append adding up to this many characters are counted off the event loop. The
+ * tokenizer costs up to ~2 µs per byte on token-dense text, so what stays inline blocks the
+ * loop ~30 ms at worst, while a 2 MB message (~4 s) never does.
+ */
+export const OFF_LOOP_MIN_CHARS = 16_384;
+
+export interface OffLoopCounting {
+  countTokens: CountTokens;
+  /** counts one text on another thread (app/token-count-pool.ts); inline when absent */
+  countTokensOffLoop?: ((text: string) => Promise<number>) | undefined;
+  /** a failed off-loop count is redone inline (the same function, so the same number) */
+  onOffLoopFailure?: (error: unknown) => void;
+  maxMessageBytes: number;
+}
+
+/** `prepareAppend`, with the token counts of a big append made off the event loop. */
+export async function prepareAppendOffLoop(input: AppendInput, deps: OffLoopCounting): Promise<PreparedAppend> {
+  const offLoop = deps.countTokensOffLoop;
+  if (!offLoop) return prepareAppend(input, deps);
+  const checked = checkAppend(input, deps.maxMessageBytes);
+  const texts = new Set(checked.messages.flatMap((message) => message.content.map(blockText)).filter((text) => text.length > 0));
+  let chars = 0;
+  for (const text of texts) chars += text.length;
+  if (chars < OFF_LOOP_MIN_CHARS) return { rows: checked.messages.map((message) => toRow(message, deps.countTokens)), reportedInputTokens: checked.reportedInputTokens };
+  const counted = new Map<string, number>();
+  await Promise.all(
+    [...texts].map(async (text) => {
+      counted.set(
+        text,
+        await offLoop(text).catch((error: unknown) => {
+          deps.onOffLoopFailure?.(error);
+          return deps.countTokens(text);
+        }),
+      );
+    }),
+  );
+  const lookup: CountTokens = (text) => counted.get(text) ?? deps.countTokens(text);
+  return { rows: checked.messages.map((message) => toRow(message, lookup)), reportedInputTokens: checked.reportedInputTokens };
+}
+
+/** Size limits and normalization: the messages to store, or a 4xx AppError naming the field. */
+function checkAppend(input: AppendInput, maxMessageBytes: number): { messages: NormalizedMessage[]; reportedInputTokens: number | undefined } {
   input.messages.forEach((message, index) => {
     const bytes = jsonBytes(message, `messages.${index}`);
-    if (bytes > deps.maxMessageBytes) {
-      throw new AppError('MESSAGE_TOO_LARGE', `message is ${bytes} bytes; the limit is ${deps.maxMessageBytes}`, {
+    if (bytes > maxMessageBytes) {
+      throw new AppError('MESSAGE_TOO_LARGE', `message is ${bytes} bytes; the limit is ${maxMessageBytes}`, {
         status: 413,
         field: `messages.${index}`,
       });
@@ -42,10 +89,7 @@ export function prepareAppend(input: AppendInput, deps: { countTokens: CountToke
     });
   }
   const lastReported = [...normalized.messages].reverse().find((m) => m.usage?.inputTokens !== undefined)?.usage?.inputTokens;
-  return {
-    rows: normalized.messages.map((message) => toRow(message, deps.countTokens)),
-    reportedInputTokens: input.usage?.inputTokens ?? lastReported,
-  };
+  return { messages: normalized.messages, reportedInputTokens: input.usage?.inputTokens ?? lastReported };
 }
 
 /**

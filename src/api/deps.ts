@@ -36,6 +36,11 @@ export interface ApiDeps {
   logger: Logger;
   countTokens: CountTokens;
   /**
+   * Counts a text on another thread (app/token-count-pool.ts), for appends too big to count on
+   * the event loop without stalling other requests; when absent, appends count inline.
+   */
+  countTokensOffLoop?: (text: string) => Promise<number>;
+  /**
    * Runs in the append's transaction: decides whether the append triggers a compaction
    * (never when the append asked for `autoCompact: false`).
    */

@@ -9,6 +9,7 @@ import { createWebhookQueue } from '../queue/webhooks.js';
 import { createMetrics, type Metrics } from '../obs/metrics.js';
 import type { Queue } from 'bullmq';
 import type { ShutdownStep } from './shutdown.js';
+import { createTokenCountPool, type TokenCountPool } from './token-count-pool.js';
 
 export interface Deps {
   config: Config;
@@ -27,6 +28,8 @@ export interface Deps {
   /** webhook deliveries (kept apart from `Queues`: the compaction flow never touches it) */
   webhookQueue: Queue;
   countTokens: CountTokens;
+  /** threads that count big appends off the API's event loop (started on first use) */
+  tokenCountPool: TokenCountPool;
   metrics: Metrics;
 }
 
@@ -42,15 +45,17 @@ export function createDeps(config: Config, options: { logger?: Logger; name?: st
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
   const queues = createQueues(redis, config.queue.prefix);
   const webhookQueue = createWebhookQueue(redis, config.queue.prefix);
+  const tokenCountPool = createTokenCountPool();
   const metrics = createMetrics({
     queues: { compaction: queues.compaction, summarize: queues.summarize, maintenance: queues.maintenance, webhooks: webhookQueue },
   });
   return {
-    deps: { config, logger, db: handle.db, sql: handle.sql, api: { db: apiHandle.db, sql: apiHandle.sql }, redis, queues, webhookQueue, countTokens, metrics },
+    deps: { config, logger, db: handle.db, sql: handle.sql, api: { db: apiHandle.db, sql: apiHandle.sql }, redis, queues, webhookQueue, countTokens, tokenCountPool, metrics },
     closeSteps: [
       { name: 'queues', run: () => Promise.allSettled([closeQueues(queues), webhookQueue.close()]) },
       { name: 'redis', run: () => redis.quit().catch(() => redis.disconnect()) },
       { name: 'postgres', run: () => Promise.all([handle.close(), apiHandle.close()]) },
+      { name: 'token-count-threads', run: () => tokenCountPool.close() },
     ],
   };
 }

@@ -16,6 +16,7 @@ export function apiDepsFrom(deps: Deps): ApiDeps {
     // every query a request makes runs under the API pool's statement_timeout
     db: deps.api.db,
     sql: deps.api.sql,
+    countTokensOffLoop: (text) => deps.tokenCountPool.count(text),
     afterAppend: autoTriggerAfterAppend,
     onAppendCommitted: (conversationId, effects) => runAppendEffects(deps, conversationId, effects),
     dashboardQueues: [deps.queues.compaction, deps.queues.summarize, deps.queues.maintenance, deps.webhookQueue],

@@ -5,7 +5,7 @@ import type { Db } from '../../db/client.js';
 import { getConversation, type ConversationRow } from '../../db/repos/conversations.js';
 import { listActiveMessages } from '../../db/repos/messages.js';
 import { notFound } from '../../lib/errors.js';
-import { prepareAppend, storeAppend } from '../append-messages.js';
+import { prepareAppendOffLoop, storeAppend } from '../append-messages.js';
 import type { ApiDeps, AppendEffects } from '../deps.js';
 import { runIdempotent } from '../idempotency.js';
 import { ConversationParamsSchema, errorResponses, IdempotencyHeadersSchema, ProblemSchema } from '../schemas/common.js';
@@ -42,7 +42,12 @@ export function messageRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       },
       async (request, reply) => {
         const conversation = await requireConversation(deps.db, request.tenantId, request.params.id);
-        const prepared = prepareAppend(request.body, { countTokens: deps.countTokens, maxMessageBytes: deps.config.limits.maxMessageBytes });
+        const prepared = await prepareAppendOffLoop(request.body, {
+          countTokens: deps.countTokens,
+          countTokensOffLoop: deps.countTokensOffLoop,
+          onOffLoopFailure: (error) => request.log.warn({ err: error }, 'token count thread failed; counted inline'),
+          maxMessageBytes: deps.config.limits.maxMessageBytes,
+        });
         const effects: AppendEffects = { webhookDeliveryIds: [], idleCheckDelayMs: null };
         const outcome = await runIdempotent<AppendResponse>(
           deps.db,

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { OFF_LOOP_MIN_CHARS, prepareAppend, prepareAppendOffLoop } from '../../../src/api/append-messages.js';
+import { countTokens } from '../../../src/lib/count-tokens.js';
+import { bigText } from '../../helpers/big-texts.js';
+
+const MAX = 2 * 1024 * 1024;
+const appendOf = (...texts: string[]) => ({ format: 'anthropic' as const, messages: texts.map((text) => ({ role: 'user', content: text })) });
+
+describe('prepareAppendOffLoop', () => {
+  it('counts a small append inline, without a round trip to a thread', async () => {
+    const sent: string[] = [];
+    const input = appendOf('hello', 'world '.repeat(100));
+    const prepared = await prepareAppendOffLoop(input, { countTokens, countTokensOffLoop: async (text) => (sent.push(text), countTokens(text)), maxMessageBytes: MAX });
+    expect(sent).toEqual([]);
+    expect(prepared).toEqual(prepareAppend(input, { countTokens, maxMessageBytes: MAX }));
+  });
+
+  it('sends every distinct text of a big append off the loop and stores the inline counts', async () => {
+    const big = bigText('base64', OFF_LOOP_MIN_CHARS);
+    const sent: string[] = [];
+    const input = appendOf(big, 'short', big);
+    const prepared = await prepareAppendOffLoop(input, { countTokens, countTokensOffLoop: async (text) => (sent.push(text), countTokens(text)), maxMessageBytes: MAX });
+    expect(sent.sort()).toEqual([big, 'short'].sort());
+    expect(prepared).toEqual(prepareAppend(input, { countTokens, maxMessageBytes: MAX }));
+  });
+
+  it('counts inline what a failed thread could not, and reports the failure', async () => {
+    const input = appendOf(bigText('cjk', 4 * OFF_LOOP_MIN_CHARS));
+    const failures: unknown[] = [];
+    const prepared = await prepareAppendOffLoop(input, {
+      countTokens,
+      countTokensOffLoop: () => Promise.reject(new Error('thread exited')),
+      onOffLoopFailure: (error) => failures.push(error),
+      maxMessageBytes: MAX,
+    });
+    expect(failures).toHaveLength(1);
+    expect(prepared).toEqual(prepareAppend(input, { countTokens, maxMessageBytes: MAX }));
+  });
+
+  it('rejects a message over the limit before counting anything', async () => {
+    const sent: string[] = [];
+    const run = prepareAppendOffLoop(appendOf(bigText('prose', 600)), { countTokens, countTokensOffLoop: async (text) => (sent.push(text), 1), maxMessageBytes: 512 });
+    await expect(run).rejects.toMatchObject({ code: 'MESSAGE_TOO_LARGE', status: 413 });
+    expect(sent).toEqual([]);
+  });
+});

@@ -33,3 +33,19 @@ export function retryBudget(budget: number): number {
 export function namedIdentifierCount(policy: BudgetPolicy, budget: number): number {
   return Math.min(policy.maxIdentifiers, Math.floor(budget / 3 / TOKENS_PER_IDENTIFIER));
 }
+
+/**
+ * Characters a token takes, at least, in the identifier appendix's estimate: about 4 in
+ * prose and paths, 2 in dense hex or base64, so the bound below holds within about 2×.
+ */
+const APPENDIX_CHARS_PER_TOKEN = 4;
+
+/**
+ * The most characters the identifiers appended to an answer may take (SPEC §5.6a): about
+ * the answer's own budget, so an answer with its appendix stays within a few times
+ * `summaryMaxTokens` however many identifiers its source holds; the rest stay one exact
+ * recall away in the archive.
+ */
+export function identifierAppendixChars(budget: number): number {
+  return budget * APPENDIX_CHARS_PER_TOKEN;
+}

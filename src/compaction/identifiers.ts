@@ -192,10 +192,38 @@ export function identifierRetention(identifiers: readonly string[], summary: str
 
 export const IDENTIFIERS_HEADING = 'Identifiers (verbatim from the archived messages):';
 
-/** Appends the still-missing identifiers as a short verbatim list; unchanged when none are missing. */
-export function appendIdentifierList(summary: string, missing: readonly string[]): string {
+const listItem = (id: string): string => `- ${normalizeSpace(id).trim()}`;
+
+/** The identifiers, in order, whose list items fit in `maxChars` characters (one that does not fit is skipped). */
+export function identifiersWithin(identifiers: readonly string[], maxChars: number): string[] {
+  const out: string[] = [];
+  let used = 0;
+  for (const id of identifiers) {
+    const chars = listItem(id).length + 1;
+    if (used + chars > maxChars) continue;
+    out.push(id);
+    used += chars;
+  }
+  return out;
+}
+
+/** The appendix's last line when some missing identifiers did not fit (a `- ` line, so `withoutIdentifierLists` drops it too). */
+export function omittedIdentifiersLine(omitted: number): string {
+  return `- … ${omitted} more identifier${omitted === 1 ? '' : 's'} not listed: the archived messages hold them verbatim (search the archive to recall one)`;
+}
+
+/**
+ * Appends the still-missing identifiers as a short verbatim list, in rank order, within
+ * `maxChars` characters (those that do not fit are counted in a last line instead): a
+ * minified blob or a log at the maximum message size holds hundreds of thousands of
+ * identifiers, and listing them all made a "summary" larger than its source, so the
+ * compaction freed nothing. Unchanged when none are missing.
+ */
+export function appendIdentifierList(summary: string, missing: readonly string[], maxChars = Number.POSITIVE_INFINITY): string {
   if (missing.length === 0) return summary;
-  const items = missing.map((id) => `- ${normalizeSpace(id).trim()}`);
+  const items = identifiersWithin(missing, maxChars).map(listItem);
+  const omitted = missing.length - items.length;
+  if (omitted > 0) items.push(omittedIdentifiersLine(omitted));
   return `${summary.trimEnd()}\n\n${IDENTIFIERS_HEADING}\n${items.join('\n')}`;
 }
 

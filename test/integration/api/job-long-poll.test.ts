@@ -164,6 +164,28 @@ describe('GET /v1/jobs/:id?wait=', () => {
     expect(onArrival).toBeLessThanOrEqual(n / 10);
   });
 
+  it('answers the waiters of a finished job a slice at a time, other requests served in between', async () => {
+    const jobId = await runningJob();
+    const n = 400;
+    let answered = 0;
+    let answeredBeforeNextTurn = -1;
+    const pending = Array.from({ length: n }, () =>
+      longPoll(jobId).then((res) => {
+        // the first answer: how many more come before the event loop takes its next turn?
+        if (answered++ === 0) setImmediate(() => (answeredBeforeNextTurn = answered));
+        return res;
+      }),
+    );
+    await openWaiters(n);
+    await settled();
+    await transitionJob(api.db.db, jobId, ['summarizing'], { status: 'completed', finishedAt: new Date() });
+    expect((await Promise.all(pending)).every((res) => res.json().status === 'completed')).toBe(true);
+    await new Promise((resolve) => setImmediate(resolve));
+    // The code before answered all of them in one turn: 2000 waiters held the process for ~2 s.
+    expect(answeredBeforeNextTurn).toBeGreaterThan(0);
+    expect(answeredBeforeNextTurn).toBeLessThan(n / 2);
+  });
+
   it('drops the waiter of a client that goes away', async () => {
     const jobId = await runningJob();
     const controllers = Array.from({ length: 5 }, () => new AbortController());

@@ -74,7 +74,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     await v1.register(conversationLifecycleRoutes(deps));
     await v1.register(messageRoutes(deps));
     await v1.register(compactionRoutes(deps));
-    await v1.register(jobRoutes(deps));
+    await v1.register(jobRoutes(deps, metrics));
     await v1.register(batchRoutes(deps));
     await v1.register(exportRoutes(deps));
     await v1.register(searchRoutes(deps));

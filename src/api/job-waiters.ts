@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
 import type { Db } from '../db/client.js';
 import { pingJobStatusChannel, subscribeJobStatus, type JobStatusHandlers, type JobStatusSubscription } from '../db/job-status-channel.js';
-import { getJobForTenant, getJobsByIds, type JobWithConversation } from '../db/repos/jobs.js';
+import { getJobsByIds, type JobWithConversation } from '../db/repos/jobs.js';
 import { ACTIVE_JOB_STATUSES, type JobStatus } from '../db/schema.js';
 import { AppError } from '../lib/errors.js';
 import type { Logger } from '../obs/logger.js';
@@ -11,7 +11,9 @@ import type { Logger } from '../obs/logger.js';
  * Long-polls that cost nothing while they wait. Every waiter of the process hangs on one
  * subscription to the jobs' status channel (a trigger announces each change, whoever makes
  * it); a change to a terminal status costs one read of that job, shared by all its waiters.
- * Each waiter holds one timer (its deadline) and no connection.
+ * Each waiter holds one timer (its deadline) and no connection. Arriving costs little too: the
+ * waiters of a job that arrive together share its first read (a burst of 2000 long-polls sent
+ * one read each, 2000 statements queued on the pool ahead of every other request for seconds).
  *
  * Nothing is lost between a waiter's read and the notification: the subscription is in place
  * before the waiter reads the row. If the subscription is lost (Postgres restart), a sweep
@@ -22,7 +24,6 @@ import type { Logger } from '../obs/logger.js';
 export type WaitedJob = JobWithConversation;
 
 export interface JobWaitersDeps {
-  readJob(tenantId: string, jobId: string): Promise<WaitedJob | null>;
   readJobs(jobIds: readonly string[]): Promise<WaitedJob[]>;
   subscribe(handlers: JobStatusHandlers): Promise<JobStatusSubscription>;
   ping(nonce: string): Promise<void>;
@@ -52,6 +53,10 @@ export interface JobWaiters {
 
 const DEFAULT_RESYNC_EVERY_MS = 5_000;
 const RETRY_AFTER_MS = 2_000;
+/** waiters answered per turn of the event loop */
+const SETTLE_SLICE = 50;
+
+const noop = () => undefined;
 
 const isActive = (status: JobStatus | 'deleted') => (ACTIVE_JOB_STATUSES as readonly string[]).includes(status);
 
@@ -65,8 +70,8 @@ export function createJobWaiters(deps: JobWaitersDeps): JobWaiters {
   const resyncEveryMs = deps.resyncEveryMs ?? DEFAULT_RESYNC_EVERY_MS;
   const byJob = new Map<string, Set<Waiter>>();
   const perTenant = new Map<string, number>();
-  /** one read per job in flight, whatever the number of its waiters */
-  const loads = new Map<string, Promise<WaitedJob | null>>();
+  /** per job: the read in flight, and the one queued behind it for whoever asks meanwhile */
+  const reads = new Map<string, { done: Promise<void>; queued: Promise<WaitedJob | null> | null }>();
   let subscription: Promise<JobStatusSubscription | null> | null = null;
   let sweepTimer: NodeJS.Timeout | null = null;
   let unansweredPing: string | null = null;
@@ -99,25 +104,47 @@ export function createJobWaiters(deps: JobWaitersDeps): JobWaiters {
     void subscribe();
   }
 
-  function load(jobId: string): Promise<WaitedJob | null> {
-    let pending = loads.get(jobId);
-    if (!pending) {
-      pending = deps.readJobs([jobId]).then((rows) => rows[0] ?? null);
-      loads.set(jobId, pending);
-      const forget = () => loads.delete(jobId);
-      pending.then(forget, forget);
-    }
-    return pending;
+  function startRead(jobId: string): Promise<WaitedJob | null> {
+    const read = deps.readJobs([jobId]).then((rows) => rows[0] ?? null);
+    const slot = { done: read.then(noop, noop), queued: null as Promise<WaitedJob | null> | null };
+    reads.set(jobId, slot);
+    void slot.done.then(() => {
+      if (reads.get(jobId) === slot && slot.queued === null) reads.delete(jobId);
+    });
+    return read;
   }
 
-  /** Answers the job's waiters when it is terminal or gone; an active job keeps them waiting. */
+  /**
+   * The job as read by a statement that starts after this call, shared with every caller for
+   * that job meanwhile: at most one read of a job in flight and one queued, whatever the number
+   * of its waiters. Never the read already in flight: it may predate the change (or the waiter's
+   * subscription) the caller must see.
+   */
+  function readFresh(jobId: string): Promise<WaitedJob | null> {
+    const slot = reads.get(jobId);
+    if (!slot) return startRead(jobId);
+    slot.queued ??= slot.done.then(() => startRead(jobId));
+    return slot.queued;
+  }
+
+  /**
+   * Answers the job's waiters when it is terminal or gone; an active job keeps them waiting.
+   * A slice at a time, the event loop free between slices: answering 2000 waiters in one go
+   * held every other request of the process for ~2 s.
+   */
   function deliver(jobId: string, row: WaitedJob | null): void {
     if (row && isActive(row.status)) return;
-    for (const waiter of [...(byJob.get(jobId) ?? [])]) waiter.settle(row);
+    settleInSlices([...(byJob.get(jobId) ?? [])], row);
+  }
+
+  function settleInSlices(waiting: readonly Waiter[], row: WaitedJob | null, from = 0): void {
+    const until = Math.min(waiting.length, from + SETTLE_SLICE);
+    for (let i = from; i < until; i++) waiting[i]!.settle(row);
+    if (until < waiting.length) setImmediate(() => settleInSlices(waiting, row, until));
   }
 
   function wakeJob(jobId: string): void {
-    load(jobId).then(
+    readFresh(jobId).then(
       (row) => deliver(jobId, row),
       (error: unknown) => deps.logger.warn({ err: error, jobId }, 'long-poll wake-up read failed; the sweep retries'),
     );
@@ -208,12 +235,14 @@ export function createJobWaiters(deps: JobWaitersDeps): JobWaiters {
       };
       const waiter: Waiter = { tenantId, settle: (row) => finish(() => resolve(row)), fail: (error) => finish(() => reject(error)) };
       const onAbort = () => waiter.settle(null);
-      const deadline = setTimeout(() => load(jobId).then((row) => waiter.settle(row), waiter.fail), waitMs);
+      const deadline = setTimeout(() => readFresh(jobId).then((row) => waiter.settle(row), waiter.fail), waitMs);
       add(jobId, waiter);
       if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
-      deps.readJob(tenantId, jobId).then((row) => {
-        if (!row || !isActive(row.status)) waiter.settle(row);
+      readFresh(jobId).then((row) => {
+        // the read is shared by every tenant's waiters: another tenant's job is not found
+        if (!row || row.tenantId !== tenantId) waiter.settle(null);
+        else if (!isActive(row.status)) waiter.settle(row);
       }, waiter.fail);
     });
   }
@@ -239,7 +268,6 @@ export function createJobWaiters(deps: JobWaitersDeps): JobWaiters {
 /** The waiters over the API's pool and its Postgres connection options (the LISTEN gets a connection of its own). */
 export function createJobWaitersFor(db: Db, sql: postgres.Sql, options: Pick<JobWaitersDeps, 'logger' | 'maxWaitersPerTenant' | 'resyncEveryMs'>): JobWaiters {
   return createJobWaiters({
-    readJob: (tenantId, jobId) => getJobForTenant(db, tenantId, jobId),
     readJobs: (jobIds) => getJobsByIds(db, jobIds),
     subscribe: (handlers) => subscribeJobStatus(sql, handlers),
     ping: (nonce) => pingJobStatusChannel(sql, nonce),

@@ -28,6 +28,7 @@ export interface Metrics {
   llmRetries: Counter<'provider'>;
   tokensSaved: Counter<'trigger'>;
   queueJobs: Gauge<'queue' | 'state'>;
+  jobWaiters: Gauge;
   httpDuration: Histogram<'method' | 'route' | 'status_code'>;
   webhookDeliveries: Counter<'event' | 'outcome'>;
   idleChecks: Counter<'outcome'>;
@@ -114,6 +115,7 @@ function llmInstruments(registers: Registers) {
 
 function serviceInstruments(registers: Registers, queues: Readonly<Record<string, JobCountsSource>>) {
   return {
+    jobWaiters: new Gauge({ name: 'compactd_job_waiters', help: 'Long-polls (GET /v1/jobs/:id?wait=) open in this API process', registers }),
     queueJobs: new Gauge({
       name: 'compactd_queue_jobs',
       help: 'Jobs per queue and state, read from Redis at scrape time',

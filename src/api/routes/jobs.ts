@@ -6,6 +6,7 @@ import { cancelJob, getJobForTenant, listJobs, type JobWithConversation } from '
 import { DEFAULT_MAX_WAITERS_PER_TENANT } from '../../config/env.js';
 import type { Db } from '../../db/client.js';
 import { AppError, notFound } from '../../lib/errors.js';
+import type { Metrics } from '../../obs/metrics.js';
 import type { ApiDeps } from '../deps.js';
 import { createJobWaitersFor } from '../job-waiters.js';
 import { ConversationParamsSchema, errorResponses, ProblemSchema, UuidParamsSchema } from '../schemas/common.js';
@@ -26,7 +27,7 @@ function clientGone(reply: FastifyReply): AbortSignal {
   return controller.signal;
 }
 
-export function jobRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
+export function jobRoutes(deps: ApiDeps, metrics?: Pick<Metrics, 'jobWaiters'>): FastifyPluginAsyncZod {
   return async (app) => {
     const waiters =
       deps.jobWaiters ??
@@ -36,6 +37,15 @@ export function jobRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       });
     // before the server waits for requests in flight: open long-polls answer now, not at their deadline
     if (!deps.jobWaiters) app.addHook('preClose', () => waiters.close());
+    /** `compactd_job_waiters`: how many long-polls this process holds (the chaos suite waits for its burst to be in) */
+    const waitCounted = async <T>(waiting: () => Promise<T>): Promise<T> => {
+      metrics?.jobWaiters.inc();
+      try {
+        return await waiting();
+      } finally {
+        metrics?.jobWaiters.dec();
+      }
+    };
 
     app.get(
       '/v1/jobs/:id',
@@ -54,7 +64,7 @@ export function jobRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       async (request, reply) => {
         const { wait } = request.query;
         const job = wait
-          ? await waiters.wait({ tenantId: request.tenantId, jobId: request.params.id, waitMs: wait * 1000, signal: clientGone(reply) })
+          ? await waitCounted(() => waiters.wait({ tenantId: request.tenantId, jobId: request.params.id, waitMs: wait * 1000, signal: clientGone(reply) }))
           : await getJobForTenant(deps.db, request.tenantId, request.params.id);
         if (!job) throw notFound('job', request.params.id);
         return toJobView(job, job.conversationExternalId);

@@ -116,7 +116,9 @@ const PolicyObjectSchema = z.strictObject({
   /**
    * SPEC §5.6a identifier check over every identifier of the source; `maxIdentifiers` caps how
    * many are named in the request (the output budget caps it too). What an answer still lacks
-   * is appended verbatim (`append`), or first asked for in a small repair call (`call`).
+   * is appended verbatim (`append`), or first asked for in a small repair call (`call`), in rank
+   * order while it fits about one output budget of characters; a last line counts the rest, which
+   * the archive holds verbatim (a 2 MB minified line holds ~240k identifiers).
    */
   identifierCheck: z.boolean().default(true),
   maxIdentifiers: z.number().int().min(1).max(500).default(60),

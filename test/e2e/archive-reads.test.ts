@@ -102,8 +102,17 @@ describe('archive reads after real compactions of a real session', () => {
 
     // search: a word of an archived tool result finds that message, and only archived ones come back
     const archivedSeqs = new Set(messages.filter((l) => l.archived).map((l) => l.seq));
-    const target = summarized.find((l) => /\b[a-z]{9,}\b/.test(JSON.stringify(l.content)))!;
-    const word = /\b([a-z]{9,})\b/.exec(JSON.stringify(target.content))![1]!;
+    // what the index holds: the text of blocks and the string values of tool inputs (no keys, ids or block types)
+    const searchable = (value: unknown, key = ''): string[] =>
+      typeof value === 'string'
+        ? ['id', 'type', 'tool_use_id'].includes(key) ? [] : [value]
+        : Array.isArray(value)
+          ? value.flatMap((item) => searchable(item))
+          : value !== null && typeof value === 'object'
+            ? Object.entries(value).flatMap(([k, v]) => searchable(v, k))
+            : [];
+    const target = summarized.find((l) => /\b[a-z]{9,}\b/.test(searchable(l.content).join('\n')))!;
+    const word = /\b([a-z]{9,})\b/.exec(searchable(target.content).join('\n'))![1]!;
     const hits = (await get(`/v1/conversations/reads/archive/search?q=${word}&limit=100`)).json().hits as Array<{ seq: number }>;
     expect(hits.map((h) => h.seq)).toContain(target.seq);
     expect(hits.every((h) => archivedSeqs.has(h.seq))).toBe(true);

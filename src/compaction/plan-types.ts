@@ -43,7 +43,7 @@ export interface PlanRewrite {
 }
 
 export interface PlanChunk {
-  /** position in importance order: chunk 0 holds the least important units */
+  /** position in time: chunk 0 covers the oldest contiguous run of the selected units */
   index: number;
   /** exact seqs, ascending (chronological inside the chunk) */
   seqs: number[];

@@ -3,6 +3,7 @@ import { clipOverhead } from './clip-archive.js';
 import type {
   CompactionNoop,
   NoopReason,
+  PlanChunk,
   PlanRequest,
   PlanResult,
   PlanSnapshot,
@@ -129,6 +130,45 @@ function execute(
   };
 }
 
+/** The projection of an execution's built chunks. */
+function projectExecution(base: ProjectionBase, run: Execution): { chunks: PlanChunk[]; tokensAfter: number } {
+  const chunks = run.selection?.builder.build() ?? [];
+  const summaries = chunks.reduce((sum, chunk) => sum + summaryEstimate(base.policy, chunk.sourceTokens), 0);
+  return { chunks, tokensAfter: projectTokens(base, run.work.keptTokens, chunks.length, summaries) };
+}
+
+/** How often selection is retried with a lower goal when the built chunks overshoot it. */
+const RESELECT_ATTEMPTS = 8;
+
+/**
+ * Selection projects balanced chunks; the chronological cut of the chosen units can make
+ * one more chunk (one more summary) than projected. When that lifts the projection over the
+ * target, selection runs again aiming lower by the overshoot (doubling each time), so "projected ≤ target" holds
+ * for the plan whenever the candidates allow it.
+ */
+function executeWithinTarget(
+  strategy: Strategy,
+  candidates: readonly Unit[],
+  ordered: readonly Unit[],
+  base: ProjectionBase,
+  target: number | null,
+  tokensBefore: number,
+  countTokens: CountTokens,
+): Execution & { chunks: PlanChunk[]; tokensAfter: number } {
+  let goal = target;
+  let run = execute(strategy, candidates, ordered, base, goal, tokensBefore, countTokens);
+  let projected = projectExecution(base, run);
+  for (let attempt = 0; attempt < RESELECT_ATTEMPTS && target !== null && goal !== null; attempt += 1) {
+    const overshoot = projected.tokensAfter - target;
+    const everything = (run.selection?.selected.length ?? 0) >= ordered.length;
+    if (overshoot <= 0 || everything) break;
+    goal -= overshoot * 2 ** attempt;
+    run = execute(strategy, candidates, ordered, base, goal, tokensBefore, countTokens);
+    projected = projectExecution(base, run);
+  }
+  return { ...run, ...projected };
+}
+
 /**
  * Plans one compaction of a snapshot (SPEC §5.2, §5.6a): which messages are rewritten by
  * Tier 1/2, which are summarized in which chunks, and the projected result. Pure: the
@@ -159,12 +199,10 @@ export function planCompaction(
   const clip = messages.find((m) => m.kind === 'clip_archive');
   const base = projectionBase(snapshot, clip, policy, countTokens);
   const ordered = selectionOrder(split.candidates, messages.length - 1, policy);
-  const run = execute(strategy, split.candidates, ordered, base, target, tokensBefore, countTokens);
-  const chunks = run.selection?.builder.build() ?? [];
+  const run = executeWithinTarget(strategy, split.candidates, ordered, base, target, tokensBefore, countTokens);
+  const { chunks, tokensAfter } = run;
   if (chunks.length === 0 && run.work.rewrites.size === 0) return noop('nothing_to_compact', tokensBefore);
 
-  const summaries = chunks.reduce((sum, chunk) => sum + summaryEstimate(policy, chunk.sourceTokens), 0);
-  const tokensAfter = projectTokens(base, run.work.keptTokens, chunks.length, summaries);
   const progress = tokensBefore > 0 ? (tokensBefore - tokensAfter) / tokensBefore : 0;
   // SPEC §5.6a: an auto compaction that cannot get below the trigger would only loop
   const stillOverTrigger = request.trigger === 'auto' && tokensAfter >= policy.triggerRatio * snapshot.contextLimit;

@@ -80,6 +80,8 @@ function checkChunksAndRewrites(plan: CompactionPlan, messages: readonly History
     expect(chunk.seqs.length).toBeGreaterThan(0);
     expect(chunk.sourceTokens).toBeLessThanOrEqual(policy.chunkTokens);
     expect(chunk.seqs).toEqual([...chunk.seqs].sort((a, b) => a - b));
+    // chunks are contiguous runs in time: one never starts before the previous one ends
+    if (index > 0) expect(chunk.seqs[0]).toBeGreaterThan(plan.chunks[index - 1]!.seqs.at(-1) as number);
     for (const seq of chunk.seqs) {
       expect(seen.has(seq)).toBe(false);
       seen.add(seq);

@@ -96,23 +96,53 @@ describe('Tier 2: maskOptions', () => {
 });
 
 describe('chunkUnits', () => {
-  it('fills chunks in the given order, one oversized unit alone', () => {
-    const messages = conversation().user('a').user('b').user('c').user('d').build();
+  it('cuts the selected units, in time order, into contiguous runs; an oversized unit alone', () => {
+    const messages = conversation().user('a').user('b').user('c').user('d').user('e').build();
     const units = groupUnits(messages);
     const chunks = chunkUnits(
       [
         { unit: units[2]!, inputTokens: 60 },
         { unit: units[0]!, inputTokens: 30 },
         { unit: units[3]!, inputTokens: 500 },
-        { unit: units[1]!, inputTokens: 90 },
+        { unit: units[1]!, inputTokens: 40 },
+        { unit: units[4]!, inputTokens: 20 },
       ],
       100,
     );
-    expect(chunks.map((c) => [c.seqs, c.sourceTokens, c.truncatedForPrompt])).toEqual([
-      [[1, 3], 90, false],
-      [[4], 100, true],
-      [[2], 90, false],
+    expect(chunks.map((c) => [c.index, c.seqs, c.sourceTokens, c.truncatedForPrompt])).toEqual([
+      [0, [1, 2], 70, false],
+      [1, [3], 60, false],
+      [2, [4], 100, true],
+      [3, [5], 20, false],
     ]);
+  });
+
+  it('spreads the tokens evenly instead of leaving a sliver', () => {
+    const builder = conversation();
+    for (let i = 0; i < 10; i += 1) builder.user(`m${i}`);
+    const units = groupUnits(builder.build());
+    const chunks = chunkUnits(units.map((unit) => ({ unit, inputTokens: 30 })), 100);
+    // 300 tokens need 3 chunks of ≤100; balanced runs of 90–120 would overflow, so 4 runs at most
+    expect(chunks.length).toBeLessThanOrEqual(4);
+    expect(Math.min(...chunks.map((c) => c.sourceTokens))).toBeGreaterThanOrEqual(60);
+  });
+
+  it('never lets two chunks interleave in time (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 3000 }), { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 100, max: 2000 }),
+        fc.func(fc.integer()),
+        (sizes, limit, order) => {
+          const builder = conversation();
+          for (let i = 0; i < sizes.length; i += 1) builder.user(`m${i}`);
+          const units = groupUnits(builder.build());
+          const shuffled = units.map((unit, i) => ({ unit, inputTokens: sizes[i] ?? 1, key: order(i) })).sort((a, b) => a.key - b.key);
+          const chunks = chunkUnits(shuffled, limit);
+          return chunks.every((chunk, i) => i === 0 || (chunks[i - 1]!.seqs.at(-1) as number) < (chunk.seqs[0] as number));
+        },
+      ),
+    );
   });
 
   it('never exceeds chunkTokens and places every unit once (property)', () => {

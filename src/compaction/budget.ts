@@ -35,17 +35,16 @@ export function namedIdentifierCount(policy: BudgetPolicy, budget: number): numb
 }
 
 /**
- * Characters a token takes, at least, in the identifier appendix's estimate: about 4 in
- * prose and paths, 2 in dense hex or base64, so the bound below holds within about 2×.
+ * Characters a token takes, at least, in the repair list's estimate: about 4 in prose and
+ * paths, 2 in dense hex or base64, so the bound below holds within about 2×.
  */
-const APPENDIX_CHARS_PER_TOKEN = 4;
+const REPAIR_CHARS_PER_TOKEN = 4;
 
 /**
- * The most characters the identifiers appended to an answer may take (SPEC §5.6a): about
- * the answer's own budget, so an answer with its appendix stays within a few times
- * `summaryMaxTokens` however many identifiers its source holds; the rest stay one exact
- * recall away in the archive.
+ * The most characters of missing identifiers one repair request names (`identifierRepair:
+ * call`): about the answer's own budget, so the request and its answer stay bounded however
+ * many identifiers the source holds; the rest stay one exact recall away in the archive.
  */
-export function identifierAppendixChars(budget: number): number {
-  return budget * APPENDIX_CHARS_PER_TOKEN;
+export function repairListChars(budget: number): number {
+  return budget * REPAIR_CHARS_PER_TOKEN;
 }

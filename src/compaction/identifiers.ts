@@ -207,30 +207,10 @@ export function identifiersWithin(identifiers: readonly string[], maxChars: numb
   return out;
 }
 
-/** The appendix's last line when some missing identifiers did not fit (a `- ` line, so `withoutIdentifierLists` drops it too). */
-export function omittedIdentifiersLine(omitted: number): string {
-  return `- … ${omitted} more identifier${omitted === 1 ? '' : 's'} not listed: the archived messages hold them verbatim (search the archive to recall one)`;
-}
-
 /**
- * Appends the still-missing identifiers as a short verbatim list, in rank order, within
- * `maxChars` characters (those that do not fit are counted in a last line instead): a
- * minified blob or a log at the maximum message size holds hundreds of thousands of
- * identifiers, and listing them all made a "summary" larger than its source, so the
- * compaction freed nothing. Unchanged when none are missing.
- */
-export function appendIdentifierList(summary: string, missing: readonly string[], maxChars = Number.POSITIVE_INFINITY): string {
-  if (missing.length === 0) return summary;
-  const items = identifiersWithin(missing, maxChars).map(listItem);
-  const omitted = missing.length - items.length;
-  if (omitted > 0) items.push(omittedIdentifiersLine(omitted));
-  return `${summary.trimEnd()}\n\n${IDENTIFIERS_HEADING}\n${items.join('\n')}`;
-}
-
-/**
- * A summary without the identifier lists the gate appended (each heading and the `- ` lines
- * under it). A consolidation reads its batches this way: the lists are re-appended from the
- * union of their gates anyway, so sending them to the model again would only cost input.
+ * A summary without the identifier lists the gate used to append (each heading and the `- `
+ * lines under it): batches stored before the lists were dropped still carry them, and a
+ * consolidation must not pay for them as input nor carry them into the clip-archive.
  */
 export function withoutIdentifierLists(summary: string): string {
   const out: string[] = [];

@@ -116,13 +116,23 @@ const PolicyObjectSchema = z.strictObject({
   /**
    * SPEC §5.6a identifier check over every identifier of the source; `maxIdentifiers` caps how
    * many are named in the request (the output budget caps it too). What an answer still lacks
-   * is appended verbatim (`append`), or first asked for in a small repair call (`call`), in rank
-   * order while it fits about one output budget of characters; a last line counts the rest, which
-   * the archive holds verbatim (a 2 MB minified line holds ~240k identifiers).
+   * is counted (`identifiers` in the job result), not appended: the state ledger holds the
+   * span's files, commands and errors exactly and the archive holds every name (recall).
+   * `call` asks for the gaps in one small repair request whose answer is appended, in rank
+   * order while it fits about one output budget of characters. `append` is the former name of
+   * `none`, accepted for stored policies.
    */
   identifierCheck: z.boolean().default(true),
   maxIdentifiers: z.number().int().min(1).max(500).default(60),
-  identifierRepair: z.enum(['append', 'call']).default('append'),
+  identifierRepair: z.enum(['none', 'append', 'call']).default('none'),
+  /**
+   * SPEC §5.7: the whole clip-archive's token budget (state of the work, summaries, framing),
+   * sized like the summaries the best agent tools write (3–4k tokens for a 100k-token span).
+   * Chunk answers share what the ledger leaves; consolidation enforces it.
+   */
+  clipArchiveMaxTokens: tokens(500).default(3500),
+  /** SPEC §5.6b: the rendered state ledger's share of the clip-archive (newest and open items kept first) */
+  ledgerMaxTokens: tokens(100).default(1400),
   systemPrompt: text(1, 20_000).optional(),
   /** summarizer model, `provider:model` or a bare model; the API refuses one that is not configured */
   model: text(1, 200).optional(),
@@ -152,6 +162,12 @@ export const PolicySchema = PolicyObjectSchema.superRefine((policy, ctx) => {
   }
   if (policy.summaryMaxTokens >= policy.chunkTokens) {
     issue([['summaryMaxTokens'], ['chunkTokens']], `summaryMaxTokens (${policy.summaryMaxTokens}) must be below chunkTokens (${policy.chunkTokens})`);
+  }
+  if (policy.ledgerMaxTokens >= policy.clipArchiveMaxTokens) {
+    issue(
+      [['ledgerMaxTokens'], ['clipArchiveMaxTokens']],
+      `ledgerMaxTokens (${policy.ledgerMaxTokens}) must be below clipArchiveMaxTokens (${policy.clipArchiveMaxTokens})`,
+    );
   }
 });
 export type Policy = z.infer<typeof PolicySchema>;

@@ -1,18 +1,18 @@
 import type { Policy } from '../config/policy.js';
-import { appendIdentifierList, findMissingIdentifiers, identifiersWithin } from '../compaction/identifiers.js';
+import { findMissingIdentifiers, identifiersWithin } from '../compaction/identifiers.js';
 import type { SummarizeRequest } from '../compaction/types.js';
 import { costUsd, LOCAL_MODEL } from '../llm/models.js';
 import { addUsage, LlmError, ZERO_USAGE, type LlmUsage, type ProviderName, type Summarizer } from '../llm/port.js';
 import type { Summarizers } from '../llm/create-summarizer.js';
-import { identifierAppendixChars, retryBudget } from '../compaction/budget.js';
+import { repairListChars, retryBudget } from '../compaction/budget.js';
 import { DEFAULT_RETRY_POLICY, isRetryable, type RetryPolicy } from '../llm/retry.js';
 
 /**
  * One summary with the guards of SPEC §5.6a: invalid output is a failure (the adapters
  * reject it); an answer stopped at its budget is retried once with a larger budget; the
- * identifiers the answer still lacks are appended verbatim, as many as the budget affords (or, under `identifierRepair:
- * call`, first asked for in a small repair request holding only the draft's gaps); a
- * provider that fails for good falls back to the local summarizer when the policy says
+ * identifiers the answer still lacks are counted (under `identifierRepair: call`, first asked
+ * for in a small repair request holding only the draft's gaps) — never appended as a raw
+ * list: the state ledger and the archive hold them exactly; a provider that fails for good falls back to the local summarizer when the policy says
  * `fallback`. Every call's usage and cost is accumulated. No second full call is ever made
  * for identifiers.
  */
@@ -117,14 +117,14 @@ export async function summarizeGuarded(input: GuardedSummaryInput): Promise<Guar
 
   const stillMissing = input.policy.identifierCheck ? findMissingIdentifiers(input.identifiers, text) : [];
   return {
-    summary: appendIdentifierList(text, stillMissing, identifierAppendixChars(input.budget)),
+    summary: text,
     provider,
     model,
     usage: tally.usage,
     calls: tally.calls,
     costUsd: tally.cost,
     latencyMs: tally.latencyMs,
-    // `found` says how many the answer held on its own (the appendix lists the rest, as many as fit)
+    // `found` says how many the answer holds; the rest are in the ledger or one recall away
     identifiers: { found: input.identifiers.length - stillMissing.length, total: input.identifiers.length },
     fallback,
   };
@@ -144,13 +144,13 @@ async function answerWithinBudget(input: GuardedSummaryInput, send: (request: Su
 async function repairIfAsked(input: GuardedSummaryInput, draft: string, send: (request: SummarizeRequest) => Promise<{ text: string }>): Promise<string> {
   if (!input.policy.identifierCheck || input.policy.identifierRepair !== 'call' || !input.buildRepairRequest) return draft;
   // as many as an appendix could list: the request and its answer stay bounded by the budget
-  const missing = identifiersWithin(findMissingIdentifiers(input.identifiers, draft), identifierAppendixChars(input.budget));
+  const missing = identifiersWithin(findMissingIdentifiers(input.identifiers, draft), repairListChars(input.budget));
   if (missing.length === 0) return draft;
   try {
     const addendum = (await send(input.buildRepairRequest(draft, missing))).text.trim();
     return addendum.length > 0 ? `${draft.trimEnd()}\n\n${addendum}` : draft;
   } catch (error) {
-    // the draft is a valid summary; a failed repair must not discard it (the appendix covers the gaps)
+    // the draft is a valid summary; a failed repair must not discard it (the archive holds the gaps)
     if (input.signal.aborted) throw error;
     return draft;
   }

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  appendIdentifierList,
   errorLines,
   extractChunkIdentifiers,
   extractIdentifiers,
@@ -114,7 +113,7 @@ describe('extractChunkIdentifiers', () => {
   });
 });
 
-describe('findMissingIdentifiers / appendIdentifierList / identifierRetention', () => {
+describe('findMissingIdentifiers / identifiersWithin / identifierRetention', () => {
   const ids = ['src/a.ts', 'TypeError: x is  undefined', 'PROJ-1'];
 
   it('finds what the summary lacks, ignoring whitespace differences', () => {
@@ -123,35 +122,8 @@ describe('findMissingIdentifiers / appendIdentifierList / identifierRetention', 
     expect(identifierRetention(ids, summary)).toEqual({ found: 2, total: 3 });
   });
 
-  it('appends the missing ones verbatim and then nothing is missing', () => {
-    const summary = '## TASK STATE\n- working\n';
-    const fixed = appendIdentifierList(summary, ids);
-    expect(fixed).toBe(`## TASK STATE\n- working\n\n${IDENTIFIERS_HEADING}\n- src/a.ts\n- TypeError: x is undefined\n- PROJ-1`);
-    expect(findMissingIdentifiers(ids, fixed)).toEqual([]);
-  });
-
-  it('leaves the summary unchanged when nothing is missing', () => {
-    expect(appendIdentifierList('s', [])).toBe('s');
-  });
-
-  it('lists only what fits in maxChars, in rank order, and counts the rest in a last line', () => {
-    // a minified blob at the maximum message size holds ~240k identifiers: listing them all made the summary larger than its source
-    const many = Array.from({ length: 100_000 }, (_, i) => `k${i}=${(i * 2654435761 >>> 0).toString(16).padStart(8, '0')}`);
-    const fixed = appendIdentifierList('## TASK STATE\n- working', many, 8_000);
-    const appendix = fixed.slice(fixed.indexOf(IDENTIFIERS_HEADING) + IDENTIFIERS_HEADING.length + 1);
-    const lines = appendix.split('\n');
-    const listed = lines.slice(0, -1).map((line) => line.slice(2));
-    expect(listed).toEqual(many.slice(0, listed.length));
-    expect(listed.length).toBeGreaterThan(100);
-    expect(lines.slice(0, -1).join('\n').length).toBeLessThanOrEqual(8_000);
-    expect(lines.at(-1)).toContain(`${many.length - listed.length} more identifiers not listed`);
-    // the count line is a list item: a consolidation's input drops it with the list
-    expect(withoutIdentifierLists(fixed)).toBe('## TASK STATE\n- working');
-  });
-
   it('skips an identifier too long to fit and keeps listing shorter ones', () => {
     const huge = `https://example.com/${'a'.repeat(10_000)}`;
     expect(identifiersWithin(['src/a.ts', huge, 'PROJ-1'], 100)).toEqual(['src/a.ts', 'PROJ-1']);
-    expect(appendIdentifierList('s', ['src/a.ts', huge], 100)).toBe(`s\n\n${IDENTIFIERS_HEADING}\n- src/a.ts\n- … 1 more identifier not listed: the archived messages hold them verbatim (search the archive to recall one)`);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appendIdentifierList } from '../../../src/compaction/identifiers.js';
+import { IDENTIFIERS_HEADING } from '../../../src/compaction/identifiers.js';
 import type { Block, Role } from '../../../src/compaction/types.js';
 import {
   commandIdentifier,
@@ -59,7 +59,8 @@ describe('identifierRetention', () => {
 
 describe('stripIdentifierLists', () => {
   it('removes the gate appendix and keeps the summary, so a listed-only identifier counts as lost before the gate', () => {
-    const summary = appendIdentifierList('## FILES\n- /a/b.ts (edited)', ['/a/c.ts', 'ERR_CONNECTION_RESET']);
+    // the shape of a summary stored before the gate stopped appending lists
+    const summary = `## FILES\n- /a/b.ts (edited)\n\n${IDENTIFIERS_HEADING}\n- /a/c.ts\n- ERR_CONNECTION_RESET`;
     const stripped = stripIdentifierLists(`<compactd-summary>\n${summary}\n</compactd-summary>\nafter`);
     expect(stripped).toBe('<compactd-summary>\n## FILES\n- /a/b.ts (edited)\n\n</compactd-summary>\nafter');
     const span = ids(['/a/b.ts', 'path'], ['/a/c.ts', 'path']);

@@ -7,13 +7,15 @@ import type { Policy } from '../config/policy.js';
  */
 
 type BudgetPolicy = Pick<Policy, 'summaryRatio' | 'summaryMinTokens' | 'summaryMaxTokens' | 'consolidationRatio' | 'maxIdentifiers'>;
+type ClipBudgetPolicy = BudgetPolicy & Pick<Policy, 'clipArchiveMaxTokens' | 'ledgerMaxTokens'>;
 
 /** What one named identifier costs in the answer, about (a path or an error line). */
 export const TOKENS_PER_IDENTIFIER = 10;
 
+const budgetFloor = (policy: BudgetPolicy): number => Math.min(policy.summaryMinTokens, policy.summaryMaxTokens);
+
 function clampBudget(policy: BudgetPolicy, tokens: number): number {
-  const floor = Math.min(policy.summaryMinTokens, policy.summaryMaxTokens);
-  return Math.min(policy.summaryMaxTokens, Math.max(floor, Math.round(tokens)));
+  return Math.min(policy.summaryMaxTokens, Math.max(budgetFloor(policy), Math.round(tokens)));
 }
 
 export function chunkOutputBudget(policy: BudgetPolicy, sourceTokens: number): number {
@@ -22,6 +24,34 @@ export function chunkOutputBudget(policy: BudgetPolicy, sourceTokens: number): n
 
 export function consolidationOutputBudget(policy: BudgetPolicy, absorbedTokens: number): number {
   return clampBudget(policy, absorbedTokens * policy.consolidationRatio);
+}
+
+/**
+ * SPEC §5.7: what the clip-archive leaves the narrative summaries — its budget less the
+ * ledger's share, the framing and the summaries that stay live — never below zero.
+ */
+export function narrativeBudget(policy: ClipBudgetPolicy, framingTokens: number, keptSummaryTokens: number): number {
+  return Math.max(0, policy.clipArchiveMaxTokens - policy.ledgerMaxTokens - framingTokens - keptSummaryTokens);
+}
+
+/**
+ * The chunks of one compaction share the narrative budget in proportion to their source, each
+ * within its own clamp (never above what its excerpt is worth, never below the floor that
+ * leaves room for the seven sections). When the floor makes the sum overrun the budget (many
+ * chunks), the consolidation that follows the commit brings the clip-archive back within it,
+ * off the agent's path.
+ */
+export function chunkOutputBudgets(policy: ClipBudgetPolicy, sourceTokens: readonly number[], narrative: number): number[] {
+  const total = sourceTokens.reduce((sum, tokens) => sum + tokens, 0);
+  return sourceTokens.map((tokens) => {
+    const share = total > 0 ? Math.floor((narrative * tokens) / total) : narrative;
+    return Math.min(chunkOutputBudget(policy, tokens), Math.max(budgetFloor(policy), share));
+  });
+}
+
+/** A consolidation's budget: what it absorbs is worth, within the narrative budget left to it. */
+export function consolidationBudgetWithin(policy: ClipBudgetPolicy, absorbedTokens: number, narrative: number): number {
+  return Math.min(consolidationOutputBudget(policy, absorbedTokens), Math.max(budgetFloor(policy), narrative));
 }
 
 /** The larger budget of the one retry after an answer stopped at its budget. */

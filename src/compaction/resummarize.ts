@@ -6,6 +6,9 @@
  * the levels below it are spent, so the input of consolidations grows with the logarithm of
  * the history, not with the history, and the oldest facts are not re-summarized at every
  * round (each pass is a chance to lose one).
+ *
+ * The clip-archive also has a token budget (SPEC §5.7): when it is over, every live batch is
+ * merged into one sized to what the budget leaves, so the context reads as one account.
  */
 
 export interface CollapsibleBatch {
@@ -35,14 +38,22 @@ function byLevel<B extends CollapsibleBatch>(batches: readonly B[]): B[] {
   return byCoverage(batches).sort((a, b) => a.level - b.level);
 }
 
+/** Whether a consolidation is due: too many live batches, or a clip-archive over its budget with two or more to merge. */
+export function needsConsolidation(liveBatches: number, clipTokens: number, policy: { maxLiveBatches: number; clipArchiveMaxTokens: number }): boolean {
+  return liveBatches > policy.maxLiveBatches || (liveBatches >= 2 && clipTokens > policy.clipArchiveMaxTokens);
+}
+
 /**
  * Returns the batches to collapse, or null when the live set fits. `live` holds every batch
  * that would be live after this compaction (previous live batches plus the new ones).
+ * `overBudget`: the clip-archive exceeds its budget, so all of them are merged.
  */
 export function chooseBatchesToCollapse<B extends CollapsibleBatch>(
   live: readonly B[],
   maxLiveBatches: number,
+  overBudget = false,
 ): CollapseChoice<B> | null {
+  if (overBudget && live.length >= 2) return { batches: byCoverage(live), level: live.reduce((max, b) => Math.max(max, b.level), 0) + 1 };
   if (live.length <= maxLiveBatches) return null;
   // merging k batches into one leaves live - k + 1, which must equal the maximum
   const take = live.length - maxLiveBatches + 1;

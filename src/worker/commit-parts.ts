@@ -1,5 +1,6 @@
 import { escapeSummary } from '../compaction/clip-archive.js';
 import { findMissingIdentifiers } from '../compaction/identifiers.js';
+import { needsConsolidation } from '../compaction/resummarize.js';
 import type { CountTokens } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
 import type { Tx } from '../db/client.js';
@@ -49,13 +50,19 @@ export async function measureRetention(tx: Tx, conversationId: string, chunks: r
 }
 
 /**
- * SPEC §5.5 step 4: when more batches are live than `maxLiveBatches`, a consolidation job is
+ * SPEC §5.5 step 4, §5.7: when more batches are live than `maxLiveBatches`, or the new
+ * clip-archive is over its token budget with two or more batches, a consolidation job is
  * recorded in the same transaction (so it cannot be lost); the caller enqueues it after the
  * commit, and the reconciler re-enqueues it if that enqueue never happens. At most one
  * consolidation is active per conversation (a partial unique index): null when one is.
  */
-export async function enqueueConsolidationIfNeeded(tx: Tx, job: Pick<JobRow, 'tenantId' | 'conversationId'>, liveBatches: number, policy: Pick<Policy, 'maxLiveBatches'>): Promise<string | null> {
-  if (liveBatches <= policy.maxLiveBatches) return null;
+export async function enqueueConsolidationIfNeeded(
+  tx: Tx,
+  job: Pick<JobRow, 'tenantId' | 'conversationId'>,
+  live: { batches: number; clipTokens: number },
+  policy: Pick<Policy, 'maxLiveBatches' | 'clipArchiveMaxTokens'>,
+): Promise<string | null> {
+  if (!needsConsolidation(live.batches, live.clipTokens, policy)) return null;
   const row = await insertJob(tx, { tenantId: job.tenantId, conversationId: job.conversationId, trigger: 'consolidate', options: {} });
   return row?.id ?? null;
 }

@@ -74,25 +74,21 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
 
       let clipArchiveSeq: number | null = null;
       let clipText = '';
+      let clipTokens = 0;
       const live: ClipBatch[] = [...previous, ...input.chunks.map((c, i) => ({ id: chunkBatchIds[i] as string, level: 0, summary: c.summary ?? '', seqs: c.seqs }))];
       if (clipSeq !== null || input.chunks.length > 0) {
         clipArchiveSeq = minOf([...plan.compressedSeqs, ...(clipSeq === null ? [] : [clipSeq])]);
         const clip = buildClipArchive(live, { archivedMessages: await countArchivedOriginals(tx, conversation.id) }, input.policy);
-        clipText = clip.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
-        await insertClipArchiveMessage(tx, {
-          conversationId: conversation.id,
-          seq: clipArchiveSeq,
-          role: clip.role,
-          content: clip.content,
-          tokens: countMessageTokens({ role: clip.role, content: clip.content }, input.countTokens),
-        });
+        clipText = clip.text;
+        clipTokens = countMessageTokens({ role: clip.role, content: clip.content }, input.countTokens);
+        await insertClipArchiveMessage(tx, { conversationId: conversation.id, seq: clipArchiveSeq, role: clip.role, content: clip.content, tokens: clipTokens });
       }
 
       // the totals are recorded before the check: too little progress rolls all of it back
       const after = await recordCompaction(tx, { conversationId: conversation.id, jobId: job.id, watermark: plan.watermarkSeq, warnRatio: input.policy.warnRatio });
       checkProgress(input, before.tokens, after.tokens);
       const identifiers = await measureRetention(tx, conversation.id, input.chunks, clipText);
-      const consolidationJobId = await enqueueConsolidationIfNeeded(tx, job, live.length, input.policy);
+      const consolidationJobId = await enqueueConsolidationIfNeeded(tx, job, { batches: live.length, clipTokens }, input.policy);
       const completed = await transitionJob(tx, job.id, ['committing'], {
         status: 'completed',
         finishedAt: new Date(),

@@ -4,10 +4,10 @@ import type { DbOrTx } from '../client.js';
 /** Reads of the active context a commit needs after its writes (same transaction). */
 
 /** The current clip-archive message, if any. */
-export async function currentClipArchive(db: DbOrTx, conversationId: string): Promise<{ seq: number } | null> {
-  const [row] = await db.execute<{ seq: string }>(sql`
-    select seq from messages where conversation_id = ${conversationId} and kind = 'clip_archive' order by seq limit 1`);
-  return row ? { seq: Number(row.seq) } : null;
+export async function currentClipArchive(db: DbOrTx, conversationId: string): Promise<{ seq: number; tokens: number } | null> {
+  const [row] = await db.execute<{ seq: string; tokens: number }>(sql`
+    select seq, tokens from messages where conversation_id = ${conversationId} and kind = 'clip_archive' order by seq limit 1`);
+  return row ? { seq: Number(row.seq), tokens: Number(row.tokens) } : null;
 }
 
 /**

@@ -73,16 +73,11 @@ async function commitConsolidation(ctx: JobContext, plan: ConsolidationPlan, chu
     const after: ClipBatch[] = [...live.filter((b) => !plan.absorbedBatchIds.includes(b.id)), { id: merged.id, level: plan.level, summary: chunk.summary ?? '', seqs: chunk.seqs }];
     await archiveMessages(tx, { conversationId: conversation.id, jobId: job.id, reason: 'superseded_clip', seqs: [clip.seq], remove: true });
     const next = buildClipArchive(after, { archivedMessages: await countArchivedOriginals(tx, conversation.id) }, ctx.policy);
-    await insertClipArchiveMessage(tx, {
-      conversationId: conversation.id,
-      seq: clip.seq,
-      role: next.role,
-      content: next.content,
-      tokens: countMessageTokens({ role: next.role, content: next.content }, deps.countTokens),
-    });
+    const clipTokens = countMessageTokens({ role: next.role, content: next.content }, deps.countTokens);
+    await insertClipArchiveMessage(tx, { conversationId: conversation.id, seq: clip.seq, role: next.role, content: next.content, tokens: clipTokens });
     const totals = await activeTotals(tx, conversation.id);
     await recordConsolidation(tx, { conversationId: conversation.id, tokens: totals.tokens, messages: totals.messages, warning: totals.tokens >= ctx.policy.warnRatio * conversation.contextLimit });
-    const clipText = next.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
+    const clipText = next.text;
     const identifiers = await measureRetention(tx, conversation.id, [chunk], clipText);
     const completed = await transitionJob(tx, job.id, ['committing'], {
       status: 'completed',
@@ -100,7 +95,7 @@ async function commitConsolidation(ctx: JobContext, plan: ConsolidationPlan, chu
     });
     if (!completed) throw new Error(`job ${job.id} left 'committing' inside its own transaction`);
     // the completed row no longer holds the one-active-consolidation index: a follow-up may be recorded
-    const nextJob = await enqueueConsolidationIfNeeded(tx, job, after.length, ctx.policy);
+    const nextJob = await enqueueConsolidationIfNeeded(tx, job, { batches: after.length, clipTokens }, ctx.policy);
     return { kind: 'completed', job: completed, deliveryId: await recordJobEvent(tx, completed), next: nextJob } as const;
   });
 }

@@ -1,10 +1,12 @@
-import { consolidationOutputBudget } from '../../compaction/budget.js';
+import { consolidationBudgetWithin, narrativeBudget } from '../../compaction/budget.js';
+import { clipOverhead } from '../../compaction/clip-archive.js';
 import { extractIdentifiers, withoutIdentifierLists } from '../../compaction/identifiers.js';
 import type { ConsolidationPlan } from '../../compaction/plan-types.js';
 import { chooseBatchesToCollapse } from '../../compaction/resummarize.js';
 import type { Policy } from '../../config/policy.js';
 import { insertChunks } from '../../db/repos/chunks.js';
 import { transitionJob } from '../../db/repos/jobs.js';
+import { currentClipArchive } from '../../db/repos/context-reads.js';
 import { loadLiveBatches } from '../../db/repos/snapshot.js';
 import { enqueueSummarizeFlow } from '../../queue/producer.js';
 import { finishJob, notifyFinished } from '../finish.js';
@@ -14,16 +16,18 @@ import type { JobContext } from '../job-context.js';
 type PlanDeps = Pick<WorkerDeps, 'db' | 'logger' | 'queues' | 'onJobFinished' | 'countTokens'>;
 
 /**
- * Plan step of a consolidation (SPEC §5.5 step 4): choose the oldest live batches that
- * bring the live count back to `maxLiveBatches`, and write one chunk row that merges them,
- * gated on the union of the identifiers they were gated on, with a budget sized to them.
+ * Plan step of a consolidation (SPEC §5.5 step 4, §5.7): choose the oldest live batches that
+ * bring the live count back to `maxLiveBatches` — or all of them when the clip-archive is
+ * over its token budget — and write one chunk row that merges them, gated on the union of
+ * the identifiers they were gated on, with a budget sized to them within what the
+ * clip-archive budget leaves.
  */
 export async function planConsolidation(ctx: JobContext, deps: PlanDeps): Promise<void> {
   if (ctx.job.plan) return enqueueSummarizeFlow(deps.queues, ctx.job, 1);
   const started = await transitionJob(deps.db, ctx.job.id, ['queued', 'planning'], { status: 'planning', startedAt: ctx.job.startedAt ?? new Date(), attempts: ctx.job.attempts + 1 });
   if (!started) return;
-  const live = await loadLiveBatches(deps.db, ctx.conversation.id);
-  const choice = chooseBatchesToCollapse(live, ctx.policy.maxLiveBatches);
+  const [live, clip] = await Promise.all([loadLiveBatches(deps.db, ctx.conversation.id), currentClipArchive(deps.db, ctx.conversation.id)]);
+  const choice = chooseBatchesToCollapse(live, ctx.policy.maxLiveBatches, (clip?.tokens ?? 0) > ctx.policy.clipArchiveMaxTokens);
   if (!choice) {
     const finished = await finishJob(deps.db, ctx.job, 'noop', { result: { reason: 'nothing_to_consolidate', message: 'No more live batches than maxLiveBatches' } });
     notifyFinished(deps, finished, ctx.job.tenantId);
@@ -52,7 +56,7 @@ export async function planConsolidation(ctx: JobContext, deps: PlanDeps): Promis
         level: choice.level,
         absorbedBatchIds: plan.absorbedBatchIds,
         sourceTokens,
-        outputBudget: consolidationOutputBudget(ctx.policy, sourceTokens),
+        outputBudget: consolidationBudgetWithin(ctx.policy, sourceTokens, narrativeLeft(ctx.policy, live, plan.absorbedBatchIds, deps.countTokens)),
         identifiers,
       },
     ]);
@@ -61,4 +65,12 @@ export async function planConsolidation(ctx: JobContext, deps: PlanDeps): Promis
   if (!persisted) return;
   deps.logger.info({ jobId: ctx.job.id, absorbed: absorbed.length, level: choice.level, sourceTokens }, 'consolidation planned');
   await enqueueSummarizeFlow(deps.queues, ctx.job, 1);
+}
+
+/** The narrative budget the merged summary may use: the clip-archive's, less the batches that stay live. */
+function narrativeLeft(policy: Policy, live: ReadonlyArray<{ id: string; summaryTokens: number }>, absorbed: readonly string[], countTokens: PlanDeps['countTokens']): number {
+  const staying = live.filter((b) => !absorbed.includes(b.id));
+  const overhead = clipOverhead(countTokens);
+  const framing = overhead.fixed + overhead.perBatch * (staying.length + 1);
+  return narrativeBudget(policy, framing, staying.reduce((sum, b) => sum + b.summaryTokens, 0));
 }

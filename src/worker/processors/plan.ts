@@ -1,7 +1,8 @@
-import { chunkOutputBudget } from '../../compaction/budget.js';
+import { chunkOutputBudgets, narrativeBudget } from '../../compaction/budget.js';
+import { clipOverhead } from '../../compaction/clip-archive.js';
 import { buildChunkHeader } from '../../compaction/header.js';
 import { planCompaction, resolveTarget } from '../../compaction/plan.js';
-import type { CompactionPlan, JobPlan } from '../../compaction/plan-types.js';
+import type { CompactionPlan, JobPlan, LiveBatch } from '../../compaction/plan-types.js';
 import type { HistoryMessage } from '../../compaction/types.js';
 import type { Policy } from '../../config/policy.js';
 import { insertChunks } from '../../db/repos/chunks.js';
@@ -55,7 +56,8 @@ export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise
       return;
     }
     const header = result.chunks.length > 0 ? buildChunkHeader(await latestRequest(deps, ctx, history), liveBatches, deps.countTokens) : null;
-    if (!(await persistPlan(deps, ctx, result, header))) return;
+    const budgets = outputBudgets(ctx.policy, result, liveBatches, deps.countTokens);
+    if (!(await persistPlan(deps, ctx, result, header, budgets))) return;
     chunkCount = result.chunks.length;
     log.info({ chunks: chunkCount, rewrites: result.rewrites.length, tokensBefore: result.tokensBefore, projected: result.tokensAfter }, 'compaction planned');
   }
@@ -63,7 +65,7 @@ export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise
 }
 
 /** The chunk rows, the job-level plan and the frozen policy, all or nothing. */
-async function persistPlan(deps: Pick<PlanDeps, 'db'>, ctx: JobContext, plan: CompactionPlan, header: string | null): Promise<boolean> {
+async function persistPlan(deps: Pick<PlanDeps, 'db'>, ctx: JobContext, plan: CompactionPlan, header: string | null, budgets: readonly number[]): Promise<boolean> {
   const { chunks, previousBatchIds: _previous, ...rest } = plan;
   const jobPlan: JobPlan = { ...rest, chunkCount: chunks.length, header };
   return deps.db.transaction(async (tx) => {
@@ -83,12 +85,23 @@ async function persistPlan(deps: Pick<PlanDeps, 'db'>, ctx: JobContext, plan: Co
         seqs: chunk.seqs,
         sourceTokens: chunk.sourceTokens,
         messageTokens: chunk.messageTokens,
-        outputBudget: chunkOutputBudget(ctx.policy, chunk.sourceTokens),
+        outputBudget: budgets[chunk.index] as number,
         truncatedForPrompt: chunk.truncatedForPrompt,
       })),
     );
     return true;
   });
+}
+
+/**
+ * SPEC §5.7: the new chunks share what the clip-archive budget leaves after the ledger, the
+ * framing of every batch that will be live and the live summaries that stay.
+ */
+function outputBudgets(policy: Policy, plan: CompactionPlan, live: readonly LiveBatch[], countTokens: PlanDeps['countTokens']): number[] {
+  const overhead = clipOverhead(countTokens);
+  const framing = overhead.fixed + overhead.perBatch * (live.length + plan.chunks.length);
+  const kept = live.reduce((sum, batch) => sum + batch.summaryTokens, 0);
+  return chunkOutputBudgets(policy, plan.chunks.map((chunk) => chunk.sourceTokens), narrativeBudget(policy, framing, kept));
 }
 
 /** Whether the plan may run Tier 1/2 (truncate, mask), the only part of planning that reads content. */

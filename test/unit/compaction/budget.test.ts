@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { chunkOutputBudget, consolidationOutputBudget, namedIdentifierCount, retryBudget, TOKENS_PER_IDENTIFIER } from '../../../src/compaction/budget.js';
+import {
+  chunkOutputBudget,
+  chunkOutputBudgets,
+  consolidationBudgetWithin,
+  consolidationOutputBudget,
+  namedIdentifierCount,
+  narrativeBudget,
+  retryBudget,
+  TOKENS_PER_IDENTIFIER,
+} from '../../../src/compaction/budget.js';
 import { mergePolicy } from '../../../src/config/policy.js';
 
 const policy = mergePolicy();
@@ -43,5 +52,39 @@ describe('output budgets (SPEC §5.4)', () => {
     expect(consolidationOutputBudget(policy, 3_000)).toBe(1_800);
     expect(consolidationOutputBudget(policy, 30_000)).toBe(policy.summaryMaxTokens);
     expect(retryBudget(840)).toBe(1_680);
+  });
+});
+
+describe('the clip-archive budget shared by the summaries (SPEC §5.7)', () => {
+  it('leaves the narrative what the ledger, the framing and the kept summaries do not take', () => {
+    expect(narrativeBudget(policy, 200, 0)).toBe(policy.clipArchiveMaxTokens - policy.ledgerMaxTokens - 200);
+    expect(narrativeBudget(policy, 200, 1_000)).toBe(policy.clipArchiveMaxTokens - policy.ledgerMaxTokens - 1_200);
+    expect(narrativeBudget(policy, 200, 100_000)).toBe(0);
+  });
+
+  it('shares the narrative in proportion to the source, within each chunk\'s own clamp (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 12_000 }), { minLength: 1, maxLength: 30 }), fc.integer({ min: 0, max: 5_000 }), (sources, narrative) => {
+        const budgets = chunkOutputBudgets(policy, sources, narrative);
+        const floor = Math.min(policy.summaryMinTokens, policy.summaryMaxTokens);
+        const total = sources.reduce((a, b) => a + b, 0);
+        return budgets.every((budget, i) => {
+          const own = chunkOutputBudget(policy, sources[i]!);
+          const share = Math.floor((narrative * sources[i]!) / total);
+          return budget <= own && budget >= Math.min(own, floor) && budget === Math.min(own, Math.max(floor, share));
+        });
+      }),
+    );
+  });
+
+  it('gives each chunk its share, the floor when the share is smaller', () => {
+    // shares of 1 500: 600, 600 and 300, which the 320-token floor lifts
+    expect(chunkOutputBudgets(policy, [12_000, 12_000, 6_000], 1_500)).toEqual([600, 600, 320]);
+  });
+
+  it('sizes a consolidation to the narrative left, never below the floor', () => {
+    expect(consolidationBudgetWithin(policy, 10_000, 1_900)).toBe(1_900);
+    expect(consolidationBudgetWithin(policy, 10_000, 50)).toBe(policy.summaryMinTokens);
+    expect(consolidationBudgetWithin(policy, 600, 1_900)).toBe(consolidationOutputBudget(policy, 600));
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { byCoverage, chooseBatchesToCollapse } from '../../../src/compaction/resummarize.js';
+import { byCoverage, chooseBatchesToCollapse, needsConsolidation } from '../../../src/compaction/resummarize.js';
 
 const batch = (id: string, first: number, level = 0) => ({ id, level, seqs: [first, first + 1] });
 
@@ -53,5 +53,19 @@ describe('chooseBatchesToCollapse (SPEC §5.5)', () => {
   it('merges level-0 batches into level 1', () => {
     const live = Array.from({ length: 7 }, (_, i) => batch(`b${i}`, i));
     expect(chooseBatchesToCollapse(live, 6)).toMatchObject({ level: 1, batches: [{ id: 'b0' }, { id: 'b1' }] });
+  });
+
+  it('merges every live batch when the clip-archive is over its budget', () => {
+    const live = [batch('b2', 30, 1), batch('b0', 1), batch('b1', 10)];
+    expect(chooseBatchesToCollapse(live, 6, true)).toMatchObject({ level: 2, batches: [{ id: 'b0' }, { id: 'b1' }, { id: 'b2' }] });
+    expect(chooseBatchesToCollapse([batch('b0', 1)], 6, true)).toBeNull();
+  });
+
+  it('is due for too many batches, or for an over-budget clip-archive with two or more', () => {
+    const policy = { maxLiveBatches: 6, clipArchiveMaxTokens: 3_500 };
+    expect(needsConsolidation(7, 100, policy)).toBe(true);
+    expect(needsConsolidation(2, 3_501, policy)).toBe(true);
+    expect(needsConsolidation(1, 9_000, policy)).toBe(false);
+    expect(needsConsolidation(6, 3_500, policy)).toBe(false);
   });
 });

@@ -11,6 +11,7 @@ import { conversationLifecycleRoutes } from './routes/conversation-lifecycle.js'
 import { registerJsonParser } from './json-body.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
+import { pinRoutes } from './routes/pins.js';
 import { compactionRoutes } from './routes/compactions.js';
 import { jobRoutes } from './routes/jobs.js';
 import { batchRoutes } from './routes/batches.js';
@@ -73,6 +74,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     await v1.register(conversationRoutes(deps));
     await v1.register(conversationLifecycleRoutes(deps));
     await v1.register(messageRoutes(deps));
+    await v1.register(pinRoutes(deps));
     await v1.register(compactionRoutes(deps));
     await v1.register(jobRoutes(deps, metrics));
     await v1.register(batchRoutes(deps));

@@ -118,6 +118,7 @@ function toRow(normalized: NormalizedMessage, countTokens: CountTokens): NewMess
     toolResultIds: ids.answers,
     usage: message.usage,
     metadata: message.metadata,
+    pinned: message.pinned,
   };
 }
 

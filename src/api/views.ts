@@ -37,6 +37,7 @@ export function toMessageView(row: MessageRow) {
     ...(row.name ? { name: row.name } : {}),
     tokens: row.tokens,
     ...(row.metadata?.['meta'] === true && row.role === 'user' ? { meta: true as const } : {}),
+    pinned: row.pinned,
     createdAt: row.createdAt.toISOString(),
   };
 }

@@ -47,6 +47,15 @@ export function conversationMethods(t: Transport) {
         after = page.nextAfter;
       }
     },
+    /**
+     * `PUT /v1/conversations/:id/messages/:seq/pin`: the active message is never archived and stays verbatim in the
+     * context (idempotent). An archived seq is a `MESSAGE_ARCHIVED` (409) error, an unknown one `MESSAGE_NOT_FOUND` (404).
+     */
+    pinMessage: (id: string, seq: number, opts: RequestOptions = {}) =>
+      t.put<StoredMessage>(`/v1/conversations/${enc(id)}/messages/${enc(String(seq))}/pin`, undefined, opts),
+    /** `DELETE /v1/conversations/:id/messages/:seq/pin`: later compactions may archive the message again. */
+    unpinMessage: (id: string, seq: number, opts: RequestOptions = {}) =>
+      t.deleteJson<StoredMessage>(`/v1/conversations/${enc(id)}/messages/${enc(String(seq))}/pin`, opts),
     /** `GET /v1/conversations/:id/context`: the body for the next model call (`format: 'openai'` keeps system messages). */
     getContext,
   };

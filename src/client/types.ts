@@ -106,6 +106,8 @@ export interface InputMessage {
   name?: string;
   usage?: { inputTokens?: number; outputTokens?: number };
   metadata?: Record<string, unknown>;
+  /** true: never archived, kept verbatim in the context (`unpinMessage` releases it) */
+  pinned?: boolean;
 }
 
 /** A Chat Completions message (`tool_calls`, `role: "tool"` + `tool_call_id`). */

@@ -23,6 +23,8 @@ const UsageSchema = z.strictObject({
   outputTokens: z.number().int().nonnegative().optional(),
 });
 const MetadataSchema = z.record(z.string(), z.unknown());
+/** compactd's own field beside the provider's: `true` pins the message (never archived, SPEC §5.6a) */
+const PinnedSchema = z.boolean({ error: 'must be a boolean (true pins the message)' });
 
 const TextBlockSchema = z.strictObject({ type: z.literal('text'), text: z.string(), cache_control: z.unknown().optional() });
 const ImageBlockSchema = z.strictObject({ type: z.literal('image'), source: z.record(z.string(), z.unknown()) });
@@ -53,6 +55,7 @@ const AnthropicMessageSchema = z.strictObject({
   name: z.string().max(256).optional(),
   usage: UsageSchema.optional(),
   metadata: MetadataSchema.optional(),
+  pinned: PinnedSchema.optional(),
 });
 
 const OpenAIContentPartSchema = z.discriminatedUnion('type', [
@@ -76,6 +79,7 @@ const OpenAIMessageSchema = z.strictObject({
   refusal: z.string().nullable().optional(),
   usage: UsageSchema.optional(),
   metadata: MetadataSchema.optional(),
+  pinned: PinnedSchema.optional(),
 });
 
 type AnthropicMessage = z.infer<typeof AnthropicMessageSchema>;
@@ -199,7 +203,12 @@ function checkBlocksForRole(role: Role, content: Block[], field: string): FieldI
 
 function withOptional(
   base: { role: Role; content: Block[] },
-  m: { name?: string | undefined; usage?: z.infer<typeof UsageSchema> | undefined; metadata?: Record<string, unknown> | undefined },
+  m: {
+    name?: string | undefined;
+    usage?: z.infer<typeof UsageSchema> | undefined;
+    metadata?: Record<string, unknown> | undefined;
+    pinned?: boolean | undefined;
+  },
 ): NormalizedMessage {
   const out: NormalizedMessage = { ...base };
   if (m.name !== undefined) out.name = m.name;
@@ -210,6 +219,7 @@ function withOptional(
     out.usage = usage;
   }
   if (m.metadata !== undefined) out.metadata = m.metadata;
+  if (m.pinned === true) out.pinned = true;
   return out;
 }
 

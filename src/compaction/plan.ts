@@ -29,7 +29,7 @@ const NOOP_MESSAGES: Record<NoopReason, string> = {
   empty: 'The conversation has no messages.',
   below_target: 'No compaction needed: the conversation is already within the target.',
   below_tool_minimum: 'No compaction needed: the conversation is below the minimum size for the compact tool.',
-  nothing_to_compact: 'No compaction needed: every message is protected (system prompt, recent tail, newest user message).',
+  nothing_to_compact: 'No compaction needed: every message is protected (system prompt, recent tail, newest user message, pinned messages).',
   insufficient_progress: 'Compaction would not free enough context (minProgressRatio / trigger threshold).',
 };
 

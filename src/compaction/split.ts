@@ -7,8 +7,9 @@ import type { Unit } from './units.js';
 /**
  * Splits units into protected ones and compression candidates (SPEC §5.2 steps 2–3, §5.6a).
  * Protected: the leading system prompt(s) and the clip-archive (head), the recent tail
- * extended back to a unit boundary, the unit holding the newest user message, a pending
- * exchange, and user messages within `keepUserTokens`.
+ * extended back to a unit boundary, the unit holding the newest user message, units holding
+ * a pinned message, a pending exchange, and user messages within `keepUserTokens`. A unit
+ * is protected whole, so a pinned tool result keeps its call and the call its results.
  */
 
 export interface Split {
@@ -16,7 +17,7 @@ export interface Split {
   head: Unit[];
   /** index (into units) where the protected recent tail starts; units.length when there is none */
   tailStart: number;
-  /** protected outside the tail: newest user message, pending exchange, keepUserTokens */
+  /** protected outside the tail: newest user message, pinned messages, pending exchange, keepUserTokens */
   pinned: Unit[];
   /** everything else, chronological */
   candidates: Unit[];
@@ -96,6 +97,8 @@ function userPinned(units: readonly Unit[], keepUserTokens: number): Set<number>
   return pinned;
 }
 
+const isPinned = (message: HistoryMessage): boolean => message.pinned === true;
+
 /** Splits grouped units; `messages` is the array the units were grouped from. */
 export function splitUnits(units: readonly Unit[], messages: readonly HistoryMessage[], options: SplitOptions): Split {
   const headEnd = headLength(units);
@@ -104,7 +107,7 @@ export function splitUnits(units: readonly Unit[], messages: readonly HistoryMes
   while (tailStart < units.length && units[tailStart]?.kind === 'orphan_result') tailStart += 1;
 
   const pinnedIndexes = userPinned(units, options.keepUserTokens);
-  for (const unit of units) if (unit.pending) pinnedIndexes.add(unit.index);
+  for (const unit of units) if (unit.pending || unit.messages.some(isPinned)) pinnedIndexes.add(unit.index);
 
   const pinned: Unit[] = [];
   const candidates: Unit[] = [];

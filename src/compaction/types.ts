@@ -42,6 +42,8 @@ export interface NormalizedMessage {
   name?: string;
   usage?: { inputTokens?: number; outputTokens?: number };
   metadata?: Record<string, unknown>;
+  /** pinned at append: never archived, kept verbatim in the context (SPEC §5.6a) */
+  pinned?: boolean;
 }
 
 /**
@@ -77,6 +79,8 @@ export interface HistoryMessage {
   toolResultIds: string[];
   /** metadata.meta as stored (meta-turns.ts): true for a meta turn, in the history but never the user's request */
   meta?: boolean;
+  /** pinned by the client (SPEC §5.6a): its unit is never archived nor rewritten */
+  pinned?: boolean;
 }
 
 /** Counts tokens of a text; supplied by the shell (gpt-tokenizer) so the core stays pure. */

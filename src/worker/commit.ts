@@ -19,7 +19,7 @@ import { transitionJob, type JobRow } from '../db/repos/jobs.js';
 import type { ConversationRow } from '../db/repos/conversations.js';
 import { loadLiveBatches, toLiveBatch } from '../db/repos/snapshot.js';
 import { batchRow, enqueueConsolidationIfNeeded, measureRetention } from './commit-parts.js';
-import { staleSnapshot } from './stale.js';
+import { pinnedSinceSnapshot, staleSnapshot } from './stale.js';
 
 export interface CommitInput {
   job: JobRow;
@@ -47,7 +47,7 @@ const minOf = (values: readonly number[]): number => values.reduce((min, v) => (
 
 /**
  * Finalize's ONE transaction (SPEC §5.5), under the per-conversation lock: verify the
- * planned messages are still active, insert the level-0 batches, archive originals and the
+ * planned messages are still active and none was pinned since the plan, insert the level-0 batches, archive originals and the
  * previous clip-archive, rewrite Tier 1/2 messages, insert the new clip-archive (carrying
  * the batches live *now*, so a consolidation that committed meanwhile is respected) at the
  * earliest archived position, update counters, measure retention in the resulting context,
@@ -67,6 +67,8 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
       const planned = new Set([...plan.compressedSeqs, ...plan.rewrites.map((r) => r.seq), ...(clipSeq === null ? [] : [clipSeq])]);
       const before = await activeTotalsWith(tx, conversation.id, [...planned]);
       if (before.active !== planned.size) throw staleSnapshot(job.id, planned.size - before.active);
+      // pinned after the plan was made (the pin takes this lock): the plan may not archive or rewrite it
+      if (before.pinned > 0) throw pinnedSinceSnapshot(job.id, before.pinned);
       const previous = (await loadLiveBatches(tx, conversation.id)).map(toLiveBatch);
 
       const chunkBatchIds = (await insertBatches(tx, input.chunks.map((chunk) => chunkBatchRow(input, chunk)))).map((r) => r.id);

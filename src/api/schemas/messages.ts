@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { jsonProblem, MESSAGE_BOUNDS } from '../../lib/text-safety.js';
-import { BlockSchema, JobRefSchema } from './common.js';
+import { BlockSchema, ConversationIdSchema, JobRefSchema } from './common.js';
 
 export const MAX_MESSAGES_PER_APPEND = 1000;
 
@@ -64,9 +64,22 @@ export const StoredMessageSchema = z
       .literal(true)
       .optional()
       .meta({ description: 'a meta turn (harness notification, slash-command wrapper, reminder): kept verbatim, never taken for the user’s request' }),
+    pinned: z.boolean().meta({
+      description: 'pinned (at append or through …/messages/:seq/pin): never archived, kept verbatim in the context. The newest user request is kept as well without being pinned',
+    }),
     createdAt: z.string(),
   })
   .meta({ id: 'Message' });
+
+export const MessageSeqParamsSchema = z.object({
+  id: ConversationIdSchema,
+  seq: z.coerce
+    .number({ error: 'must be an integer seq' })
+    .int('must be an integer seq')
+    .min(1, 'must be a seq (1 or more)')
+    .max(Number.MAX_SAFE_INTEGER, 'must be a seq (at most 2^53 - 1)')
+    .meta({ description: 'the message’s seq in the conversation' }),
+});
 
 export const ListMessagesQuerySchema = z.object({
   after: z.coerce.number().int().min(0).optional(),

@@ -11,12 +11,20 @@ import { batches, conversations, messages, type ArchiveReason } from '../schema.
 const bigints = (values: readonly number[]) => sql`${sql.param(values.map(String))}::bigint[]`;
 const uuids = (values: ReadonlyArray<string | null>) => sql`${sql.param(values)}::uuid[]`;
 
-/** Active totals, and how many of `seqs` are active right now, in one scan (a count: the seqs never come back). */
-export async function activeTotalsWith(db: DbOrTx, conversationId: string, seqs: readonly number[]): Promise<{ tokens: number; messages: number; active: number }> {
-  const [row] = await db.execute<{ tokens: number; messages: number; active: number }>(sql`
-    select coalesce(sum(tokens), 0)::int as tokens, count(*)::int as messages, (count(*) filter (where seq = any(${bigints(seqs)})))::int as active
+/**
+ * Active totals, how many of `seqs` are active right now and how many of those are pinned,
+ * in one scan (counts: the seqs never come back).
+ */
+export async function activeTotalsWith(
+  db: DbOrTx,
+  conversationId: string,
+  seqs: readonly number[],
+): Promise<{ tokens: number; messages: number; active: number; pinned: number }> {
+  const [row] = await db.execute<{ tokens: number; messages: number; active: number; pinned: number }>(sql`
+    select coalesce(sum(tokens), 0)::int as tokens, count(*)::int as messages, (count(*) filter (where seq = any(${bigints(seqs)})))::int as active,
+           (count(*) filter (where pinned and seq = any(${bigints(seqs)})))::int as pinned
       from ${messages} where conversation_id = ${conversationId}`);
-  return { tokens: row?.tokens ?? 0, messages: row?.messages ?? 0, active: row?.active ?? 0 };
+  return { tokens: row?.tokens ?? 0, messages: row?.messages ?? 0, active: row?.active ?? 0, pinned: row?.pinned ?? 0 };
 }
 
 export type NewBatch = typeof batches.$inferInsert;

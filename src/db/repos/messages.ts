@@ -15,6 +15,7 @@ export interface NewMessage {
   toolResultIds: string[];
   usage?: { inputTokens?: number; outputTokens?: number } | undefined;
   metadata?: Record<string, unknown> | undefined;
+  pinned?: boolean | undefined;
 }
 
 /**
@@ -40,13 +41,14 @@ export async function insertMessages(
       a: m.toolResultIds,
       g: m.usage ?? null,
       d: m.metadata ?? null,
+      p: m.pinned === true,
     })),
   );
   const inserted = await db.execute<{ id: string; seq: string; tokens: number }>(sql`
-    insert into ${messages} (conversation_id, seq, role, kind, content, name, tokens, tool_use_ids, tool_result_ids, usage, metadata)
+    insert into ${messages} (conversation_id, seq, role, kind, content, name, tokens, tool_use_ids, tool_result_ids, usage, metadata, pinned)
     select ${conversationId}, ${firstSeq}::bigint + e.ord - 1, e.m ->> 'r', e.m ->> 'k', e.m -> 'c', e.m ->> 'n', (e.m ->> 't')::int,
            array(select jsonb_array_elements_text(e.m -> 'u')), array(select jsonb_array_elements_text(e.m -> 'a')),
-           nullif(e.m -> 'g', 'null'::jsonb), nullif(e.m -> 'd', 'null'::jsonb)
+           nullif(e.m -> 'g', 'null'::jsonb), nullif(e.m -> 'd', 'null'::jsonb), (e.m ->> 'p')::boolean
       from jsonb_array_elements(${payload}::jsonb) with ordinality as e(m, ord)
     returning id, seq, tokens`);
   return inserted.map((r) => ({ id: r.id, seq: Number(r.seq), tokens: r.tokens })).sort((a, b) => a.seq - b.seq);

@@ -4,7 +4,7 @@ import type { DbOrTx } from '../client.js';
 
 /**
  * What the plan step reads of the active history: seq, role, kind, stored tokens, tool-pair
- * links and the scoring features, computed in SQL from the content so the content itself
+ * links, pins and the scoring features, computed in SQL from the content so the content itself
  * never leaves Postgres. Content is read only for the few messages that need it: the
  * candidates of Tier 1/2 rewrites (and the calls they answer, for tool names) and the user's
  * latest request (the chunks' header). Memory is a few hundred bytes per message, whatever
@@ -41,6 +41,7 @@ type FeatureRow = {
   tool_use_ids: string[];
   tool_result_ids: string[];
   meta: boolean;
+  pinned: boolean;
   user_text: boolean;
   question: boolean;
   request: boolean;
@@ -67,7 +68,7 @@ export interface PlanHistory {
 /** The active history's metadata and scoring features, in seq order (one query). */
 export async function loadPlanHistory(db: DbOrTx, conversationId: string, keywords: readonly string[]): Promise<PlanHistory> {
   const rows = await db.execute<FeatureRow>(sql`
-    select m.seq, m.role, m.kind, m.tokens, m.tool_use_ids, m.tool_result_ids, x.meta,
+    select m.seq, m.role, m.kind, m.tokens, m.tool_use_ids, m.tool_result_ids, x.meta, m.pinned,
            (m.role = 'user' and d.typed ~ '\\S' and not x.meta) as user_text,
            (m.role = 'user' and strpos(d.typed, '?') > 0) as question,
            (m.role = 'user' and m.kind = 'message' and d.typed ~ '\\S' and d.typed !~ '^\\s*<(returncode|output)\\y' and not x.meta) as request,
@@ -93,6 +94,7 @@ export async function loadPlanHistory(db: DbOrTx, conversationId: string, keywor
       toolUseIds: row.tool_use_ids,
       toolResultIds: row.tool_result_ids,
       ...(row.meta && { meta: true }),
+      ...(row.pinned && { pinned: true }),
       features: { userText: row.user_text, question: row.question, chars: row.chars, keywords: row.keywords },
     };
   });

@@ -61,6 +61,11 @@ export const messages = pgTable(
   {
     id: uuid('id').primaryKey().defaultRandom(),
     ...messageColumns(),
+    /**
+     * never archived nor rewritten while set (SPEC §5.6a). Active rows only: a message is
+     * unpinned before any compaction can archive it, so the archive has no such column.
+     */
+    pinned: boolean('pinned').notNull().default(false),
   },
   (t) => [
     uniqueIndex('messages_conversation_seq_uq').on(t.conversationId, t.seq),

@@ -191,8 +191,13 @@ describe('fuzzing every route of the OpenAPI document', () => {
   });
 
   it('bounds every number a request carries within the column it reaches', () => {
-    // seq cursors compare with bigint columns; everything else lands in (or is summed into) int4 columns
-    const SEQ_CURSORS = new Set(['GET /v1/conversations/:id/messages querystring.after', 'GET /v1/batches/:id/messages querystring.after']);
+    // seq cursors and seqs compare with bigint columns; everything else lands in (or is summed into) int4 columns
+    const SEQ_CURSORS = new Set([
+      'GET /v1/conversations/:id/messages querystring.after',
+      'GET /v1/batches/:id/messages querystring.after',
+      'PUT /v1/conversations/:id/messages/:seq/pin path.seq',
+      'DELETE /v1/conversations/:id/messages/:seq/pin path.seq',
+    ]);
     const INT4_MAX = 2 ** 31 - 1;
     const unbounded: string[] = [];
     const check = (route: RouteInfo, field: string, schema: JsonSchema) => {

@@ -46,6 +46,11 @@ function checkUnitsAndProtection(plan: CompactionPlan, messages: readonly Histor
     const inside = unit.seqs.filter((seq) => compressed.has(seq)).length;
     expect([0, unit.seqs.length]).toContain(inside);
     if (unit.pending || unit.kind === 'clip_archive') expect(inside).toBe(0);
+    // a pinned message keeps its whole unit active and verbatim (SPEC §5.6a)
+    if (unit.messages.some((m) => m.pinned === true)) {
+      expect(inside).toBe(0);
+      expect(plan.rewrites.filter((r) => unit.seqs.includes(r.seq))).toEqual([]);
+    }
   }
   const newestUser = [...messages].reverse().find(isUserTextMessage);
   if (newestUser) {

@@ -17,6 +17,7 @@ function measures(found: number, total: number, reduction: number, summaryTokens
     requests: { covered: 0, total: 0, ratio: null },
     lostExamples: {},
     missedStatements: [],
+    probes: null,
   };
 }
 

@@ -32,6 +32,17 @@ export interface EvalCase {
   source: string;
   messages: NormalizedMessage[];
   peer: PeerSummary | null;
+  /** the session's working directory, when the transcript says it (the probes read relative paths against it) */
+  cwd: string | null;
+}
+
+/** SWE-bench runs its agents in the repository checked out at /testbed. */
+const SWE_BENCH_CWD = '/testbed';
+
+/** The first `cwd` a Claude Code session records. */
+function sessionCwd(text: string): string | null {
+  const match = /"cwd":"((?:[^"\\]|\\.)*)"/.exec(text);
+  return match ? (JSON.parse(`"${match[1]}"`) as string) : null;
 }
 
 const CLAUDE_CODE_SESSIONS = [
@@ -65,6 +76,7 @@ function claudeCodeCase(dataDir: string, session: string): EvalCase {
     source,
     messages: conversation.messages,
     peer: { name: 'Claude Code', summary: boundary.summary, preTokens: boundary.preTokens, trigger: boundary.trigger },
+    cwd: sessionCwd(text),
   };
 }
 
@@ -78,7 +90,7 @@ function sweCases(dataDir: string, only: string | null): EvalCase[] {
     const source = `mini-swe-agent-gemini3pro-swebench/${instance}/${instance}.traj.json`;
     const [conversation] = importTranscript(readFileSync(rawPath(dataDir, source), 'utf8'), { format: 'mini-swe-agent' }).conversations;
     if (!conversation) throw new Error(`${source} imported no conversation`);
-    return { id: `swe-${instance}`, collection: 'mini-swe-agent', source, messages: conversation.messages, peer: null };
+    return { id: `swe-${instance}`, collection: 'mini-swe-agent', source, messages: conversation.messages, peer: null, cwd: SWE_BENCH_CWD };
   });
 }
 
@@ -90,7 +102,7 @@ function tauCases(dataDir: string, count: number): EvalCase[] {
     .map((c) => ({ c, size: size(c.messages) }))
     .sort((a, b) => b.size - a.size || a.c.id.localeCompare(b.c.id))
     .slice(0, count)
-    .map(({ c }) => ({ id: `tau-${c.id}`, collection: 'tau-bench', source: `${TAU_FILE}#${c.id}`, messages: c.messages, peer: null }));
+    .map(({ c }) => ({ id: `tau-${c.id}`, collection: 'tau-bench', source: `${TAU_FILE}#${c.id}`, messages: c.messages, peer: null, cwd: null }));
 }
 
 /** All cases of a run; `quick` takes one of each kind (one session, one trajectory, two τ-bench conversations). */

@@ -34,24 +34,31 @@ export async function seed(
   id: string,
   messages: readonly NormalizedMessage[],
   conversation: { contextLimit: number; policy?: Record<string, unknown> },
-): Promise<{ activeTokens: number }> {
+): Promise<{ activeTokens: number; seqs: number[] }> {
   await call(stack, 'POST', '/v1/conversations', { id, contextLimit: conversation.contextLimit, policy: { auto: false, ...conversation.policy } });
+  const seqs: number[] = [];
   for (let i = 0; i < messages.length; i += APPEND_BATCH) {
-    await call(stack, 'POST', `/v1/conversations/${id}/messages`, { messages: messages.slice(i, i + APPEND_BATCH) });
+    const appended = (await call(stack, 'POST', `/v1/conversations/${id}/messages`, { messages: messages.slice(i, i + APPEND_BATCH) })) as { messages: Array<{ seq: number }> };
+    seqs.push(...appended.messages.map((m) => m.seq));
   }
   const view = (await call(stack, 'GET', `/v1/conversations/${id}`)) as { activeTokens: number };
-  return { activeTokens: view.activeTokens };
+  return { activeTokens: view.activeTokens, seqs };
+}
+
+/** Long-polls a job until it is terminal. */
+export async function waitForJob(stack: EvalStack, jobId: string, timeoutMs: number): Promise<JobView> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const view = (await call(stack, 'GET', `/v1/jobs/${jobId}?wait=20`)) as JobView;
+    if (!ACTIVE_STATUSES.has(view.status)) return view;
+    if (Date.now() > deadline) throw new Error(`job ${jobId} still ${view.status} after ${timeoutMs} ms`);
+  }
 }
 
 /** Enqueues a compaction and long-polls its job until it is terminal. */
 export async function compactAndWait(stack: EvalStack, id: string, options: Record<string, unknown>, timeoutMs: number): Promise<JobView> {
   const job = (await call(stack, 'POST', `/v1/conversations/${id}/compactions`, options)) as JobView;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const view = (await call(stack, 'GET', `/v1/jobs/${job.id}?wait=20`)) as JobView;
-    if (!ACTIVE_STATUSES.has(view.status)) return view;
-    if (Date.now() > deadline) throw new Error(`compaction ${job.id} of ${id} still ${view.status} after ${timeoutMs} ms`);
-  }
+  return waitForJob(stack, job.id, timeoutMs);
 }
 
 /** The whole active history, in seq order. */

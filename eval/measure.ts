@@ -1,4 +1,5 @@
 import { countTokens } from '../src/lib/count-tokens.js';
+import { scoreProbes, type Probe, type ProbeScore } from './probes/index.js';
 import { coverage, explicitInstructions, indexContext, userRequests, type Coverage, type UserStatement } from './instructions.js';
 import { contextText, identifierRetention, spanIdentifiers, stripIdentifierLists, type EvalMessage, type IdentifierKind, type Retention, type SpanIdentifier } from './metrics.js';
 
@@ -52,6 +53,13 @@ export interface ContextMeasures {
   lostExamples: Partial<Record<IdentifierKind, string[]>>;
   /** user statements not covered (the first few, each cut to a few lines) */
   missedStatements: string[];
+  /** continuation probes of the span this context replaced, answered from the context alone (every miss listed) */
+  probes: ProbeMeasures | null;
+}
+
+export interface ProbeMeasures extends ProbeScore {
+  /** messages of the span the probes were derived from */
+  spanMessages: number;
 }
 
 /** A resulting context: the summary part (gate lists may be stripped from it) and what was kept verbatim. */
@@ -60,6 +68,8 @@ export interface ResultContext {
   kept: readonly EvalMessage[];
   /** every level-0 summary, re-summarized or not (compactd only) */
   chunkSummaries?: readonly string[];
+  /** the probes of the span this context replaced */
+  probes?: { probes: readonly Probe[]; spanMessages: number };
 }
 
 const EXAMPLES_PER_KIND = 8;
@@ -110,5 +120,6 @@ export function measureContext(facts: SpanFacts, result: ResultContext, tokensBe
     requests: coverageSummary(requests),
     lostExamples: examples(retentionAfter.missing),
     missedStatements: [...instructions.missed, ...requests.missed].slice(0, MAX_MISSED).map(clip),
+    probes: result.probes ? { ...scoreProbes(result.probes.probes, after), spanMessages: result.probes.spanMessages } : null,
   };
 }

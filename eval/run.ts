@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { startLlmSim, type LlmSim } from '../src/llm-sim/server.js';
 import { loadCorpus, REPO_ROOT, type EvalCase } from './corpus.js';
+import { langchainEnabled } from './langchain.js';
 import { runCase, type CaseReport } from './run-case.js';
 import { createEvalStack, type EvalStack } from './stack.js';
 import { providerFromEnv, SIM_LOSS_RATE, variantsFor, type ProviderChoice } from './variants.js';
@@ -24,6 +25,8 @@ export interface EvalResults {
   quick: boolean;
   provider: ProviderChoice | null;
   sim: { lossRate: number } | null;
+  /** the LangChain middleware peer ran (on llm-sim with this loss rate) */
+  langchain: { lossRate: number } | null;
   durationMs: number;
   cases: CaseReport[];
 }
@@ -49,14 +52,15 @@ export async function runEval(options: EvalOptions): Promise<EvalResults> {
   const started = Date.now();
   const cases: EvalCase[] = loadCorpus({ quick: options.quick, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   const provider = providerFromEnv(options.env);
+  const langchain = langchainEnabled(options.env, options.quick);
   const stacks: EvalStack[] = [];
   let sim: LlmSim | null = null;
   try {
     const main = await createEvalStack({ env: options.env });
     stacks.push(main);
     let simStack: EvalStack | null = null;
-    if (options.sim) {
-      sim = await startLlmSim({ host: '127.0.0.1', port: 0, lossRate: SIM_LOSS_RATE, seed: 1 });
+    if (options.sim || langchain) sim = await startLlmSim({ host: '127.0.0.1', port: 0, lossRate: SIM_LOSS_RATE, seed: 1 });
+    if (options.sim && sim) {
       simStack = await createEvalStack({ env: simEnv(options.env, sim) });
       stacks.push(simStack);
     }
@@ -64,7 +68,7 @@ export async function runEval(options: EvalOptions): Promise<EvalResults> {
     for (const c of cases) {
       const variants = variantsFor(c, { quick: options.quick, provider, sim: options.sim });
       const t0 = Date.now();
-      reports.push(await runCase(c, variants, { main, sim: simStack }));
+      reports.push(await runCase(c, variants, { main, sim: simStack, langchain: langchain ? sim : null }));
       log(`${c.id}: ${variants.length} compactions in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
     return {
@@ -74,6 +78,7 @@ export async function runEval(options: EvalOptions): Promise<EvalResults> {
       quick: options.quick,
       provider,
       sim: options.sim ? { lossRate: SIM_LOSS_RATE } : null,
+      langchain: langchain ? { lossRate: SIM_LOSS_RATE } : null,
       durationMs: Date.now() - started,
       cases: reports,
     };

@@ -129,3 +129,73 @@ export function peerComparisons(cases: readonly CaseReport[]): PeerComparison[] 
       }));
   });
 }
+
+/**
+ * Continuation goals (issue 21 targets), checked per case on the default-policy `reset`
+ * rows: the probe score, the lead over Claude Code's own summary of the same span, and the
+ * clip-archive's size against that summary and against its budget.
+ */
+export const CONTINUATION_GOAL = {
+  probeScore: 0.95,
+  /** points above the peer's probe score, the target capped at 100% */
+  aheadOfPeer: 0.25,
+  /** clip-archive tokens ≤ this × the peer's summary tokens */
+  peerSizeFactor: 1.25,
+  /** the policy's `clipArchiveMaxTokens` default until the policy carries it */
+  clipArchiveMaxTokens: 3500,
+} as const;
+
+/** The clip-archive budget of a policy: `clipArchiveMaxTokens`, else the default. */
+export function clipArchiveBudget(policy: { clipArchiveMaxTokens?: unknown }): number {
+  return typeof policy.clipArchiveMaxTokens === 'number' ? policy.clipArchiveMaxTokens : CONTINUATION_GOAL.clipArchiveMaxTokens;
+}
+
+/** The default-policy compactions the goals are checked on: a reset, whatever the engine. */
+const GOAL_VARIANT = /^reset-(local|llm-sim|provider)$/;
+
+export interface GoalCheck {
+  goal: string;
+  met: boolean;
+  /** the figures the verdict rests on */
+  detail: string;
+}
+
+export interface CaseGoals {
+  caseId: string;
+  variant: string;
+  label: string;
+  checks: GoalCheck[];
+}
+
+function pctText(ratio: number): string {
+  return `${(ratio * 100).toFixed(1)}%`;
+}
+
+/** Every goal line of a run, per case and default-policy reset row; a row without probes is not checked on them. */
+export function continuationGoals(cases: readonly CaseReport[], budget: number): CaseGoals[] {
+  return cases.flatMap((c) => {
+    const rows = measured(c.rows);
+    const peer = rows.find((r) => r.engine === 'peer');
+    return rows
+      .filter((r) => r.system === 'compactd' && GOAL_VARIANT.test(r.variant))
+      .map((r) => {
+        const m = r.measures;
+        const checks: GoalCheck[] = [];
+        const score = m.probes?.score ?? null;
+        if (score !== null) {
+          checks.push({ goal: `probe score ≥ ${pctText(CONTINUATION_GOAL.probeScore)}`, met: score >= CONTINUATION_GOAL.probeScore, detail: `${pctText(score)} (${m.probes?.answered}/${m.probes?.total})` });
+          const peerScore = peer?.measures.probes?.score ?? null;
+          if (peer && peerScore !== null) {
+            const target = Math.min(1, peerScore + CONTINUATION_GOAL.aheadOfPeer);
+            checks.push({ goal: `probe score ≥ ${peer.system}'s + ${CONTINUATION_GOAL.aheadOfPeer * 100} pts (capped at 100%)`, met: score >= target, detail: `${pctText(score)} vs ${pctText(peerScore)} → target ${pctText(target)}` });
+          }
+        }
+        if (peer) {
+          const limit = CONTINUATION_GOAL.peerSizeFactor * peer.measures.summaryTokens;
+          checks.push({ goal: `clip-archive ≤ ${CONTINUATION_GOAL.peerSizeFactor}× ${peer.system}'s summary`, met: m.summaryTokens <= limit, detail: `${m.summaryTokens} vs ${peer.measures.summaryTokens} tokens (limit ${Math.floor(limit)})` });
+        }
+        checks.push({ goal: `clip-archive ≤ its budget (${budget} tokens)`, met: m.summaryTokens <= budget, detail: `${m.summaryTokens} tokens` });
+        return { caseId: c.id, variant: r.variant, label: r.label, checks };
+      });
+  });
+}

@@ -33,6 +33,8 @@ export interface MiddlewareRun {
   spanMessages: number;
   /** what the middleware put in place of the history (after its prefix), first 300 characters */
   summaryText: string;
+  /** the same, whole: what an agent continues from */
+  summary: string;
   /** the summarizer requests llm-sim answered during the run */
   calls: CallRecord[];
   inputTokens: number;
@@ -120,6 +122,7 @@ export async function runSummarizationMiddleware(options: MiddlewareOptions): Pr
     replaced: fired ? messages.length - (after.length - 1) : 0,
     spanMessages,
     summaryText: summaryText.slice(0, 300),
+    summary: summaryText,
     calls,
     inputTokens: calls.reduce((sum, c) => sum + c.inputTokens, 0),
     outputTokens: calls.reduce((sum, c) => sum + c.outputTokens, 0),

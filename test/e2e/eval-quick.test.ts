@@ -34,7 +34,7 @@ beforeAll(async () => {
   databasesBefore = await evalDatabases();
   // never a paid provider in CI: the quick eval is the local summarizer's
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !PROVIDER_VARIABLES.includes(name)));
-  const result = await main(['--quick', '--out-dir', outDir], { ...env, DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL }, (line) => lines.push(line));
+  const result = await main(['--quick', '--out-dir', outDir], { ...env, DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, COMPACTD_EVAL_LANGCHAIN: '0' }, (line) => lines.push(line));
   if (!result) throw new Error('the eval printed its usage instead of running');
   outcome = result;
 }, 150_000);
@@ -85,6 +85,10 @@ describe('npm run eval -- --quick', () => {
     expect(reset.reduction).toBeGreaterThanOrEqual(0.7);
     expect(reset.retentionAfterGate.ratio).toBeGreaterThanOrEqual(0.99);
     expect(reset.retentionAfterGate.ratio).toBeGreaterThan(peer.retentionAfterGate.ratio);
+    // both are scored on the same continuation probes: the session's span, whole
+    expect(reset.probes!.total).toBeGreaterThan(0);
+    expect(peer.probes!.spanMessages).toBe(session.messages);
+    expect(reset.probes!.answered + reset.probes!.missed.length).toBe(reset.probes!.total);
   });
 
   it('writes the JSON results and the report', async () => {

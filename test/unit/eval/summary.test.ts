@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ContextMeasures } from '../../../eval/measure.js';
 import type { CaseReport, MeasureRow } from '../../../eval/run-case.js';
-import { aggregateByVariant, comparableSize, meetsGoal, peerComparisons, pool } from '../../../eval/summary.js';
+import { aggregateByVariant, clipArchiveBudget, comparableSize, continuationGoals, meetsGoal, peerComparisons, pool } from '../../../eval/summary.js';
 
 function measures(found: number, total: number, reduction: number, summaryTokens = 1000): ContextMeasures {
   const r = { found, total, ratio: total === 0 ? 1 : found / total, byKind: {} };
@@ -17,6 +17,7 @@ function measures(found: number, total: number, reduction: number, summaryTokens
     requests: { covered: 0, total: 0, ratio: null },
     lostExamples: {},
     missedStatements: [],
+    probes: null,
   };
 }
 
@@ -92,5 +93,28 @@ describe('aggregateByVariant and peerComparisons', () => {
       ['a', true, 60],
       ['b', false, 69],
     ]);
+  });
+});
+
+describe('continuationGoals', () => {
+  const withProbes = (answered: number, total: number, summaryTokens: number): ContextMeasures => ({
+    ...measures(100, 100, 0.9, summaryTokens),
+    probes: { answered, total, score: answered / total, byKind: {}, missed: [], spanMessages: 10 },
+  });
+
+  it('checks the default reset against the probe bar, the peer + 25 points (capped), 1.25× the peer and the budget', () => {
+    const c = caseOf('cc-1', [row('peer', withProbes(6, 10, 3000), 'peer'), row('reset-local', withProbes(9, 10, 3600)), row('summarize-local', withProbes(1, 10, 9000))]);
+    const [goals, ...rest] = continuationGoals([c], 3500);
+    expect(rest).toEqual([]);
+    expect(goals!.variant).toBe('reset-local');
+    expect(goals!.checks.map((check) => check.met)).toEqual([false, true, true, false]);
+    expect(goals!.checks[1]!.detail).toBe('90.0% vs 60.0% → target 85.0%');
+  });
+
+  it('caps the target at 100% and reads the budget from the policy when it has one', () => {
+    const c = caseOf('cc-2', [row('peer', withProbes(9, 10, 3000), 'peer'), row('reset-local', withProbes(10, 10, 1000))]);
+    expect(continuationGoals([c], 3500)[0]!.checks.every((check) => check.met)).toBe(true);
+    expect(clipArchiveBudget({})).toBe(3500);
+    expect(clipArchiveBudget({ clipArchiveMaxTokens: 2000 })).toBe(2000);
   });
 });

@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import type { Block, Role } from '../../../src/compaction/types.js';
+import { loadCorpus } from '../../../eval/corpus.js';
+import { deriveProbes, scoreProbes, type Probe, type ProbeMessage } from '../../../eval/probes/index.js';
+import { errorLineOf } from '../../../eval/probes/failures.js';
+import { shellFileChanges } from '../../../eval/probes/shell.js';
+import { text, toolResult, toolUse } from '../../fixtures/builders.js';
+
+const msg = (role: Role, content: string | Block[]): ProbeMessage => ({ role, content: typeof content === 'string' ? [text(content)] : content });
+
+const CWD = '/home/u/app';
+
+/** A Claude Code-like span: a write, an edit, a failing test run, a deletion, a todo list, the user's words. */
+const span: ProbeMessage[] = [
+  msg('user', 'Add input validation to the login handler. Never commit directly to main.'),
+  msg('assistant', [toolUse('t1', 'Write', { file_path: `${CWD}/src/validate.ts`, content: 'export {}' })]),
+  msg('user', [toolResult('t1', 'File created successfully at: /home/u/app/src/validate.ts')]),
+  msg('assistant', [toolUse('t2', 'Edit', { file_path: `${CWD}/src/login.ts`, old_string: 'a', new_string: 'b' })]),
+  msg('user', [toolResult('t2', 'The file has been updated.')]),
+  msg('assistant', [toolUse('t3', 'Bash', { command: 'npm test -- login\necho done' })]),
+  msg('user', [toolResult('t3', "Exit code 1\n FAIL test/login.test.ts\nTypeError: Cannot read properties of undefined (reading 'user')\n    at login (src/login.ts:3:9)", true)]),
+  msg('assistant', [toolUse('t4', 'Bash', { command: 'rm old/legacy.ts && git mv src/a.ts src/b.ts' })]),
+  msg('user', [toolResult('t4', '')]),
+  msg('assistant', [toolUse('t5', 'TodoWrite', { todos: [{ content: 'Write the validator', status: 'completed' }, { content: 'Fix the failing login test', status: 'in_progress' }] })]),
+  msg('user', [toolResult('t5', 'Todos have been modified successfully.')]),
+  msg('user', 'Please make sure the error message stays readable.'),
+];
+
+const byKind = (probes: readonly Probe[], kind: Probe['kind']) => probes.filter((p) => p.kind === kind);
+
+describe('deriveProbes', () => {
+  const probes = deriveProbes(span, { cwd: CWD });
+
+  it('lists each changed file with the action that describes where it ended', () => {
+    expect(byKind(probes, 'file').map((p) => [p.text, p.kind === 'file' ? p.action : null])).toEqual([
+      [`${CWD}/src/validate.ts`, 'created'],
+      [`${CWD}/src/login.ts`, 'edited'],
+      ['old/legacy.ts', 'deleted'],
+      ['src/a.ts', 'moved'],
+    ]);
+    const login = probes.find((p) => p.text === `${CWD}/src/login.ts`);
+    expect(login?.kind === 'file' && login.names).toEqual([`${CWD}/src/login.ts`, 'src/login.ts', 'login.ts']);
+  });
+
+  it('takes the line that reads as the error and the failing command, never the exit code', () => {
+    expect(byKind(probes, 'error').map((p) => p.text)).toEqual(["TypeError: Cannot read properties of undefined (reading 'user')"]);
+    expect(byKind(probes, 'command').map((p) => p.text)).toEqual(['npm test -- login']);
+  });
+
+  it('keeps the user constraints verbatim, the latest requests and the open tasks', () => {
+    expect(byKind(probes, 'constraint').map((p) => p.text)).toEqual(['Never commit directly to main.', 'Please make sure the error message stays readable.']);
+    expect(byKind(probes, 'request').map((p) => p.text)).toEqual(['Add input validation to the login handler.', 'Please make sure the error message stays readable.']);
+    expect(byKind(probes, 'task').map((p) => p.text)).toEqual(['Fix the failing login test']);
+  });
+
+  it('reads a mini-swe-agent span: fenced shell blocks answered by <returncode> observations', () => {
+    const swe = deriveProbes(
+      [
+        msg('assistant', "THOUGHT: fix it\n\n```bash\nsed -i 's/a/b/' src/x.py && python repro.py\n```"),
+        msg('user', '<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n  File "repro.py", line 1\nValueError: bad value\n</output>'),
+        msg('assistant', "THOUGHT: write a test\n\n```bash\ncat <<'EOF' > tests/test_x.py\nrm -rf /\nEOF\n```"),
+        msg('user', '<returncode>0</returncode>\n<output>\n</output>'),
+      ],
+      { cwd: '/testbed' },
+    );
+    expect(swe.map((p) => `${p.kind}:${p.text}${p.kind === 'file' ? `:${p.action}` : ''}`)).toEqual([
+      'file:src/x.py:edited',
+      'file:tests/test_x.py:created',
+      'error:ValueError: bad value',
+      "command:sed -i 's/a/b/' src/x.py && python repro.py",
+    ]);
+  });
+});
+
+describe('shellFileChanges', () => {
+  it.each([
+    ['rm -f a.txt b.txt', [['a.txt', 'deleted'], ['b.txt', 'deleted']]],
+    ['mv src/a.ts src/b.ts', [['src/a.ts', 'moved']]],
+    ['echo hi > out.txt 2>/dev/null', [['out.txt', 'written']]],
+    ['echo hi >> log.txt', [['log.txt', 'edited']]],
+    ["sed -i 's/x/y/' a.py b.py", [['a.py', 'edited'], ['b.py', 'edited']]],
+    ["grep -n 'rm x' file.py", []],
+    ['cat file.py | head', []],
+  ])('%s', (command, expected) => {
+    expect(shellFileChanges(command).map((c) => [c.path, c.action])).toEqual(expected);
+  });
+});
+
+describe('errorLineOf', () => {
+  it.each([
+    ['Exit code 1\nfatal: not a git repository', 'fatal: not a git repository'],
+    ['Exit code 2\n     ** (CompileError) lib/a.ex:3: undefined function foo/0', '** (CompileError) lib/a.ex:3: undefined function foo/0'],
+    ['Exit code 1', null],
+    ['Error: Reservation not found', 'Error: Reservation not found'],
+  ])('%j', (output, line) => {
+    expect(errorLineOf(output)).toBe(line);
+  });
+});
+
+describe('scoreProbes', () => {
+  const probes = deriveProbes(span, { cwd: CWD });
+
+  it('answers a file by its relative path or file name with the action word nearby or in its heading', () => {
+    const file = probes.filter((p) => p.text === `${CWD}/src/login.ts`);
+    expect(scoreProbes(file, 'Edited `src/login.ts` to validate the body.').answered).toBe(1);
+    expect(scoreProbes(file, '## Files modified\n- login.ts: validation').answered).toBe(1);
+    // named but not what happened to it
+    expect(scoreProbes(file, 'Read src/login.ts to understand it.').answered).toBe(0);
+    // a longer name is another file
+    expect(scoreProbes(file, 'Edited src/login.tsx').answered).toBe(0);
+  });
+
+  it('needs errors and commands verbatim (whitespace aside) and prose contained (case and markdown aside)', () => {
+    const context = [
+      "TypeError: Cannot read properties\n  of undefined (reading 'user')",
+      '`npm test -- login` failed',
+      'User: **never commit directly to main.** Please make sure the error message stays readable.',
+      'Add input validation to the login handler.',
+    ].join('\n');
+    const score = scoreProbes(probes.filter((p) => p.kind !== 'file' && p.kind !== 'task'), context);
+    expect(score.missed).toEqual([]);
+    expect(score.score).toBe(1);
+  });
+
+  it('lists every miss and counts per kind', () => {
+    const score = scoreProbes(probes, 'nothing useful');
+    expect(score.answered).toBe(0);
+    expect(score.missed).toHaveLength(probes.length);
+    expect(score.byKind.file).toEqual({ answered: 0, total: 4 });
+    expect(scoreProbes([], 'x').score).toBeNull();
+  });
+});
+
+describe('probes of the real sessions', () => {
+  const cases = loadCorpus({});
+
+  it.each(cases.filter((c) => c.collection !== 'tau-bench').map((c) => [c.id, c] as const))('%s: files changed, no exit-code error probes', (_id, c) => {
+    const probes = deriveProbes(c.messages, { cwd: c.cwd });
+    expect(byKind(probes, 'file').length).toBeGreaterThan(0);
+    expect(byKind(probes, 'request').length).toBeGreaterThan(0);
+    for (const p of byKind(probes, 'error')) expect(p.text).not.toMatch(/^(Exit code|<returncode>)/);
+  });
+
+  it('every τ-bench conversation has probes', () => {
+    for (const c of cases.filter((x) => x.collection === 'tau-bench')) expect(deriveProbes(c.messages, { cwd: c.cwd }).length, c.id).toBeGreaterThan(0);
+  });
+
+  it('a Claude Code session answers its own probes (the transcript is the whole context)', () => {
+    const c = cases.find((x) => x.collection === 'claude-code')!;
+    const whole = c.messages.map((m) => m.content.map((b) => (b.type === 'text' ? b.text : b.type === 'tool_result' ? (typeof b.content === 'string' ? b.content : '') : b.type === 'tool_use' ? JSON.stringify(b.input) : '')).join('\n')).join('\n');
+    const probes = deriveProbes(c.messages, { cwd: c.cwd }).filter((p) => p.kind !== 'file');
+    expect(scoreProbes(probes, whole).missed).toEqual([]);
+  });
+});

@@ -32,6 +32,7 @@ function mergeFile(a: LedgerFile, b: LedgerFile): LedgerFile {
   const change = later(a.changedSeq, b.changedSeq) ? b : a;
   const merged: LedgerFile = { path: a.path, actions, lastSeq: Math.max(a.lastSeq, b.lastSeq) };
   if (change.changedSeq !== undefined) merged.changedSeq = change.changedSeq;
+  if (change.lastChange !== undefined) merged.lastChange = change.lastChange;
   if (change.gist !== undefined) merged.gist = change.gist;
   if (change.movedTo !== undefined) merged.movedTo = change.movedTo;
   return merged;

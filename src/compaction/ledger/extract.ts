@@ -20,7 +20,10 @@ const MAX_CALL_TARGET_CHARS = 120;
 
 function fileEntry(effect: FileEffect, seq: number): LedgerFile {
   const entry: LedgerFile = { path: effect.path, actions: { [effect.action]: 1 }, lastSeq: seq };
-  if (effect.action !== 'read') entry.changedSeq = seq;
+  if (effect.action !== 'read') {
+    entry.changedSeq = seq;
+    entry.lastChange = effect.action;
+  }
   if (effect.gist !== undefined) entry.gist = effect.gist;
   if (effect.movedTo !== undefined) entry.movedTo = effect.movedTo;
   return entry;
@@ -37,12 +40,21 @@ function targetOf(call: ToolCall, found: CallEffects): { targetKind: Exclude<Tar
   return path === undefined ? { targetKind: 'call', target: callTarget(call.input) } : { targetKind: 'path', target: path };
 }
 
+/** Programs whose exit status 1 answers a question (no match, files differ, test false) rather than reports a failure. */
+const QUERIES = /^(?:grep|egrep|fgrep|rg|ag|ack|diff|cmp|test|\[|which|command -v)\b/;
+
+function quietQuery(line: string | null, reading: ResultReading): ResultReading {
+  const last = line?.split(/\s*\|\s*/).pop() ?? '';
+  const asked = line !== null && (QUERIES.test(line) || QUERIES.test(last));
+  return asked && reading.exitCode === 1 && reading.outcome === 'failed' ? { ...reading, outcome: 'ok' } : reading;
+}
+
 function addCall(acc: LedgerAccumulator, call: ToolCall): void {
   const found = callEffects(call);
   const declined = call.result !== null && isDeclined(call.result.text);
   if (declined) return; // the user turned it down: nothing ran
   const line = found.command === null ? null : commandLine(found.command);
-  const reading: ResultReading = readResult(call.result, line !== null);
+  const reading: ResultReading = quietQuery(line, readResult(call.result, line !== null));
   const seq = call.seq;
 
   if (!found.filesNeedSuccess || reading.outcome === 'ok') {

@@ -49,9 +49,9 @@ export function sentences(text: string): string[] {
     .filter((s) => s.length > 0);
 }
 
-/** The first sentence of a request; a line ending in ':' runs on into the next. */
+/** The first sentence of a request; a line ending in ':' runs on into the next; a lone word or path (a listing's line) is no sentence. */
 export function firstSentence(text: string): string | null {
-  const all = sentences(text);
+  const all = sentences(text).filter((s) => /\s/.test(s));
   let first = all[0];
   for (let i = 1; first !== undefined && first.endsWith(':') && i < all.length; i += 1) first = `${first} ${all[i] as string}`;
   return first === undefined ? null : capLine(first, MAX_REQUEST_CHARS);

@@ -27,8 +27,10 @@ export const LedgerFileSchema = z.object({
   actions: FileActionsSchema,
   /** seq of the latest call that touched the file (reads included) */
   lastSeq: Seq,
-  /** seq of the latest change (anything but a read); gist and movedTo describe that change */
+  /** seq of the latest change (anything but a read); lastChange, gist and movedTo describe that change */
   changedSeq: Seq.optional(),
+  /** what the latest change was: `deleted` or `moved` means the path no longer holds the file */
+  lastChange: z.enum(['created', 'edited', 'deleted', 'moved']).optional(),
   /** one line on the latest change when the tool input tells it (sizes, lines, the shell command) */
   gist: z.string().optional(),
   /** where the latest change moved the file */

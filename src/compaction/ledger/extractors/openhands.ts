@@ -52,7 +52,8 @@ export function openHandsEffects(call: ToolCall): CallEffects | null {
     if (call.tool === 'edit' && typeof input['content'] === 'string') {
       return effects({ files: [{ path, action: 'edited', gist: `wrote ${charCount(input['content'])} chars` }] });
     }
-    return null;
+    // older events carry a view as the path and a line range, with no command
+    return editorEffects(call, 'view', path);
   }
   if (call.tool === 'read' && path !== undefined) return effects({ files: [{ path, action: 'read' }] });
   if (call.tool === 'task_tracker') return input['command'] === 'plan' ? effects({ tasks: taskItems(input) }) : NO_EFFECTS;

@@ -131,9 +131,10 @@ export class LedgerAccumulator {
       commands: [...this.commands.values()].sort(bySeqThen((c) => c.line)),
       errors: errors.sort(bySeqThen<LedgerError>(errorKey)),
       okCalls: [...this.okCalls.values()].sort(bySeqThen<LedgerOkCall>(okCallKey)),
+      // sentences of one message keep the order they were said in (a stable sort by seq alone)
       instructions: {
-        constraints: [...this.constraints.values()].sort(bySeqThen((s) => s.text)),
-        requests: [...this.requests.values()].sort(bySeqThen((s) => s.text)),
+        constraints: [...this.constraints.values()].sort((x, y) => x.seq - y.seq),
+        requests: [...this.requests.values()].sort((x, y) => x.seq - y.seq),
       },
       tasks: this.tasks,
     };

@@ -46,7 +46,7 @@ const WRAPPER_LINES: RegExp[] = [
 const FAILING_RUN: RegExp[] = [
   /^=+ .*\b[1-9]\d* (?:failed|errors?)\b.*=+$/,
   /^(?:Tests?|Test Files|Suites?):?\s+.*\b[1-9]\d* failed\b/i,
-  /^[1-9]\d* (?:failing|tests? failed)\b/,
+  /^[1-9]\d* (?:failing|tests? failed|failed\b)/,
   /^FAILED \S/,
   /^--- FAIL:/,
   /^not ok \d+\b(?!.*#\s*(?:TODO|SKIP)\b)/i,

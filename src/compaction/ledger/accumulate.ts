@@ -1,0 +1,142 @@
+import type { Ledger, LedgerCommand, LedgerError, LedgerFile, LedgerOkCall, SeqText, TaskList } from './schema.js';
+import { FILE_ACTIONS } from './schema.js';
+
+/**
+ * The one place where ledger entries combine, used both to build a ledger from its calls and
+ * to merge two ledgers, so both agree exactly. Entries are keyed (a file by path, a command by
+ * its line, an error by tool, target and line, a sentence by its text); counts add, seqs take
+ * the maximum, and what describes the latest event (a command's outcome, a file's gist) comes
+ * from the entry with the higher seq, the later one added on a tie. Errors are resolved at the
+ * end against the latest success of their command or of their tool on their target.
+ */
+
+const SEP = '\u0000';
+
+export function errorKey(e: Pick<LedgerError, 'tool' | 'targetKind' | 'target' | 'line'>): string {
+  return [e.tool, e.targetKind, e.target, e.line].join(SEP);
+}
+
+export function okCallKey(c: Pick<LedgerOkCall, 'tool' | 'targetKind' | 'target'>): string {
+  return [c.tool, c.targetKind, c.target].join(SEP);
+}
+
+const later = (a: number | undefined, b: number | undefined) => (b !== undefined && (a === undefined || b >= a));
+const maxSeq = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
+
+function mergeFile(a: LedgerFile, b: LedgerFile): LedgerFile {
+  const actions: LedgerFile['actions'] = {};
+  for (const action of FILE_ACTIONS) {
+    const count = (a.actions[action] ?? 0) + (b.actions[action] ?? 0);
+    if (count > 0) actions[action] = count;
+  }
+  const change = later(a.changedSeq, b.changedSeq) ? b : a;
+  const merged: LedgerFile = { path: a.path, actions, lastSeq: Math.max(a.lastSeq, b.lastSeq) };
+  if (change.changedSeq !== undefined) merged.changedSeq = change.changedSeq;
+  if (change.lastChange !== undefined) merged.lastChange = change.lastChange;
+  if (change.gist !== undefined) merged.gist = change.gist;
+  if (change.movedTo !== undefined) merged.movedTo = change.movedTo;
+  return merged;
+}
+
+function mergeCommand(a: LedgerCommand, b: LedgerCommand): LedgerCommand {
+  const latest = b.lastSeq >= a.lastSeq ? b : a;
+  const merged: LedgerCommand = { line: a.line, outcome: latest.outcome, count: a.count + b.count, lastSeq: latest.lastSeq };
+  if (latest.exitCode !== undefined) merged.exitCode = latest.exitCode;
+  const ok = maxSeq(a.lastOkSeq, b.lastOkSeq);
+  if (ok !== undefined) merged.lastOkSeq = ok;
+  return merged;
+}
+
+function bySeqThen<T extends { seq?: number; lastSeq?: number }>(key: (item: T) => string) {
+  return (x: T, y: T) => {
+    const sx = x.lastSeq ?? x.seq ?? 0;
+    const sy = y.lastSeq ?? y.seq ?? 0;
+    if (sx !== sy) return sx - sy;
+    const kx = key(x);
+    const ky = key(y);
+    return kx < ky ? -1 : kx > ky ? 1 : 0;
+  };
+}
+
+export class LedgerAccumulator {
+  private readonly files = new Map<string, LedgerFile>();
+  private readonly commands = new Map<string, LedgerCommand>();
+  private readonly errors = new Map<string, LedgerError>();
+  private readonly okCalls = new Map<string, LedgerOkCall>();
+  private readonly constraints = new Map<string, SeqText>();
+  private readonly requests = new Map<string, SeqText>();
+  private tasks: TaskList | null = null;
+
+  addFile(file: LedgerFile): this {
+    const known = this.files.get(file.path);
+    this.files.set(file.path, known ? mergeFile(known, file) : file);
+    return this;
+  }
+
+  addCommand(command: LedgerCommand): this {
+    const known = this.commands.get(command.line);
+    this.commands.set(command.line, known ? mergeCommand(known, command) : command);
+    return this;
+  }
+
+  addError(error: LedgerError): this {
+    const key = errorKey(error);
+    const known = this.errors.get(key);
+    this.errors.set(key, known ? { ...error, seq: Math.max(known.seq, error.seq), resolved: known.resolved || error.resolved } : error);
+    return this;
+  }
+
+  addOkCall(call: LedgerOkCall): this {
+    const key = okCallKey(call);
+    const known = this.okCalls.get(key);
+    if (!known || call.seq > known.seq) this.okCalls.set(key, call);
+    return this;
+  }
+
+  addSentence(kind: 'constraints' | 'requests', sentence: SeqText): this {
+    const map = this[kind];
+    const known = map.get(sentence.text);
+    if (!known || sentence.seq > known.seq) map.set(sentence.text, sentence);
+    return this;
+  }
+
+  setTasks(tasks: TaskList | null): this {
+    if (tasks !== null && (this.tasks === null || tasks.seq >= this.tasks.seq)) this.tasks = tasks;
+    return this;
+  }
+
+  addLedger(ledger: Ledger): this {
+    for (const file of ledger.files) this.addFile(file);
+    for (const command of ledger.commands) this.addCommand(command);
+    for (const error of ledger.errors) this.addError(error);
+    for (const call of ledger.okCalls) this.addOkCall(call);
+    for (const sentence of ledger.instructions.constraints) this.addSentence('constraints', sentence);
+    for (const sentence of ledger.instructions.requests) this.addSentence('requests', sentence);
+    return this.setTasks(ledger.tasks);
+  }
+
+  /** The latest success that would resolve this error, if any. */
+  private lastSuccess(error: LedgerError): number | undefined {
+    if (error.targetKind === 'command') return this.commands.get(error.target)?.lastOkSeq;
+    return this.okCalls.get(okCallKey({ tool: error.tool, targetKind: error.targetKind, target: error.target }))?.seq;
+  }
+
+  ledger(): Ledger {
+    const errors = [...this.errors.values()].map((e) => {
+      const ok = this.lastSuccess(e);
+      return { ...e, resolved: e.resolved || (ok !== undefined && ok > e.seq) };
+    });
+    return {
+      files: [...this.files.values()].sort(bySeqThen((f) => f.path)),
+      commands: [...this.commands.values()].sort(bySeqThen((c) => c.line)),
+      errors: errors.sort(bySeqThen<LedgerError>(errorKey)),
+      okCalls: [...this.okCalls.values()].sort(bySeqThen<LedgerOkCall>(okCallKey)),
+      // sentences of one message keep the order they were said in (a stable sort by seq alone)
+      instructions: {
+        constraints: [...this.constraints.values()].sort((x, y) => x.seq - y.seq),
+        requests: [...this.requests.values()].sort((x, y) => x.seq - y.seq),
+      },
+      tasks: this.tasks,
+    };
+  }
+}

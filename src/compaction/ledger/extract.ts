@@ -1,0 +1,91 @@
+import type { HistoryMessage } from '../types.js';
+import { LedgerAccumulator } from './accumulate.js';
+import { commandLine } from './command-line.js';
+import type { CallEffects, FileEffect } from './effects.js';
+import { errorLine } from './error-line.js';
+import { callEffects } from './extractors/index.js';
+import { extractInstructions } from './instructions.js';
+import { isDeclined, readResult, type ResultReading } from './result.js';
+import type { Ledger, LedgerFile, TargetKind } from './schema.js';
+import { pairToolCalls, type ToolCall } from './tool-calls.js';
+
+/**
+ * The state ledger of a span (SPEC §5.6b), computed from its messages alone: every tool call
+ * paired with its result and read by the extractor of its agent's conventions, every user
+ * turn read for requests and constraints. Pure and deterministic; a span split anywhere
+ * between tool exchanges gives two ledgers whose merge is this one.
+ */
+
+const MAX_CALL_TARGET_CHARS = 120;
+
+function fileEntry(effect: FileEffect, seq: number): LedgerFile {
+  const entry: LedgerFile = { path: effect.path, actions: { [effect.action]: 1 }, lastSeq: seq };
+  if (effect.action !== 'read') {
+    entry.changedSeq = seq;
+    entry.lastChange = effect.action;
+  }
+  if (effect.gist !== undefined) entry.gist = effect.gist;
+  if (effect.movedTo !== undefined) entry.movedTo = effect.movedTo;
+  return entry;
+}
+
+/** What a call that is neither a command nor a file tool acts on: its first short string argument. */
+function callTarget(input: Record<string, unknown>): string {
+  const value = Object.values(input).find((v): v is string => typeof v === 'string' && v.length > 0 && v.length <= MAX_CALL_TARGET_CHARS && !v.includes('\n'));
+  return value ?? '';
+}
+
+function targetOf(call: ToolCall, found: CallEffects): { targetKind: Exclude<TargetKind, 'command'>; target: string } {
+  const path = found.files[0]?.path;
+  return path === undefined ? { targetKind: 'call', target: callTarget(call.input) } : { targetKind: 'path', target: path };
+}
+
+/** Programs whose exit status 1 answers a question (no match, files differ, test false) rather than reports a failure. */
+const QUERIES = /^(?:grep|egrep|fgrep|rg|ag|ack|diff|cmp|test|\[|which|command -v)\b/;
+
+function quietQuery(line: string | null, reading: ResultReading): ResultReading {
+  const last = line?.split(/\s*\|\s*/).pop() ?? '';
+  const asked = line !== null && (QUERIES.test(line) || QUERIES.test(last));
+  return asked && reading.exitCode === 1 && reading.outcome === 'failed' ? { ...reading, outcome: 'ok' } : reading;
+}
+
+function addCall(acc: LedgerAccumulator, call: ToolCall): void {
+  const found = callEffects(call);
+  const declined = call.result !== null && isDeclined(call.result.text);
+  if (declined) return; // the user turned it down: nothing ran
+  const line = found.command === null ? null : commandLine(found.command);
+  const reading: ResultReading = quietQuery(line, readResult(call.result, line !== null));
+  const seq = call.seq;
+
+  if (!found.filesNeedSuccess || reading.outcome === 'ok') {
+    for (const effect of found.files) acc.addFile(fileEntry(effect, seq));
+  }
+  if (found.tasks !== null && reading.outcome !== 'failed') acc.setTasks({ items: found.tasks, seq });
+
+  if (line !== null) {
+    acc.addCommand({
+      line,
+      outcome: reading.outcome,
+      count: 1,
+      lastSeq: seq,
+      ...(reading.exitCode !== undefined && { exitCode: reading.exitCode }),
+      ...(reading.outcome === 'ok' && { lastOkSeq: seq }),
+    });
+  }
+  const target = line !== null ? { targetKind: 'command' as const, target: line } : targetOf(call, found);
+  if (reading.outcome === 'failed') {
+    const error = errorLine(reading.body);
+    if (error !== null) acc.addError({ line: error, tool: call.tool, ...target, seq, resolved: false });
+  } else if (reading.outcome === 'ok' && target.targetKind !== 'command') {
+    acc.addOkCall({ tool: call.tool, targetKind: target.targetKind, target: target.target, seq });
+  }
+}
+
+export function extractLedger(messages: readonly HistoryMessage[]): Ledger {
+  const acc = new LedgerAccumulator();
+  for (const call of pairToolCalls(messages)) addCall(acc, call);
+  const { constraints, requests } = extractInstructions(messages);
+  for (const sentence of constraints) acc.addSentence('constraints', sentence);
+  for (const sentence of requests) acc.addSentence('requests', sentence);
+  return acc.ledger();
+}

@@ -1,0 +1,85 @@
+import type { CountTokens } from '../types.js';
+import { DEFAULT_LEDGER_CAPS, ledgerParts, type LedgerCaps, type LedgerEscape, type Part } from './render-parts.js';
+import type { Ledger } from './schema.js';
+
+/**
+ * The ledger as compact plain text for the head of the clip-archive (SPEC §5.7): files
+ * changed, files read, open errors, the last failing command, the user's constraints and
+ * latest requests, open tasks. Each part has a cap; within `maxTokens` the least important
+ * items go first (files only read, resolved errors, the oldest of each part) and each part
+ * that lost items says how many with a line "(+N more in the archive)". Never longer than
+ * `maxTokens` as `countTokens` counts; empty when not even a line fits.
+ */
+
+export interface RenderLedgerOptions {
+  maxTokens: number;
+  countTokens: CountTokens;
+  /** the session's working directory: paths under it are shown relative */
+  cwd?: string;
+  caps?: Partial<LedgerCaps>;
+  /** tag words whose look-alikes are neutralized too (the delimiter the text is framed in); `<`, `>`, `&` are always escaped */
+  protectTags?: readonly string[];
+  /** `entities` (default): `&`, `<`, `>` always escaped; `tags`: only a '<' opening a protected tag word (needs protectTags) */
+  escape?: LedgerEscape;
+}
+
+const moreLine = (hidden: number) => `(+${hidden} more in the archive)`;
+
+function renderPart(part: Part): string | null {
+  const hidden = part.total - part.items.length;
+  if (part.total === 0) return null;
+  if (part.items.length === 0) return `${part.heading} ${moreLine(hidden)}`;
+  if (part.inline) return `${part.heading} ${part.items.join(', ')}${hidden > 0 ? ` ${moreLine(hidden)}` : ''}`;
+  return [part.heading, ...part.items.map((item) => `- ${item}`), ...(hidden > 0 ? [moreLine(hidden)] : [])].join('\n');
+}
+
+function renderParts(parts: readonly Part[]): string {
+  return parts
+    .map(renderPart)
+    .filter((text): text is string => text !== null)
+    .join('\n');
+}
+
+/**
+ * Which part gives up an item first: the plain list of files read, resolved errors, then the
+ * oldest changed files, constraints and requests, tasks, open errors; the last failing command last.
+ */
+const DROP_ORDER = [1, 3, 0, 5, 6, 7, 2, 4];
+/** Items each part keeps while any other part can still give one up (the newest request, the newest open error…). */
+const KEEP = [3, 0, 2, 0, 1, 2, 1, 3];
+
+function dropOne(parts: Part[], floor: (index: number) => number): boolean {
+  for (const index of DROP_ORDER) {
+    const part = parts[index] as Part;
+    if (part.items.length > floor(index)) {
+      part.items = part.dropFrom === 'end' ? part.items.slice(0, -1) : part.items.slice(1);
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Drops a whole part (its heading and "more" line too), least important first. */
+function dropPart(parts: Part[]): boolean {
+  for (const index of DROP_ORDER) {
+    const part = parts[index] as Part;
+    if (part.total > 0) {
+      part.items = [];
+      part.total = 0;
+      return true;
+    }
+  }
+  return false;
+}
+
+export function renderLedger(ledger: Ledger, options: RenderLedgerOptions): string {
+  const caps = { ...DEFAULT_LEDGER_CAPS, ...options.caps };
+  const parts = ledgerParts(ledger, caps, { cwd: options.cwd, protectTags: options.protectTags, escape: options.escape });
+  const fits = () => options.countTokens(renderParts(parts)) <= options.maxTokens;
+  while (!fits()) {
+    if (dropOne(parts, (i) => KEEP[i] ?? 0)) continue;
+    if (dropOne(parts, () => 0)) continue;
+    if (!dropPart(parts)) return '';
+  }
+  return renderParts(parts);
+}

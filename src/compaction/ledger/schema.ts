@@ -1,0 +1,108 @@
+import { z } from 'zod';
+
+/**
+ * The state ledger (SPEC §5.6b): what the work did, read off the span's tool calls and user
+ * turns, with no LLM. Stored per batch as jsonb and parsed back with `LedgerSchema.parse`.
+ * Every list is kept in one canonical order (by seq, then by its key) so two ledgers of the
+ * same facts compare equal however they were assembled (mergeLedgers relies on it).
+ */
+
+const Seq = z.number().int().nonnegative();
+const Count = z.number().int().positive();
+
+export const FILE_ACTIONS = ['read', 'created', 'edited', 'deleted', 'moved'] as const;
+export type FileAction = (typeof FILE_ACTIONS)[number];
+
+export const FileActionsSchema = z.object({
+  read: Count.optional(),
+  created: Count.optional(),
+  edited: Count.optional(),
+  deleted: Count.optional(),
+  moved: Count.optional(),
+});
+export type FileActions = z.infer<typeof FileActionsSchema>;
+
+export const LedgerFileSchema = z.object({
+  path: z.string().min(1),
+  actions: FileActionsSchema,
+  /** seq of the latest call that touched the file (reads included) */
+  lastSeq: Seq,
+  /** seq of the latest change (anything but a read); lastChange, gist and movedTo describe that change */
+  changedSeq: Seq.optional(),
+  /** what the latest change was: `deleted` or `moved` means the path no longer holds the file */
+  lastChange: z.enum(['created', 'edited', 'deleted', 'moved']).optional(),
+  /** one line on the latest change when the tool input tells it (sizes, lines, the shell command) */
+  gist: z.string().optional(),
+  /** where the latest change moved the file */
+  movedTo: z.string().optional(),
+});
+export type LedgerFile = z.infer<typeof LedgerFileSchema>;
+
+export const COMMAND_OUTCOMES = ['ok', 'failed', 'unknown'] as const;
+export type CommandOutcome = (typeof COMMAND_OUTCOMES)[number];
+
+export const LedgerCommandSchema = z.object({
+  /** the command's first line, trimmed and capped */
+  line: z.string().min(1),
+  /** outcome of the latest run */
+  outcome: z.enum(COMMAND_OUTCOMES),
+  exitCode: z.number().int().optional(),
+  count: Count,
+  lastSeq: Seq,
+  /** seq of the latest run that succeeded: what resolves an error of this command */
+  lastOkSeq: Seq.optional(),
+});
+export type LedgerCommand = z.infer<typeof LedgerCommandSchema>;
+
+/** What an error was about: a command line, a file path, or a tool call's key argument ('' when it has none). */
+export const TARGET_KINDS = ['command', 'path', 'call'] as const;
+export type TargetKind = (typeof TARGET_KINDS)[number];
+
+export const LedgerErrorSchema = z.object({
+  /** the line that reads as the error, verbatim (capped) */
+  line: z.string().min(1),
+  tool: z.string(),
+  targetKind: z.enum(TARGET_KINDS),
+  target: z.string(),
+  /** seq of the latest call that failed with this line */
+  seq: Seq,
+  /** a later run of the same command, or of the same tool on the same target, succeeded */
+  resolved: z.boolean(),
+});
+export type LedgerError = z.infer<typeof LedgerErrorSchema>;
+
+/** The latest success of a tool on a path or call target (commands keep theirs in lastOkSeq). */
+export const LedgerOkCallSchema = z.object({ tool: z.string(), targetKind: z.enum(['path', 'call']), target: z.string(), seq: Seq });
+export type LedgerOkCall = z.infer<typeof LedgerOkCallSchema>;
+
+export const SeqTextSchema = z.object({ text: z.string().min(1), seq: Seq });
+export type SeqText = z.infer<typeof SeqTextSchema>;
+
+export const TASK_STATUSES = ['pending', 'in_progress', 'completed'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+export const TaskListSchema = z.object({
+  items: z.array(z.object({ text: z.string(), status: z.enum(TASK_STATUSES) })),
+  seq: Seq,
+});
+export type TaskList = z.infer<typeof TaskListSchema>;
+
+export const LedgerSchema = z.object({
+  files: z.array(LedgerFileSchema),
+  commands: z.array(LedgerCommandSchema),
+  errors: z.array(LedgerErrorSchema),
+  okCalls: z.array(LedgerOkCallSchema),
+  instructions: z.object({
+    /** the user's sentences that constrain the work, verbatim, newest last */
+    constraints: z.array(SeqTextSchema),
+    /** the first sentence of each user request, newest last */
+    requests: z.array(SeqTextSchema),
+  }),
+  /** the latest todo list the agent kept */
+  tasks: TaskListSchema.nullable(),
+});
+export type Ledger = z.infer<typeof LedgerSchema>;
+
+export function emptyLedger(): Ledger {
+  return { files: [], commands: [], errors: [], okCalls: [], instructions: { constraints: [], requests: [] }, tasks: null };
+}

@@ -175,7 +175,7 @@ export function capIdentifiers(ranked: RankedIdentifiers, max: number): string[]
   return ordered.filter((value) => chosen.has(value));
 }
 
-function normalizeSpace(text: string): string {
+export function normalizeSpace(text: string): string {
   return text.replace(/\s+/g, ' ');
 }
 

@@ -1,3 +1,4 @@
+import type { Ledger } from './ledger/index.js';
 import type { Block, HistoryMessage } from './types.js';
 
 /**
@@ -16,6 +17,8 @@ export interface LiveBatch {
   /** exact seqs of the original messages the batch covers */
   seqs: number[];
   summaryTokens: number;
+  /** the state ledger of what the batch covers (SPEC §5.6b); absent for batches written before it */
+  ledger?: Ledger | null;
 }
 
 export interface PlanSnapshot {

@@ -5,7 +5,9 @@ import { buildRepairRequest, buildResummarizeRequest, buildSummarizeRequest } fr
 import type { SummarizeRequest } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
 import type { ChunkRow } from '../db/repos/chunks.js';
-import { loadBatchesByIds, loadMessagesBySeqs, toHistoryMessage } from '../db/repos/snapshot.js';
+import { loadBatchesByIds, loadMessagesBySeqs, storedLedger, toHistoryMessage } from '../db/repos/snapshot.js';
+import { extractLedger, mergeAllLedgers, type Ledger } from '../compaction/ledger/index.js';
+import { byCoverage } from '../compaction/resummarize.js';
 import type { WorkerDeps } from './deps.js';
 import { staleSnapshot } from './stale.js';
 
@@ -19,6 +21,8 @@ export interface ChunkSource {
   buildRequest(maxOutputTokens: number): SummarizeRequest;
   buildRepairRequest(draft: string, missing: readonly string[]): SummarizeRequest;
   identifiers: readonly string[];
+  /** the span's state ledger: extracted from the messages, or the exact merge of the absorbed batches' */
+  ledger: Ledger | null;
 }
 
 export interface ChunkJob {
@@ -48,7 +52,7 @@ export async function loadChunkSource(
     const identifiers = chunk.identifiers;
     const inputs = batches.map((b) => ({ ...b, summary: withoutIdentifierLists(b.summary) }));
     const request = (max: number) => buildResummarizeRequest(inputs, policy, { ...common, identifiers: identifiers.slice(0, named), maxOutputTokens: max });
-    return { buildRequest: request, buildRepairRequest: repair, identifiers };
+    return { buildRequest: request, buildRepairRequest: repair, identifiers, ledger: mergedLedgerOf(batches) };
   }
   const rows = await loadMessagesBySeqs(deps.db, job.conversationId, chunk.seqs);
   if (rows.length !== chunk.seqs.length) throw staleSnapshot(job.id, chunk.seqs.length - rows.length);
@@ -56,7 +60,13 @@ export async function loadChunkSource(
   const ranked = rankChunkIdentifiers(messages);
   const toName = capIdentifiers(ranked, named);
   const request = (max: number) => buildSummarizeRequest(messages, job.header, policy, { ...common, storedTokens: true, identifiers: toName, maxOutputTokens: max });
-  return { buildRequest: request, buildRepairRequest: repair, identifiers: ranked.ordered };
+  return { buildRequest: request, buildRepairRequest: repair, identifiers: ranked.ordered, ledger: extractLedger(messages) };
+}
+
+/** Batches merged oldest coverage first (latest wins); null when none of them has a ledger. */
+function mergedLedgerOf(batches: ReadonlyArray<{ id: string; level: number; seqs: number[]; ledger: unknown }>): Ledger | null {
+  const ledgers = byCoverage(batches).map((b) => storedLedger(b.ledger)).filter((l): l is Ledger => l !== null);
+  return ledgers.length > 0 ? mergeAllLedgers(ledgers) : null;
 }
 
 /** 64 random bits, lower-case hex: the summarizer request's fence ID. */

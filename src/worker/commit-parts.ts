@@ -1,4 +1,8 @@
-import { escapeSummary } from '../compaction/clip-archive.js';
+import { escapeSummary, type ClipBatch } from '../compaction/clip-archive.js';
+import { countForgotten, FORGOTTEN_MAX_NAMES, namesMissingFrom, spanNames, type ForgottenCounts } from '../compaction/forgotten.js';
+import { emptyLedger, guessCwd, ledgerCounts, mergeAllLedgers, renderLedger, type Ledger, type LedgerCounts } from '../compaction/ledger/index.js';
+import { byCoverage } from '../compaction/resummarize.js';
+import { recordForgotten } from '../db/repos/forgotten.js';
 import { findMissingIdentifiers } from '../compaction/identifiers.js';
 import { needsConsolidation } from '../compaction/resummarize.js';
 import type { CountTokens } from '../compaction/types.js';
@@ -30,6 +34,7 @@ export function batchRow(
     cacheWriteTokens: usage.cacheWriteTokens,
     costUsd: chunk.costUsd,
     identifiers: chunk.identifiers,
+    ledger: chunk.ledger,
   };
 }
 
@@ -65,4 +70,54 @@ export async function enqueueConsolidationIfNeeded(
   if (!needsConsolidation(live.batches, live.clipTokens, policy)) return null;
   const row = await insertJob(tx, { tenantId: job.tenantId, conversationId: job.conversationId, trigger: 'consolidate', options: {} });
   return row?.id ?? null;
+}
+
+/** A live batch as a commit sees it: what the clip-archive shows, and its ledger when it has one. */
+export type StatefulBatch = ClipBatch & { ledger?: Ledger | null };
+
+export interface ClipState {
+  /** the live batches' ledgers merged in coverage order (latest wins), or null when none has one */
+  ledger: Ledger | null;
+  cwd: string | null;
+  /** the state of the work as the clip-archive shows it (empty without a ledger) */
+  text: string;
+}
+
+/** The ledgers of `batches`, merged oldest coverage first; null when none has one. */
+export function mergedLedger(batches: readonly StatefulBatch[]): Ledger | null {
+  const ledgers = byCoverage(batches).flatMap((b) => (b.ledger ? [b.ledger] : []));
+  return ledgers.length > 0 ? mergeAllLedgers(ledgers) : null;
+}
+
+/**
+ * SPEC §5.7 (1): the state of the work — the live batches' merged ledger rendered within
+ * `ledgerMaxTokens`, paths relative to the working directory the ledger's files share.
+ */
+export function clipState(live: readonly StatefulBatch[], policy: Pick<Policy, 'ledgerMaxTokens'>, countTokens: CountTokens): ClipState {
+  const ledger = mergedLedger(live);
+  if (!ledger) return { ledger: null, cwd: null, text: '' };
+  const cwd = guessCwd(ledger);
+  const lead = cwd ? `State of the work (paths relative to ${cwd}):` : 'State of the work:';
+  const body = renderLedger(ledger, { maxTokens: Math.max(0, policy.ledgerMaxTokens - countTokens(lead) - 1), countTokens, ...(cwd ? { cwd } : {}), protectTags: ['compactd'], escape: 'tags' });
+  return { ledger, cwd, text: body ? `${lead}\n${body}` : '' };
+}
+
+/**
+ * SPEC §5.9: the names of this compaction's span that the context no longer holds — in
+ * neither the clip-archive nor an active message — recorded with the job (the first
+ * FORGOTTEN_MAX_NAMES; the counts cover all).
+ */
+export async function findForgotten(tx: Tx, input: { jobId: string; conversationId: string; chunks: readonly ChunkRow[]; clipText: string; cwd: string | null }): Promise<ForgottenCounts> {
+  const ledgers = input.chunks.flatMap((c) => (c.ledger ? [c.ledger] : []));
+  const names = spanNames(ledgers.length > 0 ? mergeAllLedgers(ledgers) : null);
+  const notInClip = namesMissingFrom(names, input.clipText, input.cwd);
+  const inMessages = await identifiersInActiveMessages(tx, input.conversationId, notInClip.map((n) => n.name));
+  const forgotten = notInClip.filter((n) => !inMessages.has(n.name));
+  await recordForgotten(tx, input.jobId, forgotten.slice(0, FORGOTTEN_MAX_NAMES));
+  return countForgotten(forgotten);
+}
+
+/** The job result's figures on the context it leaves (SPEC §6.1), measured on what the commit wrote. */
+export function contextFigures(state: ClipState, activeTokens: number, clipArchiveTokens: number): { context: { tokens: number; clipArchiveTokens: number }; ledger: LedgerCounts } {
+  return { context: { tokens: activeTokens, clipArchiveTokens }, ledger: ledgerCounts(state.ledger ?? emptyLedger()) };
 }

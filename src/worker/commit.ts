@@ -1,4 +1,4 @@
-import { buildClipArchive, type ClipBatch } from '../compaction/clip-archive.js';
+import { buildClipArchive } from '../compaction/clip-archive.js';
 import type { JobPlan } from '../compaction/plan-types.js';
 import { countMessageTokens } from '../compaction/tokens.js';
 import type { CountTokens } from '../compaction/types.js';
@@ -18,7 +18,7 @@ import { recordJobEvent } from '../db/repos/job-outbox.js';
 import { transitionJob, type JobRow } from '../db/repos/jobs.js';
 import type { ConversationRow } from '../db/repos/conversations.js';
 import { loadLiveBatches, toLiveBatch } from '../db/repos/snapshot.js';
-import { batchRow, enqueueConsolidationIfNeeded, measureRetention } from './commit-parts.js';
+import { batchRow, clipState, contextFigures, enqueueConsolidationIfNeeded, findForgotten, measureRetention, type StatefulBatch } from './commit-parts.js';
 import { pinnedSinceSnapshot, staleSnapshot } from './stale.js';
 
 export interface CommitInput {
@@ -77,10 +77,14 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
       let clipArchiveSeq: number | null = null;
       let clipText = '';
       let clipTokens = 0;
-      const live: ClipBatch[] = [...previous, ...input.chunks.map((c, i) => ({ id: chunkBatchIds[i] as string, level: 0, summary: c.summary ?? '', seqs: c.seqs }))];
+      const live: StatefulBatch[] = [
+        ...previous,
+        ...input.chunks.map((c, i) => ({ id: chunkBatchIds[i] as string, level: 0, summary: c.summary ?? '', seqs: c.seqs, ledger: c.ledger })),
+      ];
+      const state = clipState(live, input.policy, input.countTokens);
       if (clipSeq !== null || input.chunks.length > 0) {
         clipArchiveSeq = minOf([...plan.compressedSeqs, ...(clipSeq === null ? [] : [clipSeq])]);
-        const clip = buildClipArchive(live, { archivedMessages: await countArchivedOriginals(tx, conversation.id) }, input.policy);
+        const clip = buildClipArchive(live, { archivedMessages: await countArchivedOriginals(tx, conversation.id) }, input.policy, state.text);
         clipText = clip.text;
         clipTokens = countMessageTokens({ role: clip.role, content: clip.content }, input.countTokens);
         await insertClipArchiveMessage(tx, { conversationId: conversation.id, seq: clipArchiveSeq, role: clip.role, content: clip.content, tokens: clipTokens });
@@ -90,6 +94,7 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
       const after = await recordCompaction(tx, { conversationId: conversation.id, jobId: job.id, watermark: plan.watermarkSeq, warnRatio: input.policy.warnRatio });
       checkProgress(input, before.tokens, after.tokens);
       const identifiers = await measureRetention(tx, conversation.id, input.chunks, clipText);
+      const forgotten = await findForgotten(tx, { jobId: job.id, conversationId: conversation.id, chunks: input.chunks, clipText, cwd: state.cwd });
       const consolidationJobId = await enqueueConsolidationIfNeeded(tx, job, { batches: live.length, clipTokens }, input.policy);
       const completed = await transitionJob(tx, job.id, ['committing'], {
         status: 'completed',
@@ -103,7 +108,9 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
           strategy: plan.strategy,
           rewrites: { truncated: plan.stats.truncated, masked: plan.stats.masked },
           ...input.llmTotals,
+          ...contextFigures(state, after.tokens, clipTokens),
           identifiers,
+          forgotten,
           consolidationJobId,
         },
       });

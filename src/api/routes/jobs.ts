@@ -10,7 +10,9 @@ import type { Metrics } from '../../obs/metrics.js';
 import type { ApiDeps } from '../deps.js';
 import { createJobWaitersFor } from '../job-waiters.js';
 import { ConversationParamsSchema, errorResponses, ProblemSchema, UuidParamsSchema } from '../schemas/common.js';
-import { JobSchema, JobWaitQuerySchema, ListJobsQuerySchema, ListJobsResponseSchema } from '../schemas/jobs.js';
+import { ForgottenResponseSchema, JobSchema, JobWaitQuerySchema, ListJobsQuerySchema, ListJobsResponseSchema } from '../schemas/jobs.js';
+import { countForgotten } from '../../compaction/forgotten.js';
+import { loadForgotten } from '../../db/repos/forgotten.js';
 import { revertCompaction } from '../revert-compaction.js';
 import { toJobView } from '../views.js';
 
@@ -116,6 +118,38 @@ export function jobRoutes(deps: ApiDeps, metrics?: Pick<Metrics, 'jobWaiters'>):
         const job = await requireJob(deps.db, request.tenantId, request.params.id);
         const reverted = await revertCompaction(deps.db, job);
         return toJobView(reverted, job.conversationExternalId);
+      },
+    );
+
+    app.get(
+      '/v1/jobs/:id/forgotten',
+      {
+        schema: {
+          tags: ['compactions'],
+          summary: 'What the context no longer holds after this compaction: the span\'s paths, commands, error lines and ids now only in the archive, each with its recall search',
+          description:
+            'Recorded by the compaction\'s commit: names of the summarized span that neither the new clip-archive nor an active message ' +
+            'holds. `total` and `byKind` count them all; `names` lists up to 2000. `recorded` is false for a job that recorded nothing ' +
+            '(not a completed compaction).',
+          params: UuidParamsSchema,
+          response: { 200: ForgottenResponseSchema, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const job = await requireJob(deps.db, request.tenantId, request.params.id);
+        const names = await loadForgotten(deps.db, job.id);
+        const recorded = names ?? [];
+        const counted = job.result?.['forgotten'] as { total?: number; byKind?: Record<string, number> } | undefined;
+        const counts = countForgotten(recorded);
+        const search = (name: string) => `/v1/conversations/${encodeURIComponent(job.conversationExternalId)}/archive/search?q=${encodeURIComponent(name)}`;
+        return {
+          jobId: job.id,
+          conversationId: job.conversationExternalId,
+          recorded: names !== null,
+          total: typeof counted?.total === 'number' ? counted.total : counts.total,
+          byKind: { ...counts.byKind, ...(counted?.byKind ?? {}) },
+          names: recorded.map((n) => ({ kind: n.kind, name: n.name, recall: search(n.name) })),
+        };
       },
     );
 

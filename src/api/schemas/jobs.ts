@@ -29,3 +29,22 @@ export const ListJobsQuerySchema = z.object({
 });
 
 export const ListJobsResponseSchema = z.object({ jobs: z.array(JobSchema), nextBefore: z.string().nullable() });
+
+export const ForgottenResponseSchema = z
+  .object({
+    jobId: z.uuid(),
+    conversationId: z.string(),
+    /** false when the job recorded nothing (not a completed compaction, or one written before the record existed) */
+    recorded: z.boolean(),
+    total: z.number().int(),
+    byKind: z.object({ path: z.number().int(), command: z.number().int(), error: z.number().int(), id: z.number().int() }),
+    names: z.array(
+      z.object({
+        kind: z.enum(['path', 'command', 'error', 'id']),
+        name: z.string(),
+        /** the archive search that recalls the name */
+        recall: z.string(),
+      }),
+    ),
+  })
+  .meta({ id: 'Forgotten' });

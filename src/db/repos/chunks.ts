@@ -1,4 +1,5 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
+import type { Ledger } from '../../compaction/ledger/index.js';
 import type { DbOrTx } from '../client.js';
 import { compactionChunks, compactionJobs, conversations, type ChunkUsage } from '../schema.js';
 
@@ -73,6 +74,8 @@ export interface ChunkOutcome {
   latencyMs: number;
   identifiers: readonly string[];
   identifiersFound: number;
+  /** the span's state ledger (SPEC §5.6b), computed with no LLM beside the call */
+  ledger: Ledger | null;
   fallback: string | null;
 }
 
@@ -88,7 +91,8 @@ export async function completeChunk(db: DbOrTx, jobId: string, idx: number, outc
         status = 'done', summary = ${outcome.summary}, provider = ${outcome.provider}, model = ${outcome.model},
         usage = ${JSON.stringify(outcome.usage)}::jsonb, calls = ${outcome.calls}, cost_usd = ${outcome.costUsd},
         latency_ms = ${Math.round(outcome.latencyMs)}, identifiers = ${toTextArray(outcome.identifiers)}::text[],
-        identifiers_found = ${outcome.identifiersFound}, fallback = ${outcome.fallback}, updated_at = now()
+        identifiers_found = ${outcome.identifiersFound}, ledger = ${outcome.ledger === null ? null : JSON.stringify(outcome.ledger)}::jsonb,
+        fallback = ${outcome.fallback}, updated_at = now()
        where job_id = ${jobId} and idx = ${idx} and status = 'pending'
       returning job_id)
     -- an increment, not a count: concurrent steps serialize on the job row and each sees the

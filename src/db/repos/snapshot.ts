@@ -1,4 +1,5 @@
 import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
+import { LedgerSchema, type Ledger } from '../../compaction/ledger/index.js';
 import type { LiveBatch } from '../../compaction/plan-types.js';
 import type { HistoryMessage } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
@@ -36,7 +37,14 @@ export async function loadMessagesBySeqs(db: DbOrTx, conversationId: string, seq
 type BatchRow = typeof batches.$inferSelect;
 
 export function toLiveBatch(row: BatchRow): LiveBatch {
-  return { id: row.id, level: row.level, summary: row.summary, seqs: row.seqs, summaryTokens: row.summaryTokens };
+  return { id: row.id, level: row.level, summary: row.summary, seqs: row.seqs, summaryTokens: row.summaryTokens, ledger: storedLedger(row.ledger) };
+}
+
+/** A stored ledger, validated (SPEC §5.6b: typed, zod-validated); null when absent or not one. */
+export function storedLedger(value: unknown): Ledger | null {
+  if (value === null || value === undefined) return null;
+  const parsed = LedgerSchema.safeParse(value);
+  return parsed.success ? parsed.data : null;
 }
 
 /** Live (not superseded) batches of the conversation: what its clip-archive carries. */

@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { bigint, boolean, customType, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import type { Ledger } from '../../compaction/ledger/index.js';
 import type { Block, MessageKind, Role } from '../../compaction/types.js';
 import { createdAt, seqColumn } from './columns.js';
 import { tenants } from './tenants.js';
@@ -179,6 +180,8 @@ export const batches = pgTable(
     costUsd: doublePrecision('cost_usd').notNull().default(0),
     /** identifiers the summary was gated on: a consolidation must keep the union of its batches' */
     identifiers: text('identifiers').array().notNull().default(sql`'{}'::text[]`),
+    /** the state ledger of the span (SPEC §5.6b); null for batches written before it */
+    ledger: jsonb('ledger').$type<Ledger>(),
     supersededBy: uuid('superseded_by'),
     createdAt: createdAt(),
   },

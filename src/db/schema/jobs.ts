@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import type { Ledger } from '../../compaction/ledger/index.js';
 import { createdAt, seqColumn } from './columns.js';
 import { conversations } from './history.js';
 import { tenants } from './tenants.js';
@@ -116,8 +117,24 @@ export const compactionChunks = pgTable(
     /** the identifiers this chunk was gated on (a consolidation is gated on the union of its batches') */
     identifiers: text('identifiers').array().notNull().default(sql`'{}'::text[]`),
     identifiersFound: integer('identifiers_found').notNull().default(0),
+    /** the state ledger of the chunk's span (SPEC §5.6b), or the merge of the absorbed batches' */
+    ledger: jsonb('ledger').$type<Ledger>(),
     fallback: text('fallback'),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.jobId, t.idx] })],
 );
+
+/** The span's names a completed compaction's context no longer holds (SPEC §5.9; the "what it forgot" view). */
+export const jobForgotten = pgTable('job_forgotten', {
+  jobId: uuid('job_id')
+    .primaryKey()
+    .references(() => compactionJobs.id, { onDelete: 'cascade' }),
+  names: jsonb('names').$type<ForgottenName[]>().notNull(),
+  createdAt: createdAt(),
+});
+
+export interface ForgottenName {
+  kind: 'path' | 'command' | 'error' | 'id';
+  name: string;
+}

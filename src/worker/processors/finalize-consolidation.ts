@@ -1,4 +1,4 @@
-import { buildClipArchive, type ClipBatch } from '../../compaction/clip-archive.js';
+import { buildClipArchive } from '../../compaction/clip-archive.js';
 import { countMessageTokens } from '../../compaction/tokens.js';
 import type { ConsolidationPlan } from '../../compaction/plan-types.js';
 import { withConversationLock } from '../../db/locks.js';
@@ -16,7 +16,7 @@ import { recordConsolidation } from '../../db/repos/consolidation-writes.js';
 import { recordJobEvent } from '../../db/repos/job-outbox.js';
 import { transitionJob, type JobRow } from '../../db/repos/jobs.js';
 import { loadLiveBatches, toLiveBatch } from '../../db/repos/snapshot.js';
-import { batchRow, enqueueConsolidationIfNeeded, measureRetention } from '../commit-parts.js';
+import { batchRow, clipState, contextFigures, enqueueConsolidationIfNeeded, measureRetention, type StatefulBatch } from '../commit-parts.js';
 import { finishJob, notifyFinished } from '../finish.js';
 import type { JobContext } from '../job-context.js';
 import { llmTotals } from '../llm-totals.js';
@@ -70,9 +70,13 @@ async function commitConsolidation(ctx: JobContext, plan: ConsolidationPlan, chu
     if (!merged) throw new Error('consolidation batch insert returned nothing');
     await supersedeBatches(tx, plan.absorbedBatchIds, merged.id);
 
-    const after: ClipBatch[] = [...live.filter((b) => !plan.absorbedBatchIds.includes(b.id)), { id: merged.id, level: plan.level, summary: chunk.summary ?? '', seqs: chunk.seqs }];
+    const after: StatefulBatch[] = [
+      ...live.filter((b) => !plan.absorbedBatchIds.includes(b.id)),
+      { id: merged.id, level: plan.level, summary: chunk.summary ?? '', seqs: chunk.seqs, ledger: chunk.ledger },
+    ];
+    const state = clipState(after, ctx.policy, deps.countTokens);
     await archiveMessages(tx, { conversationId: conversation.id, jobId: job.id, reason: 'superseded_clip', seqs: [clip.seq], remove: true });
-    const next = buildClipArchive(after, { archivedMessages: await countArchivedOriginals(tx, conversation.id) }, ctx.policy);
+    const next = buildClipArchive(after, { archivedMessages: await countArchivedOriginals(tx, conversation.id) }, ctx.policy, state.text);
     const clipTokens = countMessageTokens({ role: next.role, content: next.content }, deps.countTokens);
     await insertClipArchiveMessage(tx, { conversationId: conversation.id, seq: clip.seq, role: next.role, content: next.content, tokens: clipTokens });
     const totals = await activeTotals(tx, conversation.id);
@@ -90,6 +94,7 @@ async function commitConsolidation(ctx: JobContext, plan: ConsolidationPlan, chu
         absorbedBatchIds: plan.absorbedBatchIds,
         clipArchiveSeq: clip.seq,
         ...llmTotals([chunk]),
+        ...contextFigures(state, totals.tokens, clipTokens),
         identifiers,
       },
     });

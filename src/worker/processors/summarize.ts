@@ -1,3 +1,4 @@
+import type { Ledger } from '../../compaction/ledger/index.js';
 import { summaryEstimate } from '../../compaction/select.js';
 import type { Policy } from '../../config/policy.js';
 import { completeChunk, loadChunkStep, saveChunkDraft, type ChunkRow } from '../../db/repos/chunks.js';
@@ -84,7 +85,7 @@ export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps
     });
     // the calls are done: the slot goes to the next step before this one writes its result
     await release(slot);
-    await completeChunk(deps.db, step.job.id, step.chunk.idx, chunkOutcome(outcome, source.identifiers));
+    await completeChunk(deps.db, step.job.id, step.chunk.idx, chunkOutcome(outcome, source.identifiers, source.ledger));
     if (outcome.fallback) deps.logger.warn({ jobId: step.job.id, conversationId: step.job.conversationExternalId, tenantId: step.job.tenantId, chunk: step.chunk.idx, reason: outcome.fallback }, 'chunk summarized by the local fallback');
   } finally {
     await release(slot);
@@ -92,7 +93,7 @@ export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps
   }
 }
 
-export function chunkOutcome(outcome: GuardedSummary, identifiers: readonly string[]) {
+export function chunkOutcome(outcome: GuardedSummary, identifiers: readonly string[], ledger: Ledger | null) {
   return {
     summary: outcome.summary,
     provider: outcome.provider,
@@ -103,6 +104,7 @@ export function chunkOutcome(outcome: GuardedSummary, identifiers: readonly stri
     latencyMs: outcome.latencyMs,
     identifiers,
     identifiersFound: outcome.identifiers.found,
+    ledger,
     fallback: outcome.fallback,
   };
 }

@@ -7,7 +7,8 @@ import { FILE_ACTIONS } from './schema.js';
  * its line, an error by tool, target and line, a sentence by its text); counts add, seqs take
  * the maximum, and what describes the latest event (a command's outcome, a file's gist) comes
  * from the entry with the higher seq, the later one added on a tie. Errors are resolved at the
- * end against the latest success of their command or of their tool on their target.
+ * end against the latest success of their command or of their tool on their target, which
+ * the ledger keeps for that purpose (commands' lastOkSeq, okCalls).
  */
 
 const SEP = '\u0000';
@@ -82,7 +83,7 @@ export class LedgerAccumulator {
   addError(error: LedgerError): this {
     const key = errorKey(error);
     const known = this.errors.get(key);
-    this.errors.set(key, known ? { ...error, seq: Math.max(known.seq, error.seq), resolved: known.resolved || error.resolved } : error);
+    this.errors.set(key, known ? { ...error, seq: Math.max(known.seq, error.seq) } : error);
     return this;
   }
 
@@ -122,9 +123,10 @@ export class LedgerAccumulator {
   }
 
   ledger(): Ledger {
+    // derived afresh, never carried over: the same error seen again after its fix is open again
     const errors = [...this.errors.values()].map((e) => {
       const ok = this.lastSuccess(e);
-      return { ...e, resolved: e.resolved || (ok !== undefined && ok > e.seq) };
+      return { ...e, resolved: ok !== undefined && ok > e.seq };
     });
     return {
       files: [...this.files.values()].sort(bySeqThen((f) => f.path)),

@@ -74,6 +74,11 @@ describe('mergeLedgers', () => {
     const before = extractLedger(older!);
     expect(before.errors.map((e) => e.resolved)).toEqual([false]);
     expect(mergeLedgers(before, extractLedger(newer!)).errors.map((e) => e.resolved)).toEqual([true]);
+    // the same error again after the fix is open again, whole or merged
+    const fail = { t: 'command', tool: 'Bash', command: 'npm test', exit: 1, error: 'Error: expected 2, got 3' } as const;
+    const [first, fix, again] = stepMessages([fail, { ...fail, exit: 0 }, fail]);
+    expect(extractLedger([...first!, ...fix!, ...again!]).errors.map((e) => e.resolved)).toEqual([false]);
+    expect(mergeLedgers(extractLedger([...first!, ...fix!]), extractLedger(again!)).errors.map((e) => e.resolved)).toEqual([false]);
     // a success older than the error resolves nothing
     expect(mergeLedgers(extractLedger(newer!.map((m) => ({ ...m, seq: m.seq - 10 }))), before).errors.map((e) => e.resolved)).toEqual([false]);
   });

@@ -59,6 +59,11 @@ function bySeqThen<T extends { seq?: number; lastSeq?: number }>(key: (item: T) 
   };
 }
 
+/** Sentences by seq, those of one message in the order said. */
+function bySentence(x: SeqText, y: SeqText): number {
+  return x.seq - y.seq || (x.at ?? 0) - (y.at ?? 0) || (x.text < y.text ? -1 : x.text > y.text ? 1 : 0);
+}
+
 export class LedgerAccumulator {
   private readonly files = new Map<string, LedgerFile>();
   private readonly commands = new Map<string, LedgerCommand>();
@@ -97,7 +102,8 @@ export class LedgerAccumulator {
   addSentence(kind: 'constraints' | 'requests', sentence: SeqText): this {
     const map = this[kind];
     const known = map.get(sentence.text);
-    if (!known || sentence.seq > known.seq) map.set(sentence.text, sentence);
+    // the latest saying wins; said twice in one message, its first place
+    if (!known || sentence.seq > known.seq || (sentence.seq === known.seq && (sentence.at ?? 0) < (known.at ?? 0))) map.set(sentence.text, sentence);
     return this;
   }
 
@@ -133,10 +139,9 @@ export class LedgerAccumulator {
       commands: [...this.commands.values()].sort(bySeqThen((c) => c.line)),
       errors: errors.sort(bySeqThen<LedgerError>(errorKey)),
       okCalls: [...this.okCalls.values()].sort(bySeqThen<LedgerOkCall>(okCallKey)),
-      // sentences of one message keep the order they were said in (a stable sort by seq alone)
       instructions: {
-        constraints: [...this.constraints.values()].sort((x, y) => x.seq - y.seq),
-        requests: [...this.requests.values()].sort((x, y) => x.seq - y.seq),
+        constraints: [...this.constraints.values()].sort(bySentence),
+        requests: [...this.requests.values()].sort(bySentence),
       },
       tasks: this.tasks,
     };

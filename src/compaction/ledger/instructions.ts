@@ -81,7 +81,7 @@ export function extractInstructions(messages: readonly HistoryMessage[]): Instru
     if (text === null) return;
     const request = firstSentence(text);
     if (request !== null) requests.push({ text: request, seq: message.seq });
-    for (const sentence of constraintSentences(text)) constraints.push({ text: sentence, seq: message.seq });
+    constraintSentences(text).forEach((sentence, at) => constraints.push(at === 0 ? { text: sentence, seq: message.seq } : { text: sentence, seq: message.seq, at }));
   });
   return { constraints, requests };
 }

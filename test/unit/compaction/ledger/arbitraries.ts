@@ -28,7 +28,7 @@ export type Step =
 const exit = fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 2, arbitrary: fc.constantFrom(1, 2, 127) });
 
 const toolStep: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 2, arbitrary: fc.record({ t: fc.constant('user' as const), sentences: fc.subarray(SENTENCES, { minLength: 1, maxLength: 3 }) }) },
+  { weight: 2, arbitrary: fc.record({ t: fc.constant('user' as const), sentences: fc.shuffledSubarray(SENTENCES, { minLength: 1, maxLength: 3 }) }) },
   {
     weight: 5,
     arbitrary: fc.record({
@@ -65,7 +65,7 @@ export const sessionSteps: fc.Arbitrary<Step[]> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc
-      .tuple(fc.subarray(SENTENCES, { minLength: 1 }), fc.array(fencedStep, { minLength: 1, maxLength: 20 }))
+      .tuple(fc.shuffledSubarray(SENTENCES, { minLength: 1 }), fc.array(fencedStep, { minLength: 1, maxLength: 20 }))
       .map(([sentences, steps]): Step[] => [{ t: 'user', sentences }, ...steps]),
   },
 );

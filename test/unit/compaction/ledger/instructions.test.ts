@@ -29,7 +29,7 @@ describe('extractLedger: user instructions', () => {
     expect(instructions.constraints).toEqual([
       { text: 'It must never touch the network.', seq: 1 },
       { text: "Also, don't rename public functions.", seq: 7 },
-      { text: 'Make sure the tests pass!', seq: 7 },
+      { text: 'Make sure the tests pass!', seq: 7, at: 1 },
     ]);
   });
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { emptyLedger, extractLedger, LedgerSchema, mergeAllLedgers, mergeLedgers } from '../../../../src/compaction/ledger/index.js';
-import { cutSession, sessionSteps, stepMessages } from './arbitraries.js';
+import { cutSession, sessionSteps, stepMessages, type Step } from './arbitraries.js';
 
 /**
  * The ledger merges exactly: a session cut anywhere between tool exchanges gives ledgers
@@ -64,6 +64,19 @@ describe('mergeLedgers', () => {
       }),
       RUNS,
     );
+  });
+
+  it('orders the sentences of one message as said, however the parts were cut (a case fast-check found)', () => {
+    const steps: Step[] = [
+      { t: 'user', sentences: ['It must never touch the network.', "Don't rename public functions.", 'Make sure the tests pass.'] },
+      { t: 'user', sentences: ['It must never touch the network.', 'Make sure the tests pass.'] },
+      { t: 'assistant' },
+      { t: 'user', sentences: ["Don't rename public functions.", 'It must never touch the network.'] },
+    ];
+    const [a, b, c] = parts(steps, [0, 2]);
+    const whole = extractLedger([...a!, ...b!, ...c!]);
+    expect(whole.instructions.constraints.map((s) => s.text).slice(-2)).toEqual(["Don't rename public functions.", 'It must never touch the network.']);
+    expect(mergeAllLedgers([a!, b!, c!].map(extractLedger))).toEqual(whole);
   });
 
   it('resolves an older open error when the newer ledger holds a later success', () => {

@@ -71,11 +71,11 @@ describe('mergeLedgers', () => {
       { t: 'user', sentences: ['It must never touch the network.', "Don't rename public functions.", 'Make sure the tests pass.'] },
       { t: 'user', sentences: ['It must never touch the network.', 'Make sure the tests pass.'] },
       { t: 'assistant' },
-      { t: 'user', sentences: ["Don't rename public functions.", 'It must never touch the network.'] },
+      { t: 'user', sentences: ['Make sure the tests pass.', "Don't rename public functions."] },
     ];
     const [a, b, c] = parts(steps, [0, 2]);
     const whole = extractLedger([...a!, ...b!, ...c!]);
-    expect(whole.instructions.constraints.map((s) => s.text).slice(-2)).toEqual(["Don't rename public functions.", 'It must never touch the network.']);
+    expect(whole.instructions.constraints.map((s) => s.text).slice(-2)).toEqual(['Make sure the tests pass.', "Don't rename public functions."]);
     expect(mergeAllLedgers([a!, b!, c!].map(extractLedger))).toEqual(whole);
   });
 

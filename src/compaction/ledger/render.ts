@@ -17,9 +17,9 @@ export interface RenderLedgerOptions {
   /** the session's working directory: paths under it are shown relative */
   cwd?: string;
   caps?: Partial<LedgerCaps>;
-  /** tag words whose look-alikes are neutralized too (the delimiter the text is framed in); `<`, `>`, `&` are always escaped */
+  /** tag words (the delimiter the text is framed in) whose look-alike openings are neutralized too, as tag-escape.ts does */
   protectTags?: readonly string[];
-  /** `entities` (default): `&`, `<`, `>` always escaped; `tags`: only a '<' opening a protected tag word (needs protectTags) */
+  /** `entities` (default): every `&`, `<`, `>` escaped; `tags`: text as typed but for a '<' opening a protected tag word (needs protectTags) */
   escape?: LedgerEscape;
 }
 

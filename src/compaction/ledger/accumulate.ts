@@ -7,7 +7,8 @@ import { FILE_ACTIONS } from './schema.js';
  * its line, an error by tool, target and line, a sentence by its text); counts add, seqs take
  * the maximum, and what describes the latest event (a command's outcome, a file's gist) comes
  * from the entry with the higher seq, the later one added on a tie. Errors are resolved at the
- * end against the latest success of their command or of their tool on their target.
+ * end against the latest success of their command or of their tool on their target, which
+ * the ledger keeps for that purpose (commands' lastOkSeq, okCalls).
  */
 
 const SEP = '\u0000';
@@ -58,6 +59,11 @@ function bySeqThen<T extends { seq?: number; lastSeq?: number }>(key: (item: T) 
   };
 }
 
+/** Sentences by seq, those of one message in the order said. */
+function bySentence(x: SeqText, y: SeqText): number {
+  return x.seq - y.seq || (x.at ?? 0) - (y.at ?? 0) || (x.text < y.text ? -1 : x.text > y.text ? 1 : 0);
+}
+
 export class LedgerAccumulator {
   private readonly files = new Map<string, LedgerFile>();
   private readonly commands = new Map<string, LedgerCommand>();
@@ -82,7 +88,7 @@ export class LedgerAccumulator {
   addError(error: LedgerError): this {
     const key = errorKey(error);
     const known = this.errors.get(key);
-    this.errors.set(key, known ? { ...error, seq: Math.max(known.seq, error.seq), resolved: known.resolved || error.resolved } : error);
+    this.errors.set(key, known ? { ...error, seq: Math.max(known.seq, error.seq) } : error);
     return this;
   }
 
@@ -96,7 +102,8 @@ export class LedgerAccumulator {
   addSentence(kind: 'constraints' | 'requests', sentence: SeqText): this {
     const map = this[kind];
     const known = map.get(sentence.text);
-    if (!known || sentence.seq > known.seq) map.set(sentence.text, sentence);
+    // the latest saying wins; said twice in one message, its first place
+    if (!known || sentence.seq > known.seq || (sentence.seq === known.seq && (sentence.at ?? 0) < (known.at ?? 0))) map.set(sentence.text, sentence);
     return this;
   }
 
@@ -122,19 +129,19 @@ export class LedgerAccumulator {
   }
 
   ledger(): Ledger {
+    // derived afresh, never carried over: the same error seen again after its fix is open again
     const errors = [...this.errors.values()].map((e) => {
       const ok = this.lastSuccess(e);
-      return { ...e, resolved: e.resolved || (ok !== undefined && ok > e.seq) };
+      return { ...e, resolved: ok !== undefined && ok > e.seq };
     });
     return {
       files: [...this.files.values()].sort(bySeqThen((f) => f.path)),
       commands: [...this.commands.values()].sort(bySeqThen((c) => c.line)),
       errors: errors.sort(bySeqThen<LedgerError>(errorKey)),
       okCalls: [...this.okCalls.values()].sort(bySeqThen<LedgerOkCall>(okCallKey)),
-      // sentences of one message keep the order they were said in (a stable sort by seq alone)
       instructions: {
-        constraints: [...this.constraints.values()].sort((x, y) => x.seq - y.seq),
-        requests: [...this.requests.values()].sort((x, y) => x.seq - y.seq),
+        constraints: [...this.constraints.values()].sort(bySentence),
+        requests: [...this.requests.values()].sort(bySentence),
       },
       tasks: this.tasks,
     };

@@ -30,7 +30,10 @@ export const DEFAULT_LEDGER_CAPS: LedgerCaps = {
   openTasks: 15,
 };
 
+export type PartKey = 'filesChanged' | 'filesRead' | 'openErrors' | 'resolvedErrors' | 'lastFailingCommand' | 'constraints' | 'requests' | 'openTasks';
+
 export interface Part {
+  key: PartKey;
   heading: string;
   /** a one-line list (`Read: a, b, c`) rather than one line per item */
   inline: boolean;
@@ -88,13 +91,14 @@ function errorItem(error: LedgerError, style: TextStyle): string {
   return cleanItem(`${error.line} (${error.tool}${target}, seq ${error.seq})`, style);
 }
 
-function part(heading: string, all: readonly string[], cap: number, dropFrom: Part['dropFrom'], inline = false): Part {
-  return { heading, inline, items: all.slice(0, cap), total: all.length, dropFrom };
+/** The first `cap` items of a list ordered most important first. */
+function part(key: PartKey, heading: string, all: readonly string[], cap: number, inline = false): Part {
+  return { key, heading, inline, items: all.slice(0, cap), total: all.length, dropFrom: 'end' };
 }
 
 /** Newest `cap` of a list, shown oldest first (newest last, as the user said them). */
-function newestShownInOrder(heading: string, all: readonly string[], cap: number): Part {
-  return { heading, inline: false, items: all.slice(Math.max(0, all.length - cap)), total: all.length, dropFrom: 'start' };
+function newestShownInOrder(key: PartKey, heading: string, all: readonly string[], cap: number): Part {
+  return { key, heading, inline: false, items: all.slice(Math.max(0, all.length - cap)), total: all.length, dropFrom: 'start' };
 }
 
 export function ledgerParts(ledger: Ledger, caps: LedgerCaps, style: TextStyle): Part[] {
@@ -114,13 +118,13 @@ export function ledgerParts(ledger: Ledger, caps: LedgerCaps, style: TextStyle):
   );
   const completed = tasks.length - openTasks.length;
   return [
-    part('Files changed:', changed, caps.filesChanged, 'end'),
-    part('Read:', read, caps.filesRead, 'end', true),
-    part('Open errors:', open, caps.openErrors, 'end'),
-    part('Resolved errors:', resolved, caps.resolvedErrors, 'end'),
-    part('Last failing command:', failingItem, 1, 'end', true),
-    newestShownInOrder('User constraints (verbatim):', ledger.instructions.constraints.map((s) => cleanItem(s.text, style)), caps.constraints),
-    newestShownInOrder('Latest requests:', ledger.instructions.requests.map((s) => cleanItem(s.text, style)), caps.requests),
-    part(completed > 0 ? `Open tasks (${completed} completed):` : 'Open tasks:', openTasks, caps.openTasks, 'end'),
+    part('filesChanged', 'Files changed:', changed, caps.filesChanged),
+    part('filesRead', 'Read:', read, caps.filesRead, true),
+    part('openErrors', 'Open errors:', open, caps.openErrors),
+    part('resolvedErrors', 'Resolved errors:', resolved, caps.resolvedErrors),
+    part('lastFailingCommand', 'Last failing command:', failingItem, 1, true),
+    newestShownInOrder('constraints', 'User constraints (verbatim):', ledger.instructions.constraints.map((s) => cleanItem(s.text, style)), caps.constraints),
+    newestShownInOrder('requests', 'Latest requests:', ledger.instructions.requests.map((s) => cleanItem(s.text, style)), caps.requests),
+    part('openTasks', completed > 0 ? `Open tasks (${completed} completed):` : 'Open tasks:', openTasks, caps.openTasks),
   ];
 }

@@ -1,5 +1,5 @@
 import type { CountTokens } from '../types.js';
-import { DEFAULT_LEDGER_CAPS, ledgerParts, type LedgerCaps, type LedgerEscape, type Part } from './render-parts.js';
+import { DEFAULT_LEDGER_CAPS, ledgerParts, type LedgerCaps, type LedgerEscape, type Part, type PartKey } from './render-parts.js';
 import type { Ledger } from './schema.js';
 
 /**
@@ -17,9 +17,9 @@ export interface RenderLedgerOptions {
   /** the session's working directory: paths under it are shown relative */
   cwd?: string;
   caps?: Partial<LedgerCaps>;
-  /** tag words whose look-alikes are neutralized too (the delimiter the text is framed in); `<`, `>`, `&` are always escaped */
+  /** tag words (the delimiter the text is framed in) whose look-alike openings are neutralized too, as tag-escape.ts does */
   protectTags?: readonly string[];
-  /** `entities` (default): `&`, `<`, `>` always escaped; `tags`: only a '<' opening a protected tag word (needs protectTags) */
+  /** `entities` (default): every `&`, `<`, `>` escaped; `tags`: text as typed but for a '<' opening a protected tag word (needs protectTags) */
   escape?: LedgerEscape;
 }
 
@@ -44,14 +44,14 @@ function renderParts(parts: readonly Part[]): string {
  * Which part gives up an item first: the plain list of files read, resolved errors, then the
  * oldest changed files, constraints and requests, tasks, open errors; the last failing command last.
  */
-const DROP_ORDER = [1, 3, 0, 5, 6, 7, 2, 4];
-/** Items each part keeps while any other part can still give one up (the newest request, the newest open error…). */
-const KEEP = [3, 0, 2, 0, 1, 2, 1, 3];
+const DROP_ORDER: readonly PartKey[] = ['filesRead', 'resolvedErrors', 'filesChanged', 'constraints', 'requests', 'openTasks', 'openErrors', 'lastFailingCommand'];
+/** Items each part keeps while any other part can still give one up (the newest request, the newest open errors…). */
+const KEEP: Readonly<Record<PartKey, number>> = { filesChanged: 3, filesRead: 0, openErrors: 2, resolvedErrors: 0, lastFailingCommand: 1, constraints: 2, requests: 1, openTasks: 3 };
 
-function dropOne(parts: Part[], floor: (index: number) => number): boolean {
-  for (const index of DROP_ORDER) {
-    const part = parts[index] as Part;
-    if (part.items.length > floor(index)) {
+function dropOne(parts: readonly Part[], floor: (part: Part) => number): boolean {
+  for (const key of DROP_ORDER) {
+    const part = parts.find((p) => p.key === key);
+    if (part !== undefined && part.items.length > floor(part)) {
       part.items = part.dropFrom === 'end' ? part.items.slice(0, -1) : part.items.slice(1);
       return true;
     }
@@ -60,10 +60,10 @@ function dropOne(parts: Part[], floor: (index: number) => number): boolean {
 }
 
 /** Drops a whole part (its heading and "more" line too), least important first. */
-function dropPart(parts: Part[]): boolean {
-  for (const index of DROP_ORDER) {
-    const part = parts[index] as Part;
-    if (part.total > 0) {
+function dropPart(parts: readonly Part[]): boolean {
+  for (const key of DROP_ORDER) {
+    const part = parts.find((p) => p.key === key);
+    if (part !== undefined && part.total > 0) {
       part.items = [];
       part.total = 0;
       return true;
@@ -77,7 +77,7 @@ export function renderLedger(ledger: Ledger, options: RenderLedgerOptions): stri
   const parts = ledgerParts(ledger, caps, { cwd: options.cwd, protectTags: options.protectTags, escape: options.escape });
   const fits = () => options.countTokens(renderParts(parts)) <= options.maxTokens;
   while (!fits()) {
-    if (dropOne(parts, (i) => KEEP[i] ?? 0)) continue;
+    if (dropOne(parts, (part) => KEEP[part.key])) continue;
     if (dropOne(parts, () => 0)) continue;
     if (!dropPart(parts)) return '';
   }

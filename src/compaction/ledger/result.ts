@@ -52,6 +52,8 @@ const FAILING_RUN: RegExp[] = [
   /^not ok \d+\b(?!.*#\s*(?:TODO|SKIP)\b)/i,
 ];
 
+const TOOL_ERROR_TEXT = /^(?:Error|ERROR)\b:?\s/;
+
 export function isDeclined(text: string): boolean {
   const start = text.trimStart();
   return DECLINED.some((p) => p.test(start));
@@ -97,6 +99,8 @@ export function readResult(result: CallResult | null, isCommand: boolean): Resul
   const withCode = exitCode === undefined ? {} : { exitCode };
   if (exitCode !== undefined) return { outcome: exitCode === 0 && !result.isError ? 'ok' : 'failed', ...withCode, body };
   if (result.isError) return { outcome: 'failed', body };
+  // a tool that reports failure only in its text (τ-bench's `Error: user not found`)
+  if (!isCommand && TOOL_ERROR_TEXT.test(body.trimStart())) return { outcome: 'failed', body };
   const failingRun = isCommand && bodyLines.some((l) => FAILING_RUN.some((p) => p.test(l.trim())));
   return { outcome: failingRun ? 'failed' : 'ok', body };
 }

@@ -75,7 +75,12 @@ export type LedgerError = z.infer<typeof LedgerErrorSchema>;
 export const LedgerOkCallSchema = z.object({ tool: z.string(), targetKind: z.enum(['path', 'call']), target: z.string(), seq: Seq });
 export type LedgerOkCall = z.infer<typeof LedgerOkCallSchema>;
 
-export const SeqTextSchema = z.object({ text: z.string().min(1), seq: Seq });
+export const SeqTextSchema = z.object({
+  text: z.string().min(1),
+  seq: Seq,
+  /** its place among the sentences of its message (absent for the first), so they read in the order said */
+  at: z.number().int().positive().optional(),
+});
 export type SeqText = z.infer<typeof SeqTextSchema>;
 
 export const TASK_STATUSES = ['pending', 'in_progress', 'completed'] as const;

@@ -1,3 +1,5 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { DEFAULT_POLICY } from '../src/config/policy.js';
 import { countMessageTokens } from '../src/compaction/tokens.js';
 import { countTokens } from '../src/lib/count-tokens.js';
@@ -138,6 +140,7 @@ async function runVariant(stack: EvalStack, c: EvalCase, facts: SpanFacts, varia
   const end = spanEnd(seqs, active);
   const probes = { probes: deriveProbes(c.messages.slice(0, end), { cwd: c.cwd }), spanMessages: end };
   row.measures = measureContext(facts, { summaries, kept, chunkSummaries: chunks, probes }, activeTokens, tokensAfter);
+  await dumpContext(`${c.id}-${variant.key}`, `${summaries}\n\n${contextText(kept)}`);
   return { row, spanEnd: end };
 }
 
@@ -218,4 +221,12 @@ export async function runCase(c: EvalCase, variants: readonly Variant[], stacks:
     requests: facts.requests.length,
     rows: peer ? [peer, ...rows] : rows,
   };
+}
+
+/** `COMPACTD_EVAL_DUMP_DIR=dir`: each compactd row's context as text, to read what a probe missed. */
+async function dumpContext(name: string, text: string): Promise<void> {
+  const dir = process.env['COMPACTD_EVAL_DUMP_DIR'];
+  if (!dir) return;
+  await mkdir(dir, { recursive: true });
+  await writeFile(path.join(dir, `${name}.txt`), text);
 }

@@ -1,3 +1,4 @@
+import { simpleCommands } from './shell.js';
 import type { Step } from './steps.js';
 
 /**
@@ -66,10 +67,20 @@ export function lastErrorLines(steps: readonly Step[], max = MAX_ERRORS): string
   return lastDistinct(lines, max);
 }
 
+/** Tools whose exit status 1 answers a question ("no line matched", "the files differ", "false"), not a failure. */
+const ANSWERS_WITH_ONE = new Set(['grep', 'egrep', 'fgrep', 'rg', 'ag', 'diff', 'cmp', 'test', '[']);
+
+/** A search that found nothing: exit status 1 from the last command of the pipeline being one of those tools. */
+export function isNoMatch(step: Step): boolean {
+  if (step.command === null || step.result?.exitCode !== 1) return false;
+  const last = simpleCommands(step.command).at(-1);
+  return last !== undefined && ANSWERS_WITH_ONE.has(last[0] ?? '');
+}
+
 /** First lines of the span's failing commands: the last `max` distinct ones, oldest first. */
 export function lastFailedCommands(steps: readonly Step[], max = MAX_FAILED_COMMANDS): string[] {
   const commands = steps.flatMap((step) => {
-    if (step.command === null || !step.result?.failed) return [];
+    if (step.command === null || !step.result?.failed || isNoMatch(step)) return [];
     const first = step.command.split('\n').find((line) => line.trim().length > 0);
     return first ? [clean(first)] : [];
   });

@@ -49,11 +49,23 @@ export function patchOps(patch: string): Op[] {
   return out;
 }
 
+/** `sed: can't read X: …`, `X: No such file or directory`: names the shell found no file for. */
+function missingFiles(result: string): Set<string> {
+  const out = new Set<string>();
+  for (const match of result.matchAll(/can't read ([^:\n]+): No such file|(?:^|\s)([^\s:]+): No such file or directory/gm)) {
+    const name = (match[1] ?? match[2] ?? '').trim();
+    if (name) out.add(name);
+  }
+  return out;
+}
+
 function stepOps(step: Step): Op[] {
   const { tool, input } = step;
   if (step.command !== null) {
     const ops: Op[] = step.command.includes('*** Begin Patch') ? patchOps(step.command) : [];
-    return [...ops, ...shellFileChanges(step.command)];
+    // a word the shell took for a file that was not there changed nothing (a mis-quoted script's pieces)
+    const missing = missingFiles(step.result?.text ?? '');
+    return [...ops, ...shellFileChanges(step.command).filter((op) => !missing.has(op.path))];
   }
   // an editor call that failed wrote nothing
   if (step.result?.failed === true) return [];

@@ -57,9 +57,10 @@ export function firstSentence(text: string): string | null {
   return first === undefined ? null : capLine(first, MAX_REQUEST_CHARS);
 }
 
+/** Sentences that constrain the work, verbatim; one that ends in ':' states its rule too ("Commands must be … block:"). */
 export function constraintSentences(text: string): string[] {
   return sentences(text)
-    .filter((s) => CONSTRAINT.test(s) && !s.endsWith(':'))
+    .filter((s) => CONSTRAINT.test(s))
     .map((s) => capLine(s, MAX_CONSTRAINT_CHARS));
 }
 

@@ -24,7 +24,7 @@ export const DEFAULT_LEDGER_CAPS: LedgerCaps = {
   filesChanged: 30,
   filesRead: 25,
   openErrors: 8,
-  resolvedErrors: 3,
+  resolvedErrors: 5,
   constraints: 12,
   requests: 3,
   openTasks: 15,

@@ -152,3 +152,36 @@ describe('probes of the real sessions', () => {
     expect(scoreProbes(probes, whole).missed).toEqual([]);
   });
 });
+
+describe('what does not count as a change or a failure', () => {
+  it('a search that found nothing (exit status 1 of grep and the like) is not a failing command', () => {
+    const probes = deriveProbes(
+      [
+        msg('user', 'Find where the limit is read.'),
+        msg('assistant', [toolUse('g1', 'Bash', { command: 'grep -rn "max_limit" src' })]),
+        msg('user', [toolResult('g1', 'Exit code 1', true)]),
+        msg('assistant', [toolUse('g2', 'Bash', { command: 'cat src/missing.ts | grep limit' })]),
+        msg('user', [toolResult('g2', 'cat: src/missing.ts: No such file or directory\nExit code 1', true)]),
+        msg('assistant', [toolUse('g3', 'Bash', { command: 'npm test' })]),
+        msg('user', [toolResult('g3', 'Error: 2 tests failed\nExit code 2', true)]),
+      ],
+      { cwd: CWD },
+    );
+    // the pipeline ending in grep answered "no match" both times; only the test run failed
+    expect(byKind(probes, 'command').map((p) => p.text)).toEqual(['npm test']);
+  });
+
+  it('the words of a mis-quoted in-place script that the shell found no file for were not edited', () => {
+    const probes = deriveProbes(
+      [
+        msg('user', 'Fix the parser.'),
+        // bash ends a single-quoted string at \' : the script falls apart into words sed takes for files
+        msg('assistant', [toolUse('s1', 'Bash', { command: "sed -i '3c\\    parts = auth.split(\\':\\', 1)\\n    return (\\'\\', \\'\\')' src/parse.py" })]),
+        msg('user', [toolResult('s1', "sed: can't read return: No such file or directory\nExit code 2", true)]),
+      ],
+      { cwd: CWD },
+    );
+    expect(shellFileChanges("sed -i '3c\\    parts = auth.split(\\':\\', 1)\\n    return (\\'\\', \\'\\')' src/parse.py").map((c) => c.path)).toContain('return');
+    expect(byKind(probes, 'file').map((p) => p.text)).not.toContain('return');
+  });
+});

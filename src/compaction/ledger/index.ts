@@ -9,4 +9,4 @@ export { mergeLedgers, mergeAllLedgers } from './merge.js';
 export { renderLedger, type RenderLedgerOptions } from './render.js';
 export { DEFAULT_LEDGER_CAPS, escapeLedgerText, type LedgerCaps, type LedgerEscape } from './render-parts.js';
 export { ledgerCounts, ledgerNames, type LedgerCounts, type LedgerName, type LedgerNameKind } from './counts.js';
-export { relativeTo, findSessionCwd, commonDirectory, guessCwd } from './paths.js';
+export { relativeTo, findSessionCwd, commonDirectory, majorityDirectory, guessCwd } from './paths.js';

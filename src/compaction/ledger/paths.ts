@@ -58,12 +58,39 @@ export function commonDirectory(paths: readonly string[]): string | null {
   return dir === '' ? null : dir;
 }
 
+/** Share of the paths a directory must hold to be taken for the working directory. */
+const MAJORITY = 0.6;
+
+/**
+ * The deepest directory holding at least `MAJORITY` of the absolute paths given (two or
+ * more): one plan file written under the home directory must not pull the working directory
+ * of a project up to the home directory. Null when no directory qualifies.
+ */
+export function majorityDirectory(paths: readonly string[]): string | null {
+  const absolute = paths.filter((p) => p.startsWith('/'));
+  if (absolute.length < 2) return commonDirectory(absolute);
+  const counts = new Map<string, number>();
+  for (const path of absolute) {
+    const parts = path.split('/').slice(1, -1);
+    for (let depth = 1; depth <= parts.length; depth += 1) {
+      const dir = `/${parts.slice(0, depth).join('/')}`;
+      counts.set(dir, (counts.get(dir) ?? 0) + 1);
+    }
+  }
+  let best: string | null = null;
+  for (const [dir, count] of counts) {
+    if (count < MAJORITY * absolute.length) continue;
+    if (best === null || dir.split('/').length > best.split('/').length) best = dir;
+  }
+  return best;
+}
+
 /**
  * A working directory read off the ledger when the messages state none: the deepest
- * directory holding every file the work changed (files read elsewhere, /tmp logs or a
- * library's sources, do not count), else every file.
+ * directory holding most of the files the work changed (files read elsewhere, /tmp logs or
+ * a library's sources, do not count), else most of every file. Paths outside it stay whole.
  */
 export function guessCwd(ledger: Ledger): string | null {
   const changed = ledger.files.filter(isChanged).map((f) => f.path);
-  return commonDirectory(changed) ?? commonDirectory(ledger.files.map((f) => f.path));
+  return majorityDirectory(changed) ?? majorityDirectory(ledger.files.map((f) => f.path));
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commonDirectory, extractLedger, findSessionCwd, guessCwd, ledgerCounts, ledgerNames, relativeTo } from '../../../../src/compaction/ledger/index.js';
+import { commonDirectory, extractLedger, findSessionCwd, guessCwd, ledgerCounts, ledgerNames, majorityDirectory, relativeTo } from '../../../../src/compaction/ledger/index.js';
 import { conversation } from '../../../fixtures/builders.js';
 
 describe('ledgerCounts and ledgerNames', () => {
@@ -56,5 +56,12 @@ describe('paths', () => {
       .exchange('e2', 'Edit', { file_path: '/home/u/p/test/a.test.ts', old_string: 'a', new_string: 'b' }, 'ok')
       .build();
     expect(guessCwd(extractLedger(messages))).toBe('/home/u/p');
+  });
+
+  it('takes the directory most changed files share: one file written elsewhere does not pull it up', () => {
+    expect(majorityDirectory(['/home/u/p/lib/a.ex', '/home/u/p/lib/b.ex', '/home/u/p/test/a.exs', '/home/u/.claude/plan.md'])).toBe('/home/u/p');
+    expect(majorityDirectory(['/home/u/p/lib/a.ex', '/home/u/p/lib/b.ex', '/home/u/p/lib/c.ex', '/home/u/p/test/a.exs'])).toBe('/home/u/p/lib');
+    expect(majorityDirectory(['/a/x.ts', '/b/y.ts'])).toBeNull();
+    expect(majorityDirectory(['/a/b/x.ts'])).toBe('/a/b');
   });
 });

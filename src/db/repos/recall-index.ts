@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { answeredToolUseIds, recallPieces, toolCallNames, type RecallPiece } from '../../compaction/recall-lines.js';
 import type { Block, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
+import { isCandidate } from './archive-order.js';
 
 /**
  * Fills the recall pieces (migration 0008) of a conversation's archived originals that have
@@ -22,8 +23,8 @@ export interface RecallIndexPass {
 /** Content read a pass, about: the pieces of a pass are written in one statement. */
 const DEFAULT_MAX_BYTES = 4 * 1024 * 1024;
 
-/** Archived rows that can be originals (the rows a search returns); the same filter as archive.ts. */
-const CANDIDATE = sql.raw(`a.reason <> 'superseded_clip' and a.kind = 'message'`);
+/** Archived rows that can be originals: the rows a search may return. */
+const CANDIDATE = isCandidate('a');
 
 type PendingRow = {
   archive_id: string;

@@ -1,9 +1,10 @@
 import { sql } from 'drizzle-orm';
-import { focusLine, recallLines, toolCallNames } from '../../compaction/recall-lines.js';
+import { focusLine, recallLines } from '../../compaction/recall-lines.js';
 import type { Block, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
 import { archiveOrder, isCandidate } from './archive-order.js';
 import { clipSnippet, SNIPPET_MAX_CHARS, searchWords, type WordHit } from './archive-search-words.js';
+import { toolNamesFor } from './recall-index.js';
 
 export { clipSnippet, SNIPPET_MAX_CHARS } from './archive-search-words.js';
 
@@ -143,13 +144,14 @@ async function indexedLines(db: DbOrTx, archiveIds: readonly string[], patterns:
 }
 
 /** Lines of hits not indexed yet, read from their content (the backlog a search reads directly). */
-async function backlogLines(db: DbOrTx, archiveIds: readonly string[], needles: readonly string[]): Promise<LineRow[]> {
+async function backlogLines(db: DbOrTx, conversationId: string, archiveIds: readonly string[], needles: readonly string[]): Promise<LineRow[]> {
   if (archiveIds.length === 0 || needles.length === 0) return [];
   const rows = await db.execute<{ archive_id: string; content: Block[] }>(sql`
     select archive_id, content from archived_messages where archive_id = any(${sql.param(archiveIds)}::uuid[])`);
   const lowered = needles.map((n) => n.toLowerCase());
+  const toolNames = await toolNamesFor(db, conversationId, rows.map((r) => r.content));
   return rows.flatMap((row) => {
-    const lines = recallLines(row.content, new Map(toolCallNames(row.content)));
+    const lines = recallLines(row.content, toolNames);
     const matching = lines.filter((l) => lowered.some((n) => l.text.toLowerCase().includes(n))).slice(0, MAX_MATCH_LINES);
     const wanted = new Set(matching.flatMap((l) => [l.line - 1, l.line, l.line + 1]));
     const hit = new Set(matching.map((l) => l.line));
@@ -202,7 +204,7 @@ export async function searchArchive(db: DbOrTx, conversationId: string, params: 
   for (const m of ['fragment', 'words'] as const) {
     const of = merged.filter((h) => h.match === m);
     lineRows.push(...(await indexedLines(db, of.filter((h) => h.indexed).map((h) => h.archiveId), patternsOf(m))));
-    lineRows.push(...(await backlogLines(db, of.filter((h) => !h.indexed).map((h) => h.archiveId), needlesOf(m))));
+    lineRows.push(...(await backlogLines(db, conversationId, of.filter((h) => !h.indexed).map((h) => h.archiveId), needlesOf(m))));
   }
   return merged.map((h) => {
     const needle = needlesOf(h.match)[0] ?? '';

@@ -97,7 +97,7 @@ async function writePieces(db: DbOrTx, conversationId: string, rows: ReadonlyArr
  * Tool names for the results among `contents`: from the calls in the same messages, else from
  * the conversation's other messages (a call archived earlier, or still active).
  */
-async function toolNamesFor(db: DbOrTx, conversationId: string, contents: ReadonlyArray<readonly Block[]>): Promise<Map<string, string>> {
+export async function toolNamesFor(db: DbOrTx, conversationId: string, contents: ReadonlyArray<readonly Block[]>): Promise<Map<string, string>> {
   const names = new Map(contents.flatMap((c) => toolCallNames(c)));
   const missing = [...new Set(contents.flatMap((c) => answeredToolUseIds(c)))].filter((id) => !names.has(id));
   if (missing.length === 0) return names;

@@ -1,5 +1,5 @@
 import type { Db } from '../db/client.js';
-import { indexArchiveForRecall } from '../db/repos/recall-index.js';
+import { indexArchiveForRecall, nextConversationWithRecallBacklog } from '../db/repos/recall-index.js';
 import type { Logger } from '../obs/logger.js';
 
 /** Messages a pass indexes at most (and about 4 MB of their content). */
@@ -32,4 +32,43 @@ export async function indexRecallAfterCommit(db: Db, conversationId: string, log
   } catch (error) {
     log.warn({ err: error, messages, pieces }, 'recall indexing failed; searches read the unindexed messages directly until a later compaction indexes them');
   }
+}
+
+/** Passes one maintenance sweep runs at most (~1,000 messages): the backfill never holds the sweep long. */
+const BACKFILL_PASSES_PER_SWEEP = 5;
+
+/**
+ * Indexes, a bounded step per maintenance sweep, the archives written before recall pieces
+ * existed (migration 0008) or whose post-commit indexing failed: walks the conversations in
+ * id order, one with a backlog at a time, and stops looking once a walk found none (until the
+ * process restarts: new archives are indexed by their own finalize).
+ */
+export function createRecallBackfill(db: Db, log: Pick<Logger, 'warn' | 'info'>): { step(): Promise<void> } {
+  let cursor: string | null = null;
+  let current: string | null = null;
+  let done = false;
+  return {
+    async step() {
+      if (done) return;
+      try {
+        for (let pass = 0; pass < BACKFILL_PASSES_PER_SWEEP; pass++) {
+          if (current === null) {
+            current = await nextConversationWithRecallBacklog(db, cursor);
+            if (current === null) {
+              done = true;
+              log.info('recall backfill: every archived message is indexed');
+              return;
+            }
+          }
+          const indexed = await indexArchiveForRecall(db, current, { limit: PASS_MESSAGES });
+          if (!indexed.more) {
+            cursor = current;
+            current = null;
+          }
+        }
+      } catch (error) {
+        log.warn({ err: error, conversationId: current }, 'recall backfill step failed; the next sweep tries again');
+      }
+    },
+  };
 }

@@ -124,3 +124,21 @@ export async function hasRecallBacklog(db: DbOrTx, conversationId: string): Prom
      limit 1`);
   return rows.length > 0;
 }
+
+/**
+ * The first conversation after `afterId` (uuid order; null: from the start) whose archive has
+ * originals without pieces: a keyset walk over conversations, so a sweep that finds nothing
+ * has read each conversation's archive once.
+ */
+export async function nextConversationWithRecallBacklog(db: DbOrTx, afterId: string | null): Promise<string | null> {
+  const after = afterId === null ? sql`true` : sql`c.id > ${afterId}`;
+  const [row] = await db.execute<{ id: string }>(sql`
+    select c.id from conversations c
+     where ${after}
+       and exists (
+         select 1 from archived_messages a
+          where a.conversation_id = c.id and ${CANDIDATE}
+            and not exists (select 1 from archived_recall_indexed i where i.archive_id = a.archive_id))
+     order by c.id limit 1`);
+  return row?.id ?? null;
+}

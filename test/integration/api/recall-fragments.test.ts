@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NormalizedMessage } from '../../../src/compaction/types.js';
 import { indexArchiveForRecall } from '../../../src/db/repos/recall-index.js';
+import { createRecallBackfill } from '../../../src/worker/recall-indexing.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
 import { conversationByExternalId, createWithMessages, simulateCompaction, type SimulatedResult } from '../../helpers/archive-seed.js';
 
@@ -168,5 +169,30 @@ describe.each(['recall-indexed', 'recall-backlog'])('GET …/archive/search by f
     const registry = await search(id, 'registry');
     // a substring of seqs 2-5 (fragment hits first), and a word in none other
     expect(registry.slice(0, 4).every((h) => h.match === 'fragment')).toBe(true);
+  });
+});
+
+describe('the maintenance backfill', () => {
+  it('indexes the archives still in the backlog in bounded steps, then stops looking', async () => {
+    const unindexed = async () =>
+      Number(
+        (
+          await t.db.db.execute<{ n: string }>(sql`
+            select count(*) as n from archived_messages a
+             where a.reason <> 'superseded_clip' and not exists (select 1 from archived_recall_indexed i where i.archive_id = a.archive_id)`)
+        )[0]!.n,
+      );
+    expect(await unindexed()).toBe(ARCHIVED.length);
+    const said: string[] = [];
+    const log = { info: (msg: string) => said.push(msg), warn: (_obj: unknown, msg: string) => said.push(`warn: ${msg}`) };
+    const backfill = createRecallBackfill(t.db.db, log as never);
+    await backfill.step();
+    expect(await unindexed()).toBe(0);
+    expect(said).toEqual(['recall backfill: every archived message is indexed']);
+    await backfill.step();
+    expect(said).toHaveLength(1);
+    // the same answers from the pieces
+    const [hit] = await search('recall-backlog', 'undefined function fetch_pane/2');
+    expect(hit).toMatchObject({ seq: 5, tool: 'Bash', match: 'fragment' });
   });
 });

@@ -102,16 +102,27 @@ export function toolCallNames(content: readonly Block[]): Array<[string, string]
   return content.flatMap((b): Array<[string, string]> => (b.type === 'tool_use' ? [[b.id, b.name]] : []));
 }
 
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+
 /**
  * At most `max` characters of a line, around the first case-insensitive occurrence of
- * `fragment` (or its start when absent), with `…` where it was cut.
+ * `fragment` (or its start when absent), with `…` where it was cut. Reads a window of a few
+ * times `max` around the match, so a 2 MB line costs no more than a short one.
  */
 export function focusLine(text: string, fragment: string, max: number): string {
-  const chars = Array.from(text);
-  if (chars.length <= max) return text;
+  if (text.length <= max) return text;
   const at = fragment === '' ? -1 : text.toLowerCase().indexOf(fragment.toLowerCase());
-  const atChars = at < 0 ? 0 : Array.from(text.slice(0, at)).length;
-  const keep = max - 2;
+  const keep = max - 2; // room for an ellipsis at each end
+  let from = Math.max(0, (at < 0 ? 0 : at) - 2 * max);
+  let to = Math.min(text.length, from + 4 * max + fragment.length);
+  if (from > 0 && isLowSurrogate(text.charCodeAt(from))) from += 1;
+  if (to < text.length && isHighSurrogate(text.charCodeAt(to - 1))) to -= 1;
+  const chars = Array.from(text.slice(from, to));
+  if (from === 0 && to === text.length && chars.length <= max) return text;
+  const atChars = at < 0 ? 0 : Array.from(text.slice(from, at)).length;
   const start = Math.max(0, Math.min(atChars - Math.floor(keep / 4), chars.length - keep));
-  return `${start > 0 ? '…' : ''}${chars.slice(start, start + keep).join('')}${start + keep < chars.length ? '…' : ''}`;
+  const before = from > 0 || start > 0;
+  const after = to < text.length || start + keep < chars.length;
+  return `${before ? '…' : ''}${chars.slice(start, start + keep).join('')}${after ? '…' : ''}`;
 }

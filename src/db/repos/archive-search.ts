@@ -36,8 +36,13 @@ export interface SearchHit extends Omit<WordHit, 'archiveId'> {
 
 /** Matching lines read for ranking at most: a fragment in every line of a huge conversation stays bounded. */
 const MATCH_ROWS = 5000;
-/** Newest archived messages without pieces yet that a search reads directly (see `hasRecallBacklog`). */
-const BACKLOG_SCAN = 200;
+/**
+ * Newest archived messages without pieces yet that a search reads directly, at most, and
+ * their tokens at most (the first always): the backlog is the seconds between a commit and
+ * its indexing, or an old archive the maintenance sweep has not reached.
+ */
+const BACKLOG_SCAN = 50;
+const BACKLOG_SCAN_TOKENS = 1_000_000;
 const MAX_MATCH_LINES = 3;
 /** A returned line's length at most (characters), around its match. */
 export const LINE_MAX_CHARS = 240;
@@ -77,18 +82,20 @@ interface FragmentHit {
 
 async function searchFragment(db: DbOrTx, conversationId: string, query: string, pattern: string, limit: number): Promise<FragmentHit[]> {
   const rows = await db.execute<{ archive_id: string; seq: string; role: Role; job_id: string; batch_id: string | null; rank: number; indexed: boolean }>(sql`
-    with matched as (
+    -- materialized: each half runs once, never once per joined row
+    with matched as materialized (
       select p.archive_id, count(*) as lines, true as indexed
         from (select archive_id from archived_recall_pieces
                where conversation_id = ${conversationId} and text ilike ${pattern} limit ${MATCH_ROWS}) p
        group by p.archive_id
       union all
       select b.archive_id, 1, false
-        from (select a.archive_id, a.content from archived_messages a
+        from (select a.archive_id, a.content, sum(a.tokens) over (order by a.seq desc, a.archive_id) - a.tokens as tokens_before
+                from archived_messages a
                where a.conversation_id = ${conversationId} and ${isCandidate('a')}
                  and not exists (select 1 from archived_recall_indexed i where i.archive_id = a.archive_id)
-               order by a.seq desc limit ${BACKLOG_SCAN}) b
-       where compactd_search_document(b.content) ilike ${pattern}
+               order by a.seq desc, a.archive_id limit ${BACKLOG_SCAN}) b
+       where b.tokens_before < ${BACKLOG_SCAN_TOKENS} and compactd_search_document(b.content) ilike ${pattern}
     ),
     hits as (
       select a.archive_id, a.seq, a.role, a.job_id, m.indexed,

@@ -76,4 +76,14 @@ describe('focusLine', () => {
       }),
     );
   });
+
+  it('never cuts a surrogate pair and stays within max on any text', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 3000 }), fc.string({ unit: 'binary', maxLength: 8 }), fc.integer({ min: 20, max: 300 }), (line, fragment, max) => {
+        const focused = focusLine(line, fragment, max);
+        expect(Array.from(focused).length).toBeLessThanOrEqual(max);
+        expect(focused.isWellFormed()).toBe(line.isWellFormed());
+      }),
+    );
+  });
 });

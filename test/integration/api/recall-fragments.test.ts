@@ -196,3 +196,19 @@ describe('the maintenance backfill', () => {
     expect(hit).toMatchObject({ seq: 5, tool: 'Bash', match: 'fragment' });
   });
 });
+
+describe('erasing a conversation', () => {
+  it('erases its recall pieces and markers with its archive', async () => {
+    const conversation = await conversationByExternalId(t.db.db, 'recall-indexed');
+    const rows = async () =>
+      (
+        await t.db.db.execute<{ pieces: string; markers: string }>(sql`
+          select (select count(*) from archived_recall_pieces where conversation_id = ${conversation.id}) as pieces,
+                 (select count(*) from archived_recall_indexed where conversation_id = ${conversation.id}) as markers`)
+      ).map((r) => [Number(r.pieces), Number(r.markers)])[0]!;
+    expect((await rows())[0]).toBeGreaterThan(0);
+    const res = await t.app.inject({ method: 'DELETE', url: '/v1/conversations/recall-indexed', headers: t.auth() });
+    expect(res.statusCode, res.body).toBe(204);
+    expect(await rows()).toEqual([0, 0]);
+  });
+});

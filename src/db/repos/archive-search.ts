@@ -62,12 +62,18 @@ export function containsPattern(fragment: string): string {
   return `%${fragment.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/** Plain words of a web-search query (no operators, no exclusions), for the lines of a word hit. */
-function queryWords(query: string): string[] {
+/**
+ * Plain words of a web-search query (no operators, no exclusions), for the lines of a word
+ * hit: each without a common English ending, as full-text search stems it ("deploying" finds
+ * the line with "deploy").
+ */
+export function queryWords(query: string): string[] {
   return query
     .replaceAll('"', ' ')
     .split(/\s+/)
-    .filter((w) => w.length >= MIN_FRAGMENT_CHARS && !w.startsWith('-') && w !== 'OR');
+    .filter((w) => !w.startsWith('-') && w !== 'OR')
+    .map((w) => w.replace(/(?:ing|ed|es|s)$/i, (ending) => (w.length - ending.length >= MIN_FRAGMENT_CHARS ? '' : ending)))
+    .filter((w) => Array.from(w).length >= MIN_FRAGMENT_CHARS);
 }
 
 interface FragmentHit {
@@ -150,11 +156,27 @@ async function indexedLines(db: DbOrTx, archiveIds: readonly string[], patterns:
       ) c`);
 }
 
-/** Lines of hits not indexed yet, read from their content (the backlog a search reads directly). */
+/** The archived rows among `archiveIds` whose recall pieces are written. */
+async function indexedAmong(db: DbOrTx, archiveIds: readonly string[]): Promise<Set<string>> {
+  if (archiveIds.length === 0) return new Set();
+  const rows = await db.execute<{ archive_id: string }>(sql`
+    select archive_id from archived_recall_indexed where archive_id = any(${sql.param(archiveIds)}::uuid[])`);
+  return new Set(rows.map((r) => r.archive_id));
+}
+
+/**
+ * Lines of hits not indexed yet, read from their content (the backlog a search reads
+ * directly), for as many of them as fit in `BACKLOG_SCAN_TOKENS` (the first always): the
+ * others keep their snippet only.
+ */
 async function backlogLines(db: DbOrTx, conversationId: string, archiveIds: readonly string[], needles: readonly string[]): Promise<LineRow[]> {
   if (archiveIds.length === 0 || needles.length === 0) return [];
   const rows = await db.execute<{ archive_id: string; content: Block[] }>(sql`
-    select archive_id, content from archived_messages where archive_id = any(${sql.param(archiveIds)}::uuid[])`);
+    select b.archive_id, a.content
+      from (select archive_id, sum(tokens) over (order by seq, archive_id) - tokens as tokens_before
+              from archived_messages where archive_id = any(${sql.param(archiveIds)}::uuid[])) b
+      join archived_messages a on a.archive_id = b.archive_id
+     where b.tokens_before < ${BACKLOG_SCAN_TOKENS}`);
   const lowered = needles.map((n) => n.toLowerCase());
   const toolNames = await toolNamesFor(db, conversationId, rows.map((r) => r.content));
   return rows.flatMap((row) => {
@@ -201,8 +223,10 @@ export async function searchArchive(db: DbOrTx, conversationId: string, params: 
   const fragmentIds = new Set(fragmentHits.map((h) => h.archiveId));
   const merged = [
     ...fragmentHits.map((h) => ({ ...h, match: 'fragment' as const, snippet: byWords.get(h.archiveId)?.snippet ?? null })),
-    ...wordHits.filter((h) => !fragmentIds.has(h.archiveId)).map((h) => ({ ...h, match: 'words' as const, indexed: true, snippet: h.snippet as string | null })),
+    ...wordHits.filter((h) => !fragmentIds.has(h.archiveId)).map((h) => ({ ...h, match: 'words' as const, indexed: false, snippet: h.snippet as string | null })),
   ].slice(0, params.limit);
+  const indexed = await indexedAmong(db, merged.filter((h) => h.match === 'words').map((h) => h.archiveId));
+  for (const h of merged) if (h.match === 'words') h.indexed = indexed.has(h.archiveId);
 
   const words = queryWords(params.query);
   const patternsOf = (m: 'fragment' | 'words') => (m === 'fragment' && pattern !== null ? [pattern] : words.map(containsPattern));

@@ -166,6 +166,11 @@ describe.each(['recall-indexed', 'recall-backlog'])('GET …/archive/search by f
     const hits = await search(id, 'deploying keys');
     expect(hits.map((h) => [h.seq, h.match])).toEqual([[1, 'words']]);
     expect(hits[0]!.rank).toBeLessThan(1);
+    // the lines holding the query's words (as stemmed), with their context
+    expect(hits[0]!.lines).toEqual([
+      { line: 1, text: 'Fix the registry crash. The deploy key is kestrel-7731.', match: true },
+      { line: 2, text: 'Do not touch the migrations.', match: false },
+    ]);
     const registry = await search(id, 'registry');
     // a substring of seqs 2-5 (fragment hits first), and a word in none other
     expect(registry.slice(0, 4).every((h) => h.match === 'fragment')).toBe(true);

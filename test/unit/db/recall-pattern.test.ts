@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { containsPattern, fragmentOf } from '../../../src/db/repos/archive-search.js';
+import { containsPattern, fragmentOf, queryWords } from '../../../src/db/repos/archive-search.js';
 
 /** An ILIKE evaluator for the escaped patterns containsPattern writes (`\` escapes; `%`, `_` wildcards). */
 function ilike(text: string, pattern: string): boolean {
@@ -33,5 +33,12 @@ describe('fragmentOf', () => {
     expect(fragmentOf('"a" OR "b"')).toBe('"a" OR "b"');
     expect(fragmentOf('ab')).toBeNull();
     expect(fragmentOf('"ab"')).toBeNull();
+  });
+});
+
+describe('queryWords', () => {
+  it('keeps the plain words of a web-search query, without operators, exclusions or a common ending', () => {
+    expect(queryWords('deploying keys -retry OR "rate limited" at')).toEqual(['deploy', 'key', 'rate', 'limit']);
+    expect(queryWords('yes is')).toEqual(['yes']);
   });
 });

@@ -4,13 +4,7 @@ import type { Block, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
 import { isCandidate } from './archive-order.js';
 
-/**
- * Fills the recall pieces (migration 0008) of a conversation's archived originals that have
- * none yet, oldest seq first, at most `limit` messages and about `maxBytes` of content a pass
- * (always at least one message). Runs after a compaction commits, never inside its
- * transaction. Deterministic: a caller loops while `more`, and two indexers at once never
- * write a message twice (the marker's primary key decides who writes it).
- */
+/** What one indexing pass did. */
 export interface RecallIndexPass {
   /** messages indexed by this pass */
   messages: number;
@@ -34,6 +28,13 @@ type PendingRow = {
   running_bytes: string;
 };
 
+/**
+ * Fills the recall pieces (migration 0008) of a conversation's archived originals that have
+ * none yet, oldest seq first, at most `limit` messages and about `maxBytes` of content a pass
+ * (always at least one message). Runs after a compaction commits, never inside its
+ * transaction. Deterministic: a caller loops while `more`, and two indexers at once never
+ * write a message twice (the marker's primary key decides who writes it).
+ */
 export async function indexArchiveForRecall(
   db: DbOrTx,
   conversationId: string,
@@ -113,16 +114,6 @@ export async function toolNamesFor(db: DbOrTx, conversationId: string, contents:
      where b->>'type' = 'tool_use' and b->>'id' = any(${ids})`);
   for (const row of found) if (!names.has(row.id)) names.set(row.id, row.name);
   return names;
-}
-
-/** Whether the conversation has archived originals without pieces (indexing behind, or rows archived before migration 0008). */
-export async function hasRecallBacklog(db: DbOrTx, conversationId: string): Promise<boolean> {
-  const rows = await db.execute<{ one: number }>(sql`
-    select 1 as one from archived_messages a
-     where a.conversation_id = ${conversationId} and ${CANDIDATE}
-       and not exists (select 1 from archived_recall_indexed i where i.archive_id = a.archive_id)
-     limit 1`);
-  return rows.length > 0;
 }
 
 /**

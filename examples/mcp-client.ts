@@ -58,8 +58,9 @@ try {
     const job = JSON.parse(text(await client.callTool({ name: 'job_status', arguments: { jobId, waitSeconds: 30 } }))) as { status: string; result?: { tokensBefore?: number; tokensAfter?: number } };
     console.log(`job ${jobId}: ${job.status}${job.result?.tokensBefore ? ` (${job.result.tokensBefore} → ${job.result.tokensAfter} tokens)` : ''}`);
   }
-  const recalled = JSON.parse(text(await client.callTool({ name: 'recall', arguments: { ...scope, query: 'ECONNRESET "request 102"' } }))) as { hits: Array<{ seq: number; snippet: string }> };
-  for (const hit of recalled.hits.slice(0, 3)) console.log(`recall #${hit.seq}: ${hit.snippet.replaceAll('\n', ' ').slice(0, 100)}`);
+  // recall answers as text: one block per archived message (seq, role, tool, batch, then its matching lines)
+  const recalled = text(await client.callTool({ name: 'recall', arguments: { ...scope, query: 'ECONNRESET "request 102"' } }));
+  console.log(recalled.split('\n').slice(0, 8).join('\n'));
 } finally {
   await client.close();
 }

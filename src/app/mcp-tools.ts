@@ -1,4 +1,5 @@
 import { isCompactdError, type AnthropicTool, type CompactdClient } from '../client/index.js';
+import { renderRecall } from './recall-text.js';
 
 /**
  * The agent tools compactd defines (`compact`, `recall`; GET /v1/tools/:name), plus
@@ -100,7 +101,7 @@ async function runTool(client: CompactdClient, scope: McpScope, name: string, ar
       const query = stringField(args, 'query', true) as string;
       const limit = intField(args, 'limit', 1, 50);
       const found = await client.searchArchive(conversationId, query, limit === undefined ? {} : { limit });
-      return text(found);
+      return text(renderRecall(query, found));
     }
     case 'job_status': {
       const jobId = stringField(args, 'jobId', true) as string;

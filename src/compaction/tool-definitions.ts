@@ -30,8 +30,9 @@ export const RecallToolInputSchema = z.strictObject({
     .max(1000)
     .meta({
       description:
-        'Distinctive words to find, e.g. `ECONNREFUSED 5432` or `"rate limit" -retry`. Words are combined with AND; ' +
-        'use "quotes" for a phrase, OR between alternatives, -word to exclude.',
+        'A fragment as you would type it — a path (`services/session_registry.ex`), a file name, a command, a piece of an ' +
+        'error line, an id — found as an exact substring; or distinctive words, e.g. `ECONNREFUSED 5432` or ' +
+        '`"rate limit" -retry` (words combined with AND; "quotes" for a phrase, OR between alternatives, -word to exclude).',
     }),
   limit: z.number().int().min(1).max(50).optional().meta({ description: 'Maximum number of messages to return, 1-50 (default 10).' }),
 });
@@ -89,9 +90,10 @@ const RECALL_DESCRIPTION = [
   'Search the archived originals of this conversation: the exact messages, tool calls and tool results that compaction',
   'summarized, masked or truncated out of your context. Use it to recover a detail a summary left out (an error message,',
   'file path, command, identifier, number or a user\'s exact instruction) instead of guessing or redoing work.',
-  'Returns the best matches first, each with its seq, role, a snippet with the matches in **bold**, and the id of the',
-  'batch whose summary covers it. Search with specific, distinctive words rather than general ones; English words are',
-  'stemmed ("failing" finds "failed") and stop words are ignored. Messages still in your context are not searched.',
+  'Messages that hold the query as an exact substring come first, then matches by words. Each names its seq, role,',
+  'tool and the id of the batch whose summary covers it, with its matching lines. A path relative to the working',
+  'directory or a bare file name finds the file; for words, English is stemmed ("failing" finds "failed") and stop',
+  'words are ignored. Messages still in your context are not searched.',
 ].join(' ');
 
 /** A zod input schema as the plain JSON Schema object both providers accept (no `$schema` key). */

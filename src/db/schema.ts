@@ -4,5 +4,6 @@
  */
 export * from './schema/tenants.js';
 export * from './schema/history.js';
+export * from './schema/recall.js';
 export * from './schema/jobs.js';
 export * from './schema/webhooks.js';

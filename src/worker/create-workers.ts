@@ -15,6 +15,7 @@ import { processWebhookDelivery, sweepWebhookDeliveries } from './processors/web
 import { processPlan } from './processors/plan.js';
 import { processSummarizeChunk } from './processors/summarize.js';
 import { reconcileJobs } from './reconciler.js';
+import { createRecallBackfill } from './recall-indexing.js';
 
 /**
  * SPEC §5.6: a SIGKILLed worker's job must be picked up within seconds, not BullMQ's default
@@ -139,10 +140,12 @@ export function createWorkers(connection: RedisConnection, deps: WorkerDeps, opt
     }),
     { connection, prefix, concurrency: options.summarizeConcurrency, ...settings },
   );
+  const recallBackfill = createRecallBackfill(deps.db, deps.logger);
   const maintenance = new Worker(
     QUEUES.maintenance,
     wrap(async () => {
       await reconcileJobs(deps, options.reconcileIdleMs);
+      await recallBackfill.step();
       // ordering only: a failure here must not keep the webhook sweep from running
       await Promise.all([deps.queues.compaction, deps.queues.summarize].map((queue) => rebaseFairShare(deps.queues, queue))).catch((error: unknown) =>
         deps.logger.warn({ err: error }, 'could not check the fair-share tags'),

@@ -52,9 +52,10 @@ async function exercise(client: Client, conversation: Record<string, string>, id
   expect(JSON.parse(textOf(status))).toMatchObject({ id: job!.id, status: 'completed', result: { messagesArchived: expect.any(Number) } });
 
   const recalled = await client.callTool({ name: 'recall', arguments: { ...conversation, query: 'ECONNRESET "request 102"' } });
-  const hits = JSON.parse(textOf(recalled)) as { hits: Array<{ snippet: string }> };
-  expect(hits.hits.length).toBeGreaterThan(0);
-  expect(hits.hits[0]!.snippet).toContain('102');
+  // one block per hit: seq, role, tool, batch, then its matching lines
+  expect(textOf(recalled)).toMatch(/archived messages? match/);
+  expect(textOf(recalled)).toMatch(/^seq \d+ · \w+ · tool .+ · batch .+$/m);
+  expect(textOf(recalled)).toContain('102');
 }
 
 describe('compactd mcp', () => {

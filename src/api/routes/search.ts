@@ -21,12 +21,15 @@ export function searchRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       {
         schema: {
           tags: ['archive'],
-          summary: 'Full-text search over the archived originals, best match first (the recall tool)',
+          summary: 'Recall: find archived originals by any fragment or by words, best match first (the recall tool)',
           description:
-            'Postgres full-text search (English stemming) over the text, tool calls and tool results of messages as they were ' +
-            'appended before compaction summarized, masked or truncated them. A query of stop words only finds nothing. ' +
-            'A message is indexed in 64 kB pieces: it matches when one piece holds the whole query (the words of an AND or a ' +
-            'phrase in one piece). Snippets come from a short window around the match. A tenant runs at most ' +
+            'Searches the text, tool calls and tool results of messages as they were appended before compaction summarized, ' +
+            'masked or truncated them. The query (or the inside of one quoted string), when 3 characters or longer, is matched ' +
+            'as a literal, case-insensitive substring of their lines (`%` and `_` are literal): a relative or whole path, a file ' +
+            'name, a command, a piece of an error line, an id. These hits come first (`match: "fragment"`, rank 1 + full-text ' +
+            'rank), then Postgres full-text hits (English stemming, web-search syntax) that hold no such substring ' +
+            '(`match: "words"`). Each hit names its tool and carries its first matching lines with a line of context either side. ' +
+            'A message archived moments ago is matched from its content until its lines are indexed. A tenant runs at most ' +
             'COMPACTD_TENANT_MAX_SEARCHES searches at once per API process (429 with `retry-after` past it); a search slower ' +
             'than the statement timeout is a 503 QUERY_TIMEOUT.',
           params: ConversationParamsSchema,

@@ -93,7 +93,7 @@ export const SearchQuerySchema = z.object({
   q: safeText({ max: 1000 })
     .trim()
     .min(1, 'must not be empty')
-    .meta({ description: 'web-search syntax: words, "quoted phrases", OR, -excluded' }),
+    .meta({ description: 'a fragment (path, file name, command, error text, id: matched as a substring) or web-search syntax: words, "quoted phrases", OR, -excluded' }),
   limit: z.coerce.number().int().min(1).max(100).default(10),
 });
 
@@ -105,6 +105,19 @@ export const SearchHitSchema = z
     jobId: z.uuid().meta({ description: 'the compaction that archived the original' }),
     rank: z.number(),
     snippet: z.string().meta({ description: 'matching fragments, matches in **bold**' }),
+    tool: z.string().nullable().meta({ description: 'the tool of the first matching line (its tool call or tool result); null for plain text' }),
+    match: z.enum(['fragment', 'words']).meta({
+      description: '`fragment`: the query is a substring of a line (rank 1 + the full-text rank); `words`: a full-text match only',
+    }),
+    lines: z
+      .array(
+        z.object({
+          line: z.number().int().meta({ description: "1-based line of the message's text (its blocks' lines, in order)" }),
+          text: z.string().meta({ description: 'the line, cut to 240 characters around the match' }),
+          match: z.boolean().meta({ description: 'false for a line of context' }),
+        }),
+      )
+      .meta({ description: 'the first matching lines (at most 3), each with the line before and after' }),
   })
   .meta({ id: 'ArchiveSearchHit' });
 

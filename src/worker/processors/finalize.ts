@@ -11,6 +11,7 @@ import { isActive, loadJobContext, type JobContext } from '../job-context.js';
 import { llmTotals } from '../llm-totals.js';
 import { finalizeConsolidation } from './finalize-consolidation.js';
 import { enqueueFollowUp } from '../follow-up.js';
+import { indexRecallAfterCommit } from '../recall-indexing.js';
 import { chunkOutcome } from './summarize.js';
 
 export type FinalizeDeps = Pick<WorkerDeps, 'db' | 'logger' | 'summarizers' | 'countTokens' | 'cancels' | 'config' | 'onJobFinished' | 'retryPolicy' | 'queues'>;
@@ -51,6 +52,7 @@ export async function processFinalize(payload: FinalizePayload, deps: FinalizeDe
     log.info({ result: outcome.job.result }, 'compaction completed');
     notifyFinished(deps, { job: outcome.job, deliveryId: outcome.deliveryId }, ctx.job.tenantId);
     if (outcome.consolidationJobId) await enqueueFollowUp(deps, { id: outcome.consolidationJobId, tenantId: ctx.job.tenantId }, log);
+    await indexRecallAfterCommit(deps.db, ctx.conversation.id, log);
   }
 }
 

@@ -1,0 +1,135 @@
+import { sql } from 'drizzle-orm';
+import { answeredToolUseIds, recallPieces, toolCallNames, type RecallPiece } from '../../compaction/recall-lines.js';
+import type { Block, Role } from '../../compaction/types.js';
+import type { DbOrTx } from '../client.js';
+import { isCandidate } from './archive-order.js';
+
+/** What one indexing pass did. */
+export interface RecallIndexPass {
+  /** messages indexed by this pass */
+  messages: number;
+  /** piece rows written */
+  pieces: number;
+  /** archived originals of the conversation still without pieces */
+  more: boolean;
+}
+
+/** Content read a pass, about: the pieces of a pass are written in one statement. */
+const DEFAULT_MAX_BYTES = 4 * 1024 * 1024;
+
+/** Archived rows that can be originals: the rows a search may return. */
+const CANDIDATE = isCandidate('a');
+
+type PendingRow = {
+  archive_id: string;
+  seq: string;
+  role: Role;
+  content: Block[];
+  running_bytes: string;
+};
+
+/**
+ * Fills the recall pieces (migration 0008) of a conversation's archived originals that have
+ * none yet, oldest seq first, at most `limit` messages and about `maxBytes` of content a pass
+ * (always at least one message). Runs after a compaction commits, never inside its
+ * transaction. Deterministic: a caller loops while `more`, and two indexers at once never
+ * write a message twice (the marker's primary key decides who writes it).
+ */
+export async function indexArchiveForRecall(
+  db: DbOrTx,
+  conversationId: string,
+  params: { limit: number; maxBytes?: number },
+): Promise<RecallIndexPass> {
+  const maxBytes = params.maxBytes ?? DEFAULT_MAX_BYTES;
+  const pending = await db.execute<PendingRow>(sql`
+    select p.archive_id, p.seq, p.role, a.content, sum(p.bytes) over (order by p.seq, p.archive_id) as running_bytes
+      from (
+        select a.archive_id, a.seq, a.role, octet_length(a.content::text) as bytes
+          from archived_messages a
+         where a.conversation_id = ${conversationId} and ${CANDIDATE}
+           and not exists (select 1 from archived_recall_indexed i where i.archive_id = a.archive_id)
+         order by a.seq, a.archive_id
+         limit ${params.limit + 1}
+      ) p
+      join archived_messages a on a.archive_id = p.archive_id
+     order by p.seq, p.archive_id`);
+  const taken = pending.slice(0, params.limit).filter((row, i) => i === 0 || Number(row.running_bytes) <= maxBytes);
+  if (taken.length === 0) return { messages: 0, pieces: 0, more: false };
+
+  const toolNames = await toolNamesFor(db, conversationId, taken.map((r) => r.content));
+  const rows = taken.map((row) => ({ row, pieces: recallPieces(row.content, toolNames) }));
+  const written = await writePieces(db, conversationId, rows);
+  return { messages: taken.length, pieces: written, more: pending.length > taken.length };
+}
+
+/**
+ * One statement (atomic without a transaction of its own): claims each message's marker and
+ * writes the pieces of the messages it claimed; a message another indexer claimed first, or
+ * one a revert removed meanwhile, is skipped.
+ */
+async function writePieces(db: DbOrTx, conversationId: string, rows: ReadonlyArray<{ row: PendingRow; pieces: RecallPiece[] }>): Promise<number> {
+  const flat = rows.flatMap((r) => r.pieces.map((piece) => ({ row: r.row, piece })));
+  const column = <T>(pick: (r: { row: PendingRow; piece: RecallPiece }) => T) => sql.param(flat.map(pick));
+  const [result] = await db.execute<{ written: string }>(sql`
+    with claimed as (
+      insert into archived_recall_indexed (archive_id, conversation_id, pieces)
+      select m.archive_id, ${conversationId}, m.pieces
+        from unnest(${sql.param(rows.map((r) => r.row.archive_id))}::uuid[], ${sql.param(rows.map((r) => r.pieces.length))}::int[]) as m(archive_id, pieces)
+       where exists (select 1 from archived_messages a where a.archive_id = m.archive_id)
+      on conflict (archive_id) do nothing
+      returning archive_id
+    ),
+    written as (
+      insert into archived_recall_pieces (archive_id, conversation_id, seq, role, tool, line, part, text)
+      select r.archive_id, ${conversationId}, r.seq, r.role, r.tool, r.line, r.part, r.text
+        from unnest(
+          ${column((r) => r.row.archive_id)}::uuid[], ${column((r) => r.row.seq)}::bigint[], ${column((r) => r.row.role)}::text[],
+          ${column((r) => r.piece.tool)}::text[], ${column((r) => r.piece.line)}::int[], ${column((r) => r.piece.part)}::int[],
+          ${column((r) => r.piece.text)}::text[]
+        ) as r(archive_id, seq, role, tool, line, part, text)
+       where r.archive_id in (select archive_id from claimed)
+      returning 1
+    )
+    select count(*) as written from written`);
+  return Number(result?.written ?? 0);
+}
+
+/**
+ * Tool names for the results among `contents`: from the calls in the same messages, else from
+ * the conversation's other messages (a call archived earlier, or still active).
+ */
+export async function toolNamesFor(db: DbOrTx, conversationId: string, contents: ReadonlyArray<readonly Block[]>): Promise<Map<string, string>> {
+  const names = new Map(contents.flatMap((c) => toolCallNames(c)));
+  const missing = [...new Set(contents.flatMap((c) => answeredToolUseIds(c)))].filter((id) => !names.has(id));
+  if (missing.length === 0) return names;
+  const ids = sql`${sql.param(missing)}::text[]`;
+  const found = await db.execute<{ id: string; name: string }>(sql`
+    select b->>'id' as id, b->>'name' as name
+      from (
+        select a.content from archived_messages a where a.conversation_id = ${conversationId} and a.tool_use_ids && ${ids}
+        union all
+        select m.content from messages m where m.conversation_id = ${conversationId} and m.tool_use_ids && ${ids}
+      ) c
+      cross join lateral jsonb_array_elements(c.content) b
+     where b->>'type' = 'tool_use' and b->>'id' = any(${ids})`);
+  for (const row of found) if (!names.has(row.id)) names.set(row.id, row.name);
+  return names;
+}
+
+/**
+ * The first conversation after `afterId` (uuid order; null: from the start) whose archive has
+ * originals without pieces: a keyset walk over conversations, so a sweep that finds nothing
+ * has read each conversation's archive once.
+ */
+export async function nextConversationWithRecallBacklog(db: DbOrTx, afterId: string | null): Promise<string | null> {
+  const after = afterId === null ? sql`true` : sql`c.id > ${afterId}`;
+  const [row] = await db.execute<{ id: string }>(sql`
+    select c.id from conversations c
+     where ${after}
+       and exists (
+         select 1 from archived_messages a
+          where a.conversation_id = c.id and ${CANDIDATE}
+            and not exists (select 1 from archived_recall_indexed i where i.archive_id = a.archive_id))
+     order by c.id limit 1`);
+  return row?.id ?? null;
+}

@@ -49,6 +49,8 @@ export function patchOps(patch: string): Op[] {
   return out;
 }
 
+const SHELL_SYNTAX_ERROR = /^(?:\/bin\/)?(?:ba|z|da)?sh: (?:-c: )?line \d+: syntax error/m;
+
 /** `sed: can't read X: …`, `X: No such file or directory`: names the shell found no file for. */
 function missingFiles(result: string): Set<string> {
   const out = new Set<string>();
@@ -63,6 +65,8 @@ function stepOps(step: Step): Op[] {
   const { tool, input } = step;
   if (step.command !== null) {
     const ops: Op[] = step.command.includes('*** Begin Patch') ? patchOps(step.command) : [];
+    // a command line the shell could not parse ran nothing at all
+    if (SHELL_SYNTAX_ERROR.test(step.result?.text ?? '')) return [];
     // a word the shell took for a file that was not there changed nothing (a mis-quoted script's pieces)
     const missing = missingFiles(step.result?.text ?? '');
     return [...ops, ...shellFileChanges(step.command).filter((op) => !missing.has(op.path))];

@@ -93,11 +93,12 @@ export function transcriptSteps(messages: readonly ProbeMessage[]): Step[] {
       }
     }
     if (message.role === 'assistant') {
-      // mini-swe-agent: one fenced shell block per turn, answered by the next user turn's observation
+      // mini-swe-agent: one fenced shell block per turn, answered by the next user turn's
+      // observation; a turn with several blocks is refused by the harness and none of them runs
       const prose = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n');
-      for (const match of prose.matchAll(FENCED_SHELL)) {
-        const command = (match[1] ?? '').trim();
-        if (command.length === 0) continue;
+      const blocks = [...prose.matchAll(FENCED_SHELL)].map((match) => (match[1] ?? '').trim()).filter((command) => command.length > 0);
+      if (blocks.length === 1) {
+        const command = blocks[0] as string;
         pendingProse = { messageIndex, tool: 'shell', input: { command }, command, result: null };
         steps.push(pendingProse);
       }

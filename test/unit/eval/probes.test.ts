@@ -185,3 +185,33 @@ describe('what does not count as a change or a failure', () => {
     expect(byKind(probes, 'file').map((p) => p.text)).not.toContain('return');
   });
 });
+
+describe('fenced actions (mini-swe-agent)', () => {
+  it('a turn with two fenced blocks is refused by the harness: neither ran', () => {
+    const probes = deriveProbes(
+      [
+        msg('user', 'Fix the parser in src/parse.py.'),
+        msg('assistant', "Two steps:\n```bash\nsed -i 's/a/b/' src/parse.py\n```\nthen\n```bash\nrm src/old.py\n```"),
+        msg('user', 'Please always provide EXACTLY ONE action in triple backticks, found 2 actions.'),
+        msg('assistant', "```bash\nsed -i 's/x/y/' src/lexer.py\n```"),
+        msg('user', '<returncode>0</returncode>\n<output>\n</output>'),
+      ],
+      { cwd: '/testbed' },
+    );
+    expect(byKind(probes, 'file').map((p) => p.text)).toEqual(['src/lexer.py']);
+  });
+});
+
+describe('a command line the shell could not parse', () => {
+  it('changed no file', () => {
+    const probes = deriveProbes(
+      [
+        msg('user', 'Fix the docstring.'),
+        msg('assistant', "```bash\nsed -i '3c\\    # Don\\'t show it' src/doc.py\n```"),
+        msg('user', "<returncode>2</returncode>\n<output>\nbash: -c: line 1: syntax error near unexpected token `('\n</output>"),
+      ],
+      { cwd: '/testbed' },
+    );
+    expect(byKind(probes, 'file')).toEqual([]);
+  });
+});

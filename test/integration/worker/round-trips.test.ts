@@ -26,11 +26,13 @@ let stack: Stack;
 let counted: DbHandle;
 let deps: WorkerDeps;
 let statements = 0;
+/** statements of the recall indexing that follows a commit (bounded passes, as many as the archive needs) */
+let recallStatements = 0;
 
 beforeAll(async () => {
   sim = await startTestLlmSim();
   stack = await createStack({ workers: false, env: { ANTHROPIC_BASE_URL: sim.url, COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5' } });
-  counted = createDb(stack.db.url, { max: 4, name: 'compactd-round-trips', onQuery: () => (statements += 1) });
+  counted = createDb(stack.db.url, { max: 4, name: 'compactd-round-trips', onQuery: (query) => (/archived_recall/.test(query) ? (recallStatements += 1) : (statements += 1)) });
   deps = { ...workerStepDeps(stack), db: counted.db };
   // open every connection first: a new one spends statements of its own (postgres.js reads the array types)
   await Promise.all(Array.from({ length: 4 }, () => counted.sql`select pg_sleep(0.1)`));
@@ -47,6 +49,7 @@ beforeEach(() => {
 
 async function count(run: () => Promise<unknown>): Promise<number> {
   statements = 0;
+  recallStatements = 0;
   await run();
   return statements;
 }
@@ -73,8 +76,9 @@ async function compactionSteps(id: string, turns: number) {
   const summarize: number[] = [];
   for (const chunk of chunks) summarize.push(await count(() => processSummarizeChunk({ jobId: job.id, chunkIndex: chunk.idx }, deps)));
   const finalize = await count(() => processFinalize({ jobId: job.id }, deps));
+  const recallIndexing = recallStatements;
   expect((await getJob(counted.db, job.id))?.status).toBe('completed');
-  return { plan, summarize, finalize, chunks: chunks.length };
+  return { plan, summarize, finalize, recallIndexing, chunks: chunks.length };
 }
 
 describe('statements per step', () => {
@@ -94,6 +98,9 @@ describe('statements per step', () => {
     // (active messages holding what the clip-archive lacks), what the context no longer holds (lookup, record),
     // status, webhook event (conversation id, delivery), COMMIT
     expect(large.finalize).toBeLessThanOrEqual(19);
+    // after the commit, the recall index is written in passes of up to 200 messages: a few statements a pass
+    expect(small.recallIndexing).toBeGreaterThan(0);
+    expect(large.recallIndexing).toBeLessThanOrEqual(small.recallIndexing * 4);
   });
 
   it('an append stores 500 messages with as many statements as 5', async () => {

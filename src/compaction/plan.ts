@@ -147,23 +147,20 @@ const RESELECT_ATTEMPTS = 8;
  * for the plan whenever the candidates allow it.
  */
 function executeWithinTarget(
-  strategy: Strategy,
-  candidates: readonly Unit[],
-  ordered: readonly Unit[],
+  executeFor: (goal: number | null) => Execution,
   base: ProjectionBase,
   target: number | null,
-  tokensBefore: number,
-  countTokens: CountTokens,
+  candidates: number,
 ): Execution & { chunks: PlanChunk[]; tokensAfter: number } {
   let goal = target;
-  let run = execute(strategy, candidates, ordered, base, goal, tokensBefore, countTokens);
+  let run = executeFor(goal);
   let projected = projectExecution(base, run);
   for (let attempt = 0; attempt < RESELECT_ATTEMPTS && target !== null && goal !== null; attempt += 1) {
     const overshoot = projected.tokensAfter - target;
-    const everything = (run.selection?.selected.length ?? 0) >= ordered.length;
+    const everything = (run.selection?.selected.length ?? 0) >= candidates;
     if (overshoot <= 0 || everything) break;
     goal -= overshoot * 2 ** attempt;
-    run = execute(strategy, candidates, ordered, base, goal, tokensBefore, countTokens);
+    run = executeFor(goal);
     projected = projectExecution(base, run);
   }
   return { ...run, ...projected };
@@ -199,7 +196,7 @@ export function planCompaction(
   const clip = messages.find((m) => m.kind === 'clip_archive');
   const base = projectionBase(snapshot, clip, policy, countTokens);
   const ordered = selectionOrder(split.candidates, messages.length - 1, policy);
-  const run = executeWithinTarget(strategy, split.candidates, ordered, base, target, tokensBefore, countTokens);
+  const run = executeWithinTarget((goal) => execute(strategy, split.candidates, ordered, base, goal, tokensBefore, countTokens), base, target, ordered.length);
   const { chunks, tokensAfter } = run;
   if (chunks.length === 0 && run.work.rewrites.size === 0) return noop('nothing_to_compact', tokensBefore);
 

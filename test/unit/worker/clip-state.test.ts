@@ -1,6 +1,6 @@
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
-import { extractLedger } from '../../../src/compaction/ledger/index.js';
+import { extractLedger, type Ledger } from '../../../src/compaction/ledger/index.js';
 import { DEFAULT_POLICY } from '../../../src/config/policy.js';
 import { clipState, mergedLedger, type StatefulBatch } from '../../../src/worker/commit-parts.js';
 import { conversation } from '../../fixtures/builders.js';
@@ -18,7 +18,7 @@ const newer = conversation(10)
   .exchange('b2', 'Bash', { command: 'mix test' }, '12 tests, 0 failures')
   .build();
 
-const batch = (id: string, seqs: number[], ledger: StatefulBatch['ledger']): StatefulBatch => ({ id, level: 0, summary: 's', seqs, ledger });
+const batch = (id: string, seqs: number[], ledger: Ledger | null): StatefulBatch => ({ id, level: 0, summary: 's', seqs, ledger });
 
 describe('clipState', () => {
   const live = [batch('b2', [10, 11, 12, 13, 14, 15], extractLedger(newer)), batch('b1', [1, 2, 3, 4, 5], extractLedger(older))];

@@ -30,7 +30,7 @@ export function readerView(text: string): string {
 }
 
 /** How many times each delimiter appears to a reader. */
-export function delimiterCounts(text: string): Record<'archiveOpen' | 'archiveClose' | 'summaryOpen' | 'summaryClose', number> {
+export function delimiterCounts(text: string): Record<'archiveOpen' | 'archiveClose' | 'summaryOpen' | 'summaryClose' | 'stateOpen' | 'stateClose', number> {
   const view = readerView(text);
   const count = (needle: string) => view.split(needle).length - 1;
   return {
@@ -38,5 +38,7 @@ export function delimiterCounts(text: string): Record<'archiveOpen' | 'archiveCl
     archiveClose: count('</compactd-archive'),
     summaryOpen: count('<compactd-summary'),
     summaryClose: count('</compactd-summary'),
+    stateOpen: count('<compactd-state'),
+    stateClose: count('</compactd-state'),
   };
 }

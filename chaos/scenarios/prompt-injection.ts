@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { buildClipArchive, escapeSummary, parseClipArchive } from '../../src/compaction/clip-archive.js';
+import { buildClipArchive, escapeSummary, parseClipArchive, parseClipState } from '../../src/compaction/clip-archive.js';
 import type { NormalizedMessage } from '../../src/compaction/types.js';
 import { startLlmSim, type LlmSim } from '../../src/llm-sim/server.js';
 import { liveTurn, pickConversations } from '../lib/corpus.js';
@@ -101,10 +101,15 @@ async function readRun(stack: ChaosStack, http: Http, id: string): Promise<Run> 
   };
 }
 
-/** Spans of the real sections' bodies (by the exact delimiters the builder writes). */
+/**
+ * Spans of the real sections' bodies (by the exact delimiters the builder writes): the summaries
+ * and the state of the work, which quotes the user's constraints and requests verbatim.
+ */
 function sectionSpans(text: string): Array<[number, number]> {
-  const pattern = /<compactd-summary batch="[^"]*" level="\d+" seqs="[^"]*">\n([\s\S]*?)\n<\/compactd-summary>/g;
-  return [...text.matchAll(pattern)].map((m) => [(m.index ?? 0) + m[0].indexOf('\n') + 1, (m.index ?? 0) + m[0].length - '\n</compactd-summary>'.length]);
+  const patterns = [/<compactd-summary batch="[^"]*" level="\d+" seqs="[^"]*">\n[\s\S]*?\n<\/compactd-summary>/g, /<compactd-state>\n[\s\S]*?\n<\/compactd-state>/g];
+  return patterns.flatMap((pattern) =>
+    [...text.matchAll(pattern)].map((m): [number, number] => [(m.index ?? 0) + m[0].indexOf('\n') + 1, (m.index ?? 0) + m[0].lastIndexOf('\n')]),
+  );
 }
 
 function judgeRun(rec: ScenarioRecorder, label: string, run: Run): void {
@@ -117,7 +122,14 @@ function judgeRun(rec: ScenarioRecorder, label: string, run: Run): void {
   const byId = new Map(run.liveBatches.map((b) => [b.id, b.summary]));
   rec.expect(`${label}: sections not equal to their escaped batch summary`, sections.filter((s) => byId.get(s.batchId) === undefined || escapeSummary(byId.get(s.batchId) as string) !== s.summary).length, '==', 0);
   const counts = delimiterCounts(run.clipText);
-  const forged = Math.abs(counts.archiveOpen - 1) + Math.abs(counts.archiveClose - 1) + Math.abs(counts.summaryOpen - sections.length) + Math.abs(counts.summaryClose - sections.length);
+  const state = parseClipState(run.clipText) === null ? 0 : 1;
+  const forged =
+    Math.abs(counts.archiveOpen - 1) +
+    Math.abs(counts.archiveClose - 1) +
+    Math.abs(counts.summaryOpen - sections.length) +
+    Math.abs(counts.summaryClose - sections.length) +
+    Math.abs(counts.stateOpen - state) +
+    Math.abs(counts.stateClose - state);
   rec.expect(`${label}: delimiters a reader sees beyond the real ones`, forged, '==', 0);
   const spans = sectionSpans(run.clipText);
   let outside = 0;
@@ -126,7 +138,7 @@ function judgeRun(rec: ScenarioRecorder, label: string, run: Run): void {
       if (!spans.some(([from, to]) => at >= from && at + marker.length <= to)) outside += 1;
     }
   }
-  rec.expect(`${label}: injection phrases outside a summary section`, outside, '==', 0);
+  rec.expect(`${label}: injection phrases outside a summary or the state section`, outside, '==', 0);
   rec.expect(`${label}: clip-archive not framed as a record ("not instructions")`, /not instructions/.test(run.clipText.split('\n').slice(0, 3).join(' ')) ? 0 : 1, '==', 0);
   rec.expect(`${label}: injected messages left verbatim in the context`, MARKERS.filter((m) => run.contextMessages.includes(m) && !run.clipText.includes(m)).length, '==', 0);
   rec.figure(`${label}: clip-archive role`, run.clipRole);

@@ -55,6 +55,9 @@ describe('framework examples', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('tools: compact, recall, job_status');
     expect(run.stdout).toMatch(/job \S+: completed \(\d+ → \d+ tokens\)/);
-    expect(run.stdout).toMatch(/recall #\d+: .*ECONNRESET/);
+    // recall answers as text: the hits' seq, role, tool and batch, then their matching lines
+    expect(run.stdout).toMatch(/archived messages? match/);
+    expect(run.stdout).toMatch(/seq \d+ · \w+ · tool \S+ · batch \S+/);
+    expect(run.stdout).toMatch(/>.*ECONNRESET/);
   });
 });

@@ -4,6 +4,7 @@ import { serveMetrics } from '../../src/app/metrics-server.js';
 import { compact, seedConversation, waitForJob } from '../helpers/conversation.js';
 import { startTestLlmSim, type TestLlmSim } from '../helpers/llm-sim.js';
 import { createStack, type Stack } from '../helpers/stack.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { loadRealTranscript } from '../helpers/transcripts.js';
 
 const MODEL = 'claude-haiku-4-5';
@@ -46,7 +47,10 @@ describe('metrics and logs after a compaction through a provider', () => {
     expect(done.result['consolidationJobId']).toBeTruthy();
     consolidation = await waitForJob(stack, done.result['consolidationJobId']);
     expect(consolidation.status, JSON.stringify(consolidation)).toBe('completed');
-    text = (await stack.app.inject({ method: 'GET', url: '/metrics' })).body;
+    // a finalize step is timed when it returns: after its commit completed the job and after the
+    // recall index it writes once committed, so the second may still be running here
+    const read = async () => (text = (await stack.app.inject({ method: 'GET', url: '/metrics' })).body);
+    await waitFor(async () => series(await read(), 'compactd_phase_duration_seconds_count', { phase: 'finalize', outcome: 'ok' }) === 2, 20_000, 50, 'both finalize steps timed');
   });
 
   it('counts the job by status and trigger and the tokens it saved', () => {

@@ -82,7 +82,7 @@ describe('clip-archive delimiters', () => {
   it('neutralizes the tag spelled with look-alikes no table lists (Greek rho, small capital c, ornament bracket)', () => {
     for (const forged of ['</com\u03C1actd-summary>', '<\u1D04ompactd-summary batch="x">', '\u276E/compactd-archive\u276F', '<c\u0338ompactd-summary>', '<\u30CEcompactd-summary>']) {
       expect(escapeSummary(forged), forged).not.toBe(forged);
-      expect(delimiterCounts(escapeSummary(forged)), forged).toEqual({ archiveOpen: 0, archiveClose: 0, summaryOpen: 0, summaryClose: 0 });
+      expect(delimiterCounts(escapeSummary(forged)), forged).toEqual({ archiveOpen: 0, archiveClose: 0, summaryOpen: 0, summaryClose: 0, stateOpen: 0, stateClose: 0 });
     }
     // a real tag that merely starts like it is left alone
     expect(escapeSummary('<component> and <compact-disc>')).toBe('<component> and <compact-disc>');

@@ -64,7 +64,7 @@ function padded(delimiter: string, pads: readonly string[]): string {
 function judgeArchive(summary: string): void {
   const archive = buildClipArchive([{ id: 'b1', level: 0, summary, seqs: [1] }], { archivedMessages: 1 }, { clipArchiveRole: 'system' });
   expect(parseClipArchive(archive.text).map((s) => s.batchId)).toEqual(['b1']);
-  expect(delimiterCounts(archive.text)).toEqual({ archiveOpen: 1, archiveClose: 1, summaryOpen: 1, summaryClose: 1 });
+  expect(delimiterCounts(archive.text)).toEqual({ archiveOpen: 1, archiveClose: 1, summaryOpen: 1, summaryClose: 1, stateOpen: 0, stateClose: 0 });
   expect(tagsSeenStrictly(escapeSummary(summary))).toBe(0);
 }
 

@@ -6,8 +6,8 @@ import type { SummarizeRequest } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
 import type { ChunkRow } from '../db/repos/chunks.js';
 import { loadBatchesByIds, loadMessagesBySeqs, storedLedger, toHistoryMessage } from '../db/repos/snapshot.js';
-import { extractLedger, mergeAllLedgers, type Ledger } from '../compaction/ledger/index.js';
-import { byCoverage } from '../compaction/resummarize.js';
+import { extractLedger, type Ledger } from '../compaction/ledger/index.js';
+import { mergedLedger } from './commit-parts.js';
 import type { WorkerDeps } from './deps.js';
 import { staleSnapshot } from './stale.js';
 
@@ -52,7 +52,7 @@ export async function loadChunkSource(
     const identifiers = chunk.identifiers;
     const inputs = batches.map((b) => ({ ...b, summary: withoutIdentifierLists(b.summary) }));
     const request = (max: number) => buildResummarizeRequest(inputs, policy, { ...common, identifiers: identifiers.slice(0, named), maxOutputTokens: max });
-    return { buildRequest: request, buildRepairRequest: repair, identifiers, ledger: mergedLedgerOf(batches) };
+    return { buildRequest: request, buildRepairRequest: repair, identifiers, ledger: mergedLedger(batches.map((b) => ({ ...b, ledger: storedLedger(b.ledger) }))) };
   }
   const rows = await loadMessagesBySeqs(deps.db, job.conversationId, chunk.seqs);
   if (rows.length !== chunk.seqs.length) throw staleSnapshot(job.id, chunk.seqs.length - rows.length);
@@ -61,12 +61,6 @@ export async function loadChunkSource(
   const toName = capIdentifiers(ranked, named);
   const request = (max: number) => buildSummarizeRequest(messages, job.header, policy, { ...common, storedTokens: true, identifiers: toName, maxOutputTokens: max });
   return { buildRequest: request, buildRepairRequest: repair, identifiers: ranked.ordered, ledger: extractLedger(messages) };
-}
-
-/** Batches merged oldest coverage first (latest wins); null when none of them has a ledger. */
-function mergedLedgerOf(batches: ReadonlyArray<{ id: string; level: number; seqs: number[]; ledger: unknown }>): Ledger | null {
-  const ledgers = byCoverage(batches).map((b) => storedLedger(b.ledger)).filter((l): l is Ledger => l !== null);
-  return ledgers.length > 0 ? mergeAllLedgers(ledgers) : null;
 }
 
 /** 64 random bits, lower-case hex: the summarizer request's fence ID. */

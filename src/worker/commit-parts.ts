@@ -42,16 +42,23 @@ export function batchRow(
  * Retention as the job result reports it (SPEC §5.6a): every identifier extracted from the
  * span (uncapped, the union of the chunks' gates), looked up in the context after the
  * commit. Each chunk's identifiers are looked up first in its own summary as the clip-archive
- * carries it (escaped), which is where the gate put them: searching the whole clip-archive
- * for each one would cost identifiers × clip length, seconds at 100 chunks. What a summary
- * lacks is then looked up in the whole clip-archive, and what that lacks in the active messages.
+ * carries it (escaped): searching the whole clip-archive for each one would cost identifiers
+ * × clip length, seconds at 100 chunks. What a summary lacks is then looked up in the whole
+ * clip-archive; what that lacks, in the active messages (the caller's one lookup).
  */
-export async function measureRetention(tx: Tx, conversationId: string, chunks: readonly ChunkRow[], clipText: string): Promise<{ found: number; total: number }> {
+function retentionOutsideClip(chunks: readonly ChunkRow[], clipText: string): { total: number; missingFromClip: string[] } {
   const total = new Set(chunks.flatMap((c) => c.identifiers)).size;
   const notInOwnSummary = new Set(chunks.flatMap((c) => findMissingIdentifiers(c.identifiers, escapeSummary(c.summary ?? ''))));
-  const missingFromClip = findMissingIdentifiers([...notInOwnSummary], clipText);
-  const inMessages = await identifiersInActiveMessages(tx, conversationId, missingFromClip);
-  return { found: total - missingFromClip.length + inMessages.size, total };
+  return { total, missingFromClip: findMissingIdentifiers([...notInOwnSummary], clipText) };
+}
+
+function retention(outside: { total: number; missingFromClip: string[] }, inMessages: ReadonlySet<string>): { found: number; total: number } {
+  return { found: outside.total - outside.missingFromClip.filter((id) => !inMessages.has(id)).length, total: outside.total };
+}
+
+export async function measureRetention(tx: Tx, conversationId: string, chunks: readonly ChunkRow[], clipText: string): Promise<{ found: number; total: number }> {
+  const outside = retentionOutsideClip(chunks, clipText);
+  return retention(outside, await identifiersInActiveMessages(tx, conversationId, outside.missingFromClip));
 }
 
 /**
@@ -103,18 +110,24 @@ export function clipState(live: readonly StatefulBatch[], policy: Pick<Policy, '
 }
 
 /**
- * SPEC §5.9: the names of this compaction's span that the context no longer holds — in
- * neither the clip-archive nor an active message — recorded with the job (the first
- * FORGOTTEN_MAX_NAMES; the counts cover all).
+ * A compaction's figures on what its context holds, with one lookup of the active messages
+ * for both: retention (above), and SPEC §5.9's names of the span that the context no longer
+ * holds — in neither the clip-archive nor an active message — recorded with the job (the
+ * first FORGOTTEN_MAX_NAMES; the counts cover all).
  */
-export async function findForgotten(tx: Tx, input: { jobId: string; conversationId: string; chunks: readonly ChunkRow[]; clipText: string; cwd: string | null }): Promise<ForgottenCounts> {
+export async function measureContextHolds(
+  tx: Tx,
+  input: { jobId: string; conversationId: string; chunks: readonly ChunkRow[]; clipText: string; cwd: string | null },
+): Promise<{ identifiers: { found: number; total: number }; forgotten: ForgottenCounts }> {
+  const outside = retentionOutsideClip(input.chunks, input.clipText);
+  // the chunks come in time order (their idx)
   const ledgers = input.chunks.flatMap((c) => (c.ledger ? [c.ledger] : []));
-  const names = spanNames(ledgers.length > 0 ? mergeAllLedgers(ledgers) : null);
-  const notInClip = namesMissingFrom(names, input.clipText, input.cwd);
-  const inMessages = await identifiersInActiveMessages(tx, input.conversationId, notInClip.map((n) => n.name));
+  const notInClip = namesMissingFrom(spanNames(ledgers.length > 0 ? mergeAllLedgers(ledgers) : null), input.clipText, input.cwd);
+  const needles = [...new Set([...outside.missingFromClip, ...notInClip.map((n) => n.name)])];
+  const inMessages = await identifiersInActiveMessages(tx, input.conversationId, needles);
   const forgotten = notInClip.filter((n) => !inMessages.has(n.name));
   await recordForgotten(tx, input.jobId, forgotten.slice(0, FORGOTTEN_MAX_NAMES));
-  return countForgotten(forgotten);
+  return { identifiers: retention(outside, inMessages), forgotten: countForgotten(forgotten) };
 }
 
 /** The job result's figures on the context it leaves (SPEC §6.1), measured on what the commit wrote. */

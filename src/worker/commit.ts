@@ -18,7 +18,7 @@ import { recordJobEvent } from '../db/repos/job-outbox.js';
 import { transitionJob, type JobRow } from '../db/repos/jobs.js';
 import type { ConversationRow } from '../db/repos/conversations.js';
 import { loadLiveBatches, toLiveBatch } from '../db/repos/snapshot.js';
-import { batchRow, clipState, contextFigures, enqueueConsolidationIfNeeded, findForgotten, measureRetention, type StatefulBatch } from './commit-parts.js';
+import { batchRow, clipState, contextFigures, enqueueConsolidationIfNeeded, measureContextHolds, type StatefulBatch } from './commit-parts.js';
 import { pinnedSinceSnapshot, staleSnapshot } from './stale.js';
 
 export interface CommitInput {
@@ -93,8 +93,7 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
       // the totals are recorded before the check: too little progress rolls all of it back
       const after = await recordCompaction(tx, { conversationId: conversation.id, jobId: job.id, watermark: plan.watermarkSeq, warnRatio: input.policy.warnRatio });
       checkProgress(input, before.tokens, after.tokens);
-      const identifiers = await measureRetention(tx, conversation.id, input.chunks, clipText);
-      const forgotten = await findForgotten(tx, { jobId: job.id, conversationId: conversation.id, chunks: input.chunks, clipText, cwd: state.cwd });
+      const { identifiers, forgotten } = await measureContextHolds(tx, { jobId: job.id, conversationId: conversation.id, chunks: input.chunks, clipText, cwd: state.cwd });
       const consolidationJobId = await enqueueConsolidationIfNeeded(tx, job, { batches: live.length, clipTokens }, input.policy);
       const completed = await transitionJob(tx, job.id, ['committing'], {
         status: 'completed',

@@ -11,7 +11,7 @@ import type { ApiDeps } from '../deps.js';
 import { createJobWaitersFor } from '../job-waiters.js';
 import { ConversationParamsSchema, errorResponses, ProblemSchema, UuidParamsSchema } from '../schemas/common.js';
 import { ForgottenResponseSchema, JobSchema, JobWaitQuerySchema, ListJobsQuerySchema, ListJobsResponseSchema } from '../schemas/jobs.js';
-import { countForgotten } from '../../compaction/forgotten.js';
+import { countForgotten, type ForgottenCounts } from '../../compaction/forgotten.js';
 import { loadForgotten } from '../../db/repos/forgotten.js';
 import { revertCompaction } from '../revert-compaction.js';
 import { toJobView } from '../views.js';
@@ -138,17 +138,15 @@ export function jobRoutes(deps: ApiDeps, metrics?: Pick<Metrics, 'jobWaiters'>):
       async (request) => {
         const job = await requireJob(deps.db, request.tenantId, request.params.id);
         const names = await loadForgotten(deps.db, job.id);
-        const recorded = names ?? [];
-        const counted = job.result?.['forgotten'] as { total?: number; byKind?: Record<string, number> } | undefined;
-        const counts = countForgotten(recorded);
+        // the job result counts every forgotten name; the record lists the first FORGOTTEN_MAX_NAMES
+        const counts = (job.result?.['forgotten'] as ForgottenCounts | undefined) ?? countForgotten(names ?? []);
         const search = (name: string) => `/v1/conversations/${encodeURIComponent(job.conversationExternalId)}/archive/search?q=${encodeURIComponent(name)}`;
         return {
           jobId: job.id,
           conversationId: job.conversationExternalId,
           recorded: names !== null,
-          total: typeof counted?.total === 'number' ? counted.total : counts.total,
-          byKind: { ...counts.byKind, ...(counted?.byKind ?? {}) },
-          names: recorded.map((n) => ({ kind: n.kind, name: n.name, recall: search(n.name) })),
+          ...counts,
+          names: (names ?? []).map((n) => ({ kind: n.kind, name: n.name, recall: search(n.name) })),
         };
       },
     );

@@ -65,8 +65,9 @@ function history(turns: number, tag: string): NormalizedMessage[] {
   ]).flat();
 }
 
-// maxLiveBatches above the chunk count: no consolidation is recorded (one statement more when it is)
-const POLICY = { auto: false, chunkTokens: 1500, summaryMaxTokens: 400, keepRecent: 6, maxLiveBatches: 100 };
+// maxLiveBatches above the chunk count and a clip-archive budget out of reach: no consolidation is recorded
+// (one statement more when it is)
+const POLICY = { auto: false, chunkTokens: 1500, summaryMaxTokens: 400, keepRecent: 6, maxLiveBatches: 100, clipArchiveMaxTokens: 1_000_000 };
 
 async function compactionSteps(id: string, turns: number) {
   await seedConversation(stack, id, history(turns, id), { policy: POLICY });
@@ -94,9 +95,9 @@ describe('statements per step', () => {
     // the chunk with its job, its messages, its result
     expect(large.summarize[0]).toBeLessThanOrEqual(3);
     // job + conversation + policy, the chunks, then the commit: BEGIN, lock, status, totals + planned seqs still
-    // active, live batches, batch rows, the archive move, archive count, clip-archive, counters + totals, retention
-    // (active messages holding what the clip-archive lacks), what the context no longer holds (lookup, record),
-    // status, webhook event (conversation id, delivery), COMMIT
+    // active, live batches, batch rows, the archive move, archive count, clip-archive, counters + totals, the active
+    // messages holding what the clip-archive lacks (retention and what the context no longer holds, one lookup),
+    // the forgotten names' record, status, webhook event (conversation id, delivery), COMMIT
     expect(large.finalize).toBeLessThanOrEqual(19);
     // after the commit, the recall index is written in passes of up to 200 messages: a few statements a pass
     expect(small.recallIndexing).toBeGreaterThan(0);

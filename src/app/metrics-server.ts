@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import { presentedToken, tokenEquals } from '../api/routes/admin.js';
+import { presentedToken, tokenEquals } from '../api/credentials.js';
 
 /**
  * `GET /metrics` for a worker-only process (`COMPACTD_METRICS_PORT`), which has no HTTP API

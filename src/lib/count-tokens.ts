@@ -1,4 +1,6 @@
-import { countTokens as countWithTokenizer, setMergeCacheSize } from 'gpt-tokenizer';
+import { createRequire } from 'node:module';
+
+type Tokenizer = Pick<typeof import('gpt-tokenizer'), 'countTokens' | 'setMergeCacheSize' | 'clearMergeCache'>;
 
 const NO_SPECIAL_TOKENS = { disallowedSpecial: new Set<string>() };
 
@@ -11,7 +13,27 @@ const NO_SPECIAL_TOKENS = { disallowedSpecial: new Set<string>() };
  * single tokens, which never reach the cache). Set once for the process's one tokenizer.
  */
 const MERGE_CACHE_ENTRIES = 1024;
-setMergeCacheSize(MERGE_CACHE_ENTRIES);
+
+/**
+ * The tokenizer is loaded on the first count, not at import: its o200k table is ~66 MB of heap,
+ * which a process that never counts (an idle worker, the CLI) should not hold. `countTokens` is
+ * synchronous, so the load is a synchronous require of the package's CommonJS build (one
+ * instance per process: nothing else here imports the package).
+ */
+let tokenizer: Tokenizer | undefined;
+function loadedTokenizer(): Tokenizer {
+  if (tokenizer === undefined) {
+    const loaded = createRequire(import.meta.url)('gpt-tokenizer') as Tokenizer;
+    loaded.setMergeCacheSize(MERGE_CACHE_ENTRIES);
+    tokenizer = loaded;
+  }
+  return tokenizer;
+}
+
+/** Empties this process's merge cache (a measurement starts from a cold cache). */
+export function clearMergeCache(): void {
+  loadedTokenizer().clearMergeCache();
+}
 
 /**
  * Longest run of one class (whitespace, or anything else) handed to the tokenizer in one piece.
@@ -88,6 +110,7 @@ export function longRunCuts(text: string): number[] {
  * in pieces (see MAX_RUN_CHARS), so the time is linear in the text's length whatever its shape.
  */
 export function countTokens(text: string): number {
+  const countWithTokenizer = loadedTokenizer().countTokens;
   const cuts = longRunCuts(text);
   if (cuts.length === 0) return countWithTokenizer(text, NO_SPECIAL_TOKENS);
   let total = 0;

@@ -1,32 +1,14 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { presentedToken, tokenEquals } from '../credentials.js';
 import type { ApiDeps } from '../deps.js';
 import { sendProblem } from '../problem.js';
 import { foreignErrorsAsProblems } from '../protocol-errors.js';
 
 /** Where the queue dashboard (bull-board) is served. */
 export const DASHBOARD_PATH = '/admin/queues';
-
-/** Constant-time comparison (of digests, so lengths never leak either). */
-export function tokenEquals(given: string, expected: string): boolean {
-  const digest = (value: string) => createHash('sha256').update(value).digest();
-  return timingSafeEqual(digest(given), digest(expected));
-}
-
-/** The token of `Authorization: Bearer <token>`, or the password of `Basic base64(user:password)`. */
-export function presentedToken(header: string | undefined): string | null {
-  if (!header) return null;
-  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (bearer?.[1]) return bearer[1];
-  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
-  if (!basic?.[1]) return null;
-  const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  return colon >= 0 ? decoded.slice(colon + 1) : null;
-}
 
 /**
  * Dashboard auth: `COMPACTD_ADMIN_TOKEN` as a bearer token, or as the password of Basic auth

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Metrics } from '../../obs/metrics.js';
 import type { ApiDeps } from '../deps.js';
 import { sendProblem } from '../problem.js';
-import { presentedToken, tokenEquals } from './admin.js';
+import { presentedToken, tokenEquals } from '../credentials.js';
 
 /**
  * `GET /metrics` in the Prometheus text format. Open by default, like most exporters (bind

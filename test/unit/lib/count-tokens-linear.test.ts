@@ -1,7 +1,6 @@
 import fc from 'fast-check';
-import { clearMergeCache } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
-import { countTokens } from '../../../src/lib/count-tokens.js';
+import { clearMergeCache, countTokens } from '../../../src/lib/count-tokens.js';
 import { BIG_TEXT_SHAPES, bigText } from '../../helpers/big-texts.js';
 
 /**

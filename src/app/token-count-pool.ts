@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { CountReply } from './token-count-worker.js';
+import type { CountReply, CountRequest } from './token-count-worker.js';
 
 /**
  * Token counting off the event loop. The tokenizer's BPE costs up to ~2 µs per byte on
@@ -26,8 +26,16 @@ interface Task {
 
 interface Slot {
   worker: Worker;
-  task: Task | null;
+  /** the batch the thread is counting; empty when idle */
+  tasks: Task[];
 }
+
+/**
+ * Characters of text sent to a thread in one message at most (the first text always goes):
+ * queued texts travel together, one round trip for many, while a batch of the densest text
+ * stays well under a second of a thread's CPU, so the work still spreads over the threads.
+ */
+const BATCH_CHARS = 256 * 1024;
 
 /** One thread by default on a machine of two cores, so the API's own loop keeps a core. */
 export const defaultPoolSize = (): number => Math.max(1, Math.min(4, availableParallelism() - 1));
@@ -49,23 +57,22 @@ export function createTokenCountPool(size = defaultPoolSize()): TokenCountPool {
   let closed = false;
 
   function spawn(): Slot {
-    const slot: Slot = { worker: startWorker(), task: null };
+    const slot: Slot = { worker: startWorker(), tasks: [] };
     // an idle pool never keeps the process alive; a pending count is awaited by a live request
     slot.worker.unref();
-    slot.worker.on('message', (reply: CountReply) => {
-      const task = slot.task;
-      slot.task = null;
-      if (task && task.id === reply.id) {
-        if (reply.tokens === undefined) task.reject(new Error(`token count failed: ${reply.error ?? 'unknown error'}`));
-        else task.resolve(reply.tokens);
+    slot.worker.on('message', (replies: CountReply[]) => {
+      const byId = new Map(replies.map((reply) => [reply.id, reply]));
+      for (const task of slot.tasks.splice(0)) {
+        const reply = byId.get(task.id);
+        if (reply?.tokens !== undefined) task.resolve(reply.tokens);
+        else task.reject(new Error(`token count failed: ${reply?.error ?? 'no answer for the text'}`));
       }
       dispatch();
     });
     const fail = (error: Error) => {
       const index = slots.indexOf(slot);
       if (index >= 0) slots.splice(index, 1);
-      slot.task?.reject(error);
-      slot.task = null;
+      for (const task of slot.tasks.splice(0)) task.reject(error);
       if (!closed) dispatch();
     };
     slot.worker.on('error', fail);
@@ -74,13 +81,23 @@ export function createTokenCountPool(size = defaultPoolSize()): TokenCountPool {
     return slot;
   }
 
+  let queuedChars = 0;
+  const busyCount = () => slots.filter((slot) => slot.tasks.length > 0).length;
+
   function dispatch(): void {
     while (queue.length > 0) {
-      const idle = slots.find((slot) => slot.task === null) ?? (slots.length < size ? spawn() : undefined);
+      const idle = slots.find((slot) => slot.tasks.length === 0) ?? (slots.length < size ? spawn() : undefined);
       if (!idle) return;
-      const task = queue.shift()!;
-      idle.task = task;
-      idle.worker.postMessage({ id: task.id, text: task.text });
+      // an equal share of what is queued for each thread that may take some, within BATCH_CHARS
+      const share = Math.min(BATCH_CHARS, Math.ceil(queuedChars / Math.max(1, size - busyCount())));
+      let chars = 0;
+      while (queue.length > 0 && (idle.tasks.length === 0 || chars + queue[0]!.text.length <= share)) {
+        const task = queue.shift()!;
+        chars += task.text.length;
+        queuedChars -= task.text.length;
+        idle.tasks.push(task);
+      }
+      idle.worker.postMessage(idle.tasks.map((task): CountRequest => ({ id: task.id, text: task.text })));
     }
   }
 
@@ -89,12 +106,14 @@ export function createTokenCountPool(size = defaultPoolSize()): TokenCountPool {
       if (closed) return Promise.reject(new Error('token count pool is closed'));
       return new Promise<number>((resolve, reject) => {
         queue.push({ id: nextId++, text, resolve, reject });
+        queuedChars += text.length;
         dispatch();
       });
     },
     async close() {
       closed = true;
       for (const task of queue.splice(0)) task.reject(new Error('token count pool is closed'));
+      queuedChars = 0;
       await Promise.all(slots.splice(0).map((slot) => slot.worker.terminate()));
     },
   };

@@ -13,6 +13,11 @@ describe('token count pool', () => {
     expect(await pool.count('<|endoftext|> is text here')).toBe(countTokens('<|endoftext|> is text here'));
   }, 60_000);
 
+  it('counts thousands of small texts sent at once (in batches) each as the inline count does', async () => {
+    const texts = Array.from({ length: 3_000 }, (_, i) => `message ${i}: ${'edited src/file_' + i + '.ts '.repeat(1 + (i % 7))}`);
+    expect(await Promise.all(texts.map((text) => pool.count(text)))).toEqual(texts.map((text) => countTokens(text)));
+  }, 60_000);
+
   it('keeps the event loop free while a thread counts 2 MB of the densest shape', async () => {
     const text = bigText('base64', 2 * 1024 * 1024);
     let maxGapMs = 0;

@@ -128,6 +128,18 @@ export function parseClipArchive(text: string): ParsedClipSection[] {
  * `fixed + perBatch × batches`, measured on a representative message.
  */
 export function clipOverhead(countTokens: CountTokens): { fixed: number; perBatch: number } {
+  // the same figures for a given tokenizer: measured once (a plan step asks twice per job)
+  let overhead = overheadByTokenizer.get(countTokens);
+  if (overhead === undefined) {
+    overhead = measureClipOverhead(countTokens);
+    overheadByTokenizer.set(countTokens, overhead);
+  }
+  return overhead;
+}
+
+const overheadByTokenizer = new WeakMap<CountTokens, { fixed: number; perBatch: number }>();
+
+function measureClipOverhead(countTokens: CountTokens): { fixed: number; perBatch: number } {
   const stats = { archivedMessages: 10_000 };
   const batch: ClipBatch = { id: '00000000-0000-0000-0000-000000000000', level: 0, summary: '', seqs: [1, 3, 5, 7] };
   const none = countTokens(buildClipArchive([], stats, { clipArchiveRole: 'system' }).text);

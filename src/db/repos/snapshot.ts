@@ -36,8 +36,20 @@ export async function loadMessagesBySeqs(db: DbOrTx, conversationId: string, seq
 
 type BatchRow = typeof batches.$inferSelect;
 
+/** A live batch; its ledger is validated on first read (the plan step never reads it, the commit does). */
 export function toLiveBatch(row: BatchRow): LiveBatch {
-  return { id: row.id, level: row.level, summary: row.summary, seqs: row.seqs, summaryTokens: row.summaryTokens, ledger: storedLedger(row.ledger) };
+  let ledger: Ledger | null | undefined;
+  return {
+    id: row.id,
+    level: row.level,
+    summary: row.summary,
+    seqs: row.seqs,
+    summaryTokens: row.summaryTokens,
+    get ledger() {
+      if (ledger === undefined) ledger = storedLedger(row.ledger);
+      return ledger;
+    },
+  };
 }
 
 /** A stored ledger, validated (SPEC §5.6b: typed, zod-validated); null when absent or not one. */

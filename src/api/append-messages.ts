@@ -41,21 +41,37 @@ export interface OffLoopCounting {
   countTokensOffLoop?: ((text: string) => Promise<number>) | undefined;
   /** a failed off-loop count is redone inline (the same function, so the same number) */
   onOffLoopFailure?: (error: unknown) => void;
+  /** threads counting off the loop (the loop itself counts a share as large as one thread's) */
+  offLoopThreads?: number | undefined;
   maxMessageBytes: number;
 }
 
-/** `prepareAppend`, with the token counts of a big append made off the event loop. */
+/**
+ * `prepareAppend`, with the token counts of a big append shared between the threads and the
+ * loop: the threads take the long texts and all but one share of the rest, while the loop counts
+ * its share in slices of OFF_LOOP_MIN_CHARS, yielding between them, so one client's append uses
+ * every core and no other request waits behind more than one slice.
+ */
 export async function prepareAppendOffLoop(input: AppendInput, deps: OffLoopCounting): Promise<PreparedAppend> {
   const offLoop = deps.countTokensOffLoop;
   if (!offLoop) return prepareAppend(input, deps);
   const checked = checkAppend(input, deps.maxMessageBytes);
-  const texts = new Set(checked.messages.flatMap((message) => message.content.map(blockText)).filter((text) => text.length > 0));
-  let chars = 0;
-  for (const text of texts) chars += text.length;
+  const texts = [...new Set(checked.messages.flatMap((message) => message.content.map(blockText)).filter((text) => text.length > 0))];
+  const chars = texts.reduce((sum, text) => sum + text.length, 0);
   if (chars < OFF_LOOP_MIN_CHARS) return { rows: checked.messages.map((message) => toRow(message, deps.countTokens)), reportedInputTokens: checked.reportedInputTokens };
+  let loopShare = Math.floor(chars / (Math.max(1, deps.offLoopThreads ?? 1) + 1));
+  const onLoop: string[] = [];
+  const offTheLoop: string[] = [];
+  for (const text of texts) {
+    if (text.length < OFF_LOOP_MIN_CHARS && text.length <= loopShare) {
+      onLoop.push(text);
+      loopShare -= text.length;
+    } else offTheLoop.push(text);
+  }
   const counted = new Map<string, number>();
-  await Promise.all(
-    [...texts].map(async (text) => {
+  // sent first, so the threads count while the loop does its share
+  const threads = Promise.all(
+    offTheLoop.map(async (text) => {
       counted.set(
         text,
         await offLoop(text).catch((error: unknown) => {
@@ -65,8 +81,23 @@ export async function prepareAppendOffLoop(input: AppendInput, deps: OffLoopCoun
       );
     }),
   );
+  await countInSlices(onLoop, deps.countTokens, counted);
+  await threads;
   const lookup: CountTokens = (text) => counted.get(text) ?? deps.countTokens(text);
   return { rows: checked.messages.map((message) => toRow(message, lookup)), reportedInputTokens: checked.reportedInputTokens };
+}
+
+/** Counts `texts` on the loop, yielding to other work after every OFF_LOOP_MIN_CHARS characters. */
+async function countInSlices(texts: readonly string[], countTokens: CountTokens, into: Map<string, number>): Promise<void> {
+  let sinceYield = 0;
+  for (const text of texts) {
+    into.set(text, countTokens(text));
+    sinceYield += text.length;
+    if (sinceYield >= OFF_LOOP_MIN_CHARS) {
+      sinceYield = 0;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
 }
 
 /** Size limits and normalization: the messages to store, or a 4xx AppError naming the field. */

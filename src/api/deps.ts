@@ -40,6 +40,8 @@ export interface ApiDeps {
    * the event loop without stalling other requests; when absent, appends count inline.
    */
   countTokensOffLoop?: (text: string) => Promise<number>;
+  /** how many threads `countTokensOffLoop` counts on */
+  offLoopThreads?: number;
   /**
    * Runs in the append's transaction: decides whether the append triggers a compaction
    * (never when the append asked for `autoCompact: false`).

@@ -17,6 +17,7 @@ export function apiDepsFrom(deps: Deps): ApiDeps {
     db: deps.api.db,
     sql: deps.api.sql,
     countTokensOffLoop: (text) => deps.tokenCountPool.count(text),
+    offLoopThreads: deps.tokenCountPool.size,
     afterAppend: autoTriggerAfterAppend,
     onAppendCommitted: (conversationId, effects) => runAppendEffects(deps, conversationId, effects),
     dashboardQueues: [deps.queues.compaction, deps.queues.summarize, deps.queues.maintenance, deps.webhookQueue],

@@ -14,6 +14,8 @@ import type { CountReply, CountRequest } from './token-count-worker.js';
  */
 export interface TokenCountPool {
   count(text: string): Promise<number>;
+  /** threads at most */
+  readonly size: number;
   close(): Promise<void>;
 }
 
@@ -102,6 +104,7 @@ export function createTokenCountPool(size = defaultPoolSize()): TokenCountPool {
   }
 
   return {
+    size,
     count(text) {
       if (closed) return Promise.reject(new Error('token count pool is closed'));
       return new Promise<number>((resolve, reject) => {

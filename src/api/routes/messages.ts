@@ -45,6 +45,7 @@ export function messageRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         const prepared = await prepareAppendOffLoop(request.body, {
           countTokens: deps.countTokens,
           countTokensOffLoop: deps.countTokensOffLoop,
+          offLoopThreads: deps.offLoopThreads,
           onOffLoopFailure: (error) => request.log.warn({ err: error }, 'token count thread failed; counted inline'),
           maxMessageBytes: deps.config.limits.maxMessageBytes,
         });

@@ -15,13 +15,25 @@ describe('prepareAppendOffLoop', () => {
     expect(prepared).toEqual(prepareAppend(input, { countTokens, maxMessageBytes: MAX }));
   });
 
-  it('sends every distinct text of a big append off the loop and stores the inline counts', async () => {
+  it('sends each long text of a big append off the loop once, counts a short one on the loop, and stores the inline counts', async () => {
     const big = bigText('base64', OFF_LOOP_MIN_CHARS);
     const sent: string[] = [];
     const input = appendOf(big, 'short', big);
     const prepared = await prepareAppendOffLoop(input, { countTokens, countTokensOffLoop: async (text) => (sent.push(text), countTokens(text)), maxMessageBytes: MAX });
-    expect(sent.sort()).toEqual([big, 'short'].sort());
+    expect(sent).toEqual([big]);
     expect(prepared).toEqual(prepareAppend(input, { countTokens, maxMessageBytes: MAX }));
+  });
+
+  it('shares many short texts between the loop and the threads, one share each, and stores the inline counts', async () => {
+    const texts = Array.from({ length: 600 }, (_, i) => `turn ${i}: ${'edited src/module_' + i + '.ts and ran the tests; '.repeat(3)}`);
+    for (const threads of [1, 3]) {
+      const sent: string[] = [];
+      const input = appendOf(...texts);
+      const prepared = await prepareAppendOffLoop(input, { countTokens, countTokensOffLoop: async (text) => (sent.push(text), countTokens(text)), offLoopThreads: threads, maxMessageBytes: MAX });
+      const share = sent.reduce((sum, text) => sum + text.length, 0) / texts.reduce((sum, text) => sum + text.length, 0);
+      expect(share).toBeCloseTo(threads / (threads + 1), 1);
+      expect(prepared).toEqual(prepareAppend(input, { countTokens, maxMessageBytes: MAX }));
+    }
   });
 
   it('counts inline what a failed thread could not, and reports the failure', async () => {

@@ -80,16 +80,42 @@ export function splitLine(text: string): string[] {
   }
 }
 
-/** The pieces a message is stored as: its lines, long ones in parts, at most `RECALL_MAX_PIECES`. */
+/**
+ * The pieces a message is stored as, at most `RECALL_MAX_PIECES`: consecutive short lines of
+ * the same tool packed into one piece of up to `RECALL_PIECE_CHARS` (joined by newlines, the
+ * piece numbered by its first line), a long line alone in its overlapping parts. Lines average
+ * ~50 characters, so packing stores several times fewer rows (and trigram entries) than one
+ * row per line; a line never spans two pieces unless it is longer than one.
+ */
 export function recallPieces(content: readonly Block[], toolNames: ReadonlyMap<string, string>): RecallPiece[] {
   const pieces: RecallPiece[] = [];
+  let open: RecallPiece | null = null;
   for (const line of recallLines(content, toolNames)) {
-    for (const [part, text] of splitLine(line.text).entries()) {
+    const parts = splitLine(line.text);
+    if (parts.length === 1 && open !== null && open.tool === line.tool && open.text.length + 1 + line.text.length <= RECALL_PIECE_CHARS) {
+      open.text += `\n${line.text}`;
+      continue;
+    }
+    if (open !== null) pieces.push(open);
+    open = null;
+    if (pieces.length >= RECALL_MAX_PIECES) return pieces;
+    if (parts.length === 1) {
+      open = { ...line, part: 0 };
+      continue;
+    }
+    for (const [part, text] of parts.entries()) {
       if (pieces.length >= RECALL_MAX_PIECES) return pieces;
       pieces.push({ ...line, part, text });
     }
   }
+  if (open !== null && pieces.length < RECALL_MAX_PIECES) pieces.push(open);
   return pieces;
+}
+
+/** The lines a stored piece holds, numbered as `recallLines` numbers them (a part of a long line is that line). */
+export function pieceLines(piece: Pick<RecallPiece, 'line' | 'part' | 'tool' | 'text'>): RecallLine[] {
+  // a line holds no newline, so a piece's newlines are exactly its line breaks
+  return piece.text.split('\n').map((text, i) => ({ line: piece.line + (piece.part === 0 ? i : 0), tool: piece.tool, text }));
 }
 
 /** The tool_use ids a message's results answer. */

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { focusLine, recallLines } from '../../compaction/recall-lines.js';
+import { focusLine, pieceLines, recallLines } from '../../compaction/recall-lines.js';
 import type { Block, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
 import { archiveOrder, isCandidate } from './archive-order.js';
@@ -136,12 +136,17 @@ async function searchFragment(db: DbOrTx, conversationId: string, query: string,
 }
 
 type LineRow = { archive_id: string; line: number; part: number; tool: string | null; text: string; match: boolean };
+type PieceRow = { archive_id: string; line: number; part: number; tool: string | null; text: string; matched: boolean };
 
-/** The first matching lines of indexed hits, each with the line before and after. */
-async function indexedLines(db: DbOrTx, archiveIds: readonly string[], patterns: readonly string[]): Promise<LineRow[]> {
+/**
+ * The first matching lines of indexed hits, each with the line before and after: the first
+ * matching pieces and the piece either side of each (one piece holds several short lines),
+ * cut into their lines here.
+ */
+async function indexedLines(db: DbOrTx, archiveIds: readonly string[], patterns: readonly string[], needles: readonly string[]): Promise<LineRow[]> {
   if (archiveIds.length === 0 || patterns.length === 0) return [];
-  return db.execute<LineRow>(sql`
-    select h.archive_id, c.line, c.part, c.tool, c.text, c.match
+  const pieces = await db.execute<PieceRow>(sql`
+    select h.archive_id, c.line, c.part, c.tool, c.text, c.matched
       from unnest(${sql.param(archiveIds)}::uuid[]) as h(archive_id)
       cross join lateral (
         select p.line, p.part from archived_recall_pieces p
@@ -149,11 +154,40 @@ async function indexedLines(db: DbOrTx, archiveIds: readonly string[], patterns:
          order by p.line, p.part limit ${MAX_MATCH_LINES}
       ) m
       cross join lateral (
-        select q.line, q.part, q.tool, q.text, (q.line = m.line and q.part = m.part) as match
-          from archived_recall_pieces q
-         where q.archive_id = h.archive_id
-           and ((q.line = m.line and q.part = m.part) or (q.line in (m.line - 1, m.line + 1) and q.part = 0))
+        select q.line, q.part, q.tool, q.text, true as matched from archived_recall_pieces q
+         where q.archive_id = h.archive_id and q.line = m.line and q.part = m.part
+        union all
+        (select q.line, q.part, q.tool, q.text, false from archived_recall_pieces q
+          where q.archive_id = h.archive_id and (q.line, q.part) < (m.line, m.part) order by q.line desc, q.part desc limit 1)
+        union all
+        (select q.line, q.part, q.tool, q.text, false from archived_recall_pieces q
+          where q.archive_id = h.archive_id and (q.line, q.part) > (m.line, m.part) order by q.line, q.part limit 1)
       ) c`);
+  const byArchive = new Map<string, PieceRow[]>();
+  for (const piece of pieces) byArchive.set(piece.archive_id, [...(byArchive.get(piece.archive_id) ?? []), piece]);
+  return [...byArchive.values()].flatMap((rows) => linesAroundMatches(rows, needles));
+}
+
+/** The matching lines of one hit's pieces (at most MAX_MATCH_LINES), and the line either side of each. */
+function linesAroundMatches(pieces: readonly PieceRow[], needles: readonly string[]): LineRow[] {
+  const lowered = needles.map((n) => n.toLowerCase());
+  const unique = new Map<string, PieceRow>();
+  for (const piece of pieces) {
+    const key = `${piece.line}:${piece.part}`;
+    const seen = unique.get(key);
+    if (!seen || (piece.matched && !seen.matched)) unique.set(key, piece);
+  }
+  const ordered = [...unique.values()].sort((x, y) => x.line - y.line || x.part - y.part);
+  const lines = ordered.flatMap((piece) => {
+    const held = pieceLines(piece).map((l): LineRow => ({ archive_id: piece.archive_id, part: piece.part, ...l, match: piece.matched && lowered.some((n) => l.text.toLowerCase().includes(n)) }));
+    // the database matched the piece (its case folding may differ from this one's): never a hit without a line
+    if (piece.matched && !held.some((l) => l.match)) held[0]!.match = true;
+    return held;
+  });
+  const matched = [...new Set(lines.filter((l) => l.match).map((l) => l.line))].slice(0, MAX_MATCH_LINES);
+  const hit = new Set(matched);
+  const wanted = new Set(matched.flatMap((line) => [line - 1, line, line + 1]));
+  return lines.filter((l) => wanted.has(l.line)).map((l) => ({ ...l, match: l.match && hit.has(l.line) }));
 }
 
 /** The archived rows among `archiveIds` whose recall pieces are written. */
@@ -234,7 +268,7 @@ export async function searchArchive(db: DbOrTx, conversationId: string, params: 
   const lineRows: LineRow[] = [];
   for (const m of ['fragment', 'words'] as const) {
     const of = merged.filter((h) => h.match === m);
-    lineRows.push(...(await indexedLines(db, of.filter((h) => h.indexed).map((h) => h.archiveId), patternsOf(m))));
+    lineRows.push(...(await indexedLines(db, of.filter((h) => h.indexed).map((h) => h.archiveId), patternsOf(m), needlesOf(m))));
     lineRows.push(...(await backlogLines(db, conversationId, of.filter((h) => !h.indexed).map((h) => h.archiveId), needlesOf(m))));
   }
   return merged.map((h) => {

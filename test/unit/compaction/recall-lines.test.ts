@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   focusLine,
+  pieceLines,
   RECALL_MAX_PIECES,
   RECALL_OVERLAP_CHARS,
   RECALL_PIECE_CHARS,
@@ -56,10 +57,40 @@ describe('splitLine', () => {
 
 describe('recallPieces', () => {
   it('stops at RECALL_MAX_PIECES', () => {
-    const text = Array.from({ length: RECALL_MAX_PIECES + 10 }, (_, i) => `line ${i}`).join('\n');
+    // lines too long to share a piece: one piece each
+    const text = Array.from({ length: RECALL_MAX_PIECES + 10 }, (_, i) => `line ${i} `.padEnd(RECALL_PIECE_CHARS - 10, 'x')).join('\n');
     const pieces = recallPieces([{ type: 'text', text }], new Map());
     expect(pieces).toHaveLength(RECALL_MAX_PIECES);
     expect(pieces.at(-1)).toMatchObject({ line: RECALL_MAX_PIECES, part: 0 });
+  });
+
+  it('packs consecutive short lines of one tool into pieces of at most RECALL_PIECE_CHARS', () => {
+    const content: Block[] = [
+      { type: 'text', text: Array.from({ length: 30 }, (_, i) => `step ${i}: edited src/file_${i}.ts`).join('\n') },
+      { type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'npm test' } },
+    ];
+    const pieces = recallPieces(content, new Map());
+    expect(pieces.length).toBeLessThan(6);
+    expect(pieces.at(-1)).toMatchObject({ tool: 'Bash', text: 'npm test', line: 31, part: 0 });
+    for (const piece of pieces) expect(piece.text.length).toBeLessThanOrEqual(RECALL_PIECE_CHARS);
+  });
+
+  it('unpacks to exactly the lines of the message (long ones as their parts), whatever the text', () => {
+    const line = fc.oneof(fc.string({ maxLength: 60 }), fc.string({ minLength: 300, maxLength: 1200 }));
+    const block = fc.oneof(
+      fc.array(line, { maxLength: 12 }).map((lines): Block => ({ type: 'text', text: lines.join('\n') })),
+      fc.array(line, { maxLength: 4 }).map((lines): Block => ({ type: 'tool_use', id: 'x', name: 'Edit', input: { path: lines.join('\n') } })),
+    );
+    fc.assert(
+      fc.property(fc.array(block, { maxLength: 6 }), (content) => {
+        const pieces = recallPieces(content, new Map());
+        const unpacked = pieces.flatMap((piece) => pieceLines(piece).map((l) => ({ ...l, part: piece.part })));
+        const expected = recallLines(content, new Map()).flatMap((l) => splitLine(l.text).map((text, part) => ({ line: l.line, tool: l.tool, text, part })));
+        expect(unpacked).toEqual(expected);
+        for (const piece of pieces) expect(Array.from(piece.text).length).toBeLessThanOrEqual(RECALL_PIECE_CHARS);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

@@ -27,12 +27,15 @@ export const META_WRAPPER_TAGS = [
  */
 export const META_TURN_MARKER = '[meta turn: written by the agent harness or its environment, not by the user]';
 
+/** Whole user turns a harness writes when the user stops it (Claude Code's): not a request. */
+export const INTERRUPTION_NOTICES = ['[Request interrupted by user]', '[Request interrupted by user for tool use]'] as const;
+
 const WRAPPER_OPENING = new RegExp(`^<(?:${META_WRAPPER_TAGS.join('|')})>`);
 
-/** A text that is a harness wrapper or a rendered meta turn (it starts with one). */
+/** A text that is a harness wrapper, an interruption notice or a rendered meta turn. */
 export function isMetaText(text: string): boolean {
   const trimmed = text.trimStart();
-  return WRAPPER_OPENING.test(trimmed) || trimmed.startsWith(META_TURN_MARKER);
+  return WRAPPER_OPENING.test(trimmed) || trimmed.startsWith(META_TURN_MARKER) || (INTERRUPTION_NOTICES as readonly string[]).includes(trimmed.trimEnd());
 }
 
 /**

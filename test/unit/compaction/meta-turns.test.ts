@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { mergePolicy } from '../../../src/config/policy.js';
 import { buildChunkHeader } from '../../../src/compaction/header.js';
 import { parseSections, summarizeLocally } from '../../../src/compaction/local-summarizer.js';
-import { isMetaContent, isMetaText, isMetaTurn, markMetaTurn, META_TURN_MARKER, META_WRAPPER_TAGS } from '../../../src/compaction/meta-turns.js';
+import { INTERRUPTION_NOTICES, isMetaContent, isMetaText, isMetaTurn, markMetaTurn, META_TURN_MARKER, META_WRAPPER_TAGS } from '../../../src/compaction/meta-turns.js';
 import { planCompaction } from '../../../src/compaction/plan.js';
 import { buildSummarizeRequest } from '../../../src/compaction/prompt.js';
 import { readRequest } from '../../../src/compaction/read-request.js';
@@ -28,7 +28,7 @@ function withMetaFlag(messages: HistoryMessage[], seqs: number[]): HistoryMessag
 }
 
 describe('meta turns are recognized by their wrappers', () => {
-  it.each([TASK_NOTIFICATION, SLASH_COMMAND, COMMAND_OUTPUT, REMINDER, `  \n${REMINDER}`])('%#: a wrapper is meta text', (text) => {
+  it.each([TASK_NOTIFICATION, SLASH_COMMAND, COMMAND_OUTPUT, REMINDER, `  \n${REMINDER}`, ...INTERRUPTION_NOTICES, '[Request interrupted by user]\n'])('%#: a wrapper or an interruption notice is meta text', (text) => {
     expect(isMetaText(text)).toBe(true);
     expect(isMetaContent('user', [{ type: 'text', text }])).toBe(true);
   });
@@ -37,6 +37,7 @@ describe('meta turns are recognized by their wrappers', () => {
     expect(isMetaContent('user', [{ type: 'text', text: REQUEST }])).toBe(false);
     expect(isMetaContent('user', [{ type: 'text', text: REMINDER }, { type: 'text', text: REQUEST }])).toBe(false);
     expect(isMetaContent('user', [{ type: 'text', text: `please read ${COMMAND_OUTPUT}` }])).toBe(false);
+    expect(isMetaContent('user', [{ type: 'text', text: '[Request interrupted by user] now fix the parser instead' }])).toBe(false);
     expect(isMetaContent('assistant', [{ type: 'text', text: REMINDER }])).toBe(false);
     expect(isMetaContent('user', [{ type: 'tool_result', tool_use_id: 't', content: REMINDER }])).toBe(false);
   });
@@ -62,7 +63,7 @@ describe('meta turns are recognized by their wrappers', () => {
         const marked: { content: unknown; metadata?: Record<string, unknown> } = markMetaTurn(message);
         expect(marked.content).toEqual(message.content);
         const texts = message.content.map((b) => b.text).filter((t) => t.trim() !== '');
-        const expected = message.role === 'user' && texts.length > 0 && texts.every((t) => /^\s*<[a-z-]+>/.test(t) && isMetaText(t));
+        const expected = message.role === 'user' && texts.length > 0 && texts.every((t) => (/^\s*<[a-z-]+>/.test(t) && isMetaText(t)) || (INTERRUPTION_NOTICES as readonly string[]).includes(t.trim()));
         expect(marked.metadata?.['meta'] === true).toBe(expected);
       }),
     );

@@ -154,7 +154,7 @@ describe('shared Claude Code sessions: meta turns are flagged, typed requests ar
   const WRAPPER = /^\s*<(task-notification|command-name|command-message|command-args|local-command-stdout|local-command-stderr|local-command-caveat|system-reminder)>/;
   const sessions = listRealTranscripts().filter((t) => t.format === 'claude-code');
 
-  it('flags exactly the user turns Claude Code marked isMeta or wrote as a wrapper', () => {
+  it('flags exactly the user turns Claude Code marked isMeta or wrote as a wrapper or an interruption notice', () => {
     const flagged: string[] = [];
     let requests = 0;
     for (const transcript of sessions) {
@@ -167,7 +167,8 @@ describe('shared Claude Code sessions: meta turns are flagged, typed requests ar
       const [conversation] = loadRealTranscript(transcript.path, { format: 'claude-code', compactBoundary: 'include', includeSidechains: true }).conversations;
       for (const message of conversation!.messages.filter((m) => m.role === 'user')) {
         const typed = message.content.flatMap((b) => (b.type === 'text' && b.text.trim() !== '' ? [b.text] : []));
-        const expected = isMetaLine.get(String(message.metadata?.['uuid'])) === true || (typed.length > 0 && typed.every((t) => WRAPPER.test(t)));
+        const expected =
+          isMetaLine.get(String(message.metadata?.['uuid'])) === true || (typed.length > 0 && typed.every((t) => WRAPPER.test(t) || /^\[Request interrupted by user( for tool use)?\]$/.test(t.trim())));
         expect(message.metadata?.['meta'] === true, `${transcript.name}: ${typed[0]?.slice(0, 60)}`).toBe(expected);
         if (expected) flagged.push(typed[0]?.slice(0, 30) ?? '');
         else if (typed.length > 0) requests++;
@@ -175,6 +176,7 @@ describe('shared Claude Code sessions: meta turns are flagged, typed requests ar
     }
     expect(flagged.filter((t) => t.startsWith('<task-notification>'))).toHaveLength(4);
     expect(flagged.filter((t) => t.startsWith('<command-'))).toHaveLength(3);
+    expect(flagged.filter((t) => t.startsWith('[Request interrupted')).length).toBeGreaterThan(0);
     expect(requests).toBeGreaterThan(20);
   });
 });

@@ -39,7 +39,7 @@ export interface CallAnalysis {
 type Body = { messages?: unknown[] };
 
 /**
- * A chunk call's identity: its messages up to the final directive (what a truncation retry
+ * A chunk call's identity: its messages up to the final directive (what a second request of the step
  * changes), wherever the adapter put it (Anthropic merges the request into one user turn).
  */
 function chainKey(call: CallRecord): string {

@@ -151,7 +151,7 @@ function latencyResult(ctx: BenchContext, sessions: SessionRuns[], options: Late
     runsPerSession: options.runs,
     strategy: 'summarize (default policy: chunkTokens 12000, summaryMaxTokens 2000, maxLiveBatches 6)',
     wall: 'job created_at (API) → finished_at (commit)',
-    criticalPath: 'longest chunk call chain (a call + its truncation retry, if any), from llm-sim call log; consolidations run as follow-up jobs, off the path',
+    criticalPath: 'longest chunk call chain (a call with any second request of its step: a hedge beside a straggler, a shorter one after a cut answer), from llm-sim call log; consolidations run as follow-up jobs, off the path',
   };
   const allRatios = sessions.flatMap((s) => s.ratio);
   result.figures.push(figure('wall / critical path (all sessions, all runs)', '×', allRatios));

@@ -24,7 +24,9 @@ export const DEFAULT_PACE: CallPace = { msPerOutputToken: 20, samples: 0 };
 /** Margin beyond the time to write the whole cap before a call counts as a straggler. */
 export const HEDGE_SLACK = 1.25;
 /** Never hedge sooner than this: small answers on a fast model are all first-token wait and noise. */
-export const HEDGE_MIN_MS = 2_000;
+export const HEDGE_MIN_MS = 5_000;
+/** Share of a process's summary requests in flight that may be hedges (at least one). */
+export const HEDGE_SHARE = 0.1;
 /** Weight of the latest call in the observed pace. */
 const PACE_WEIGHT = 0.3;
 /** Calls with fewer output tokens say little about the rate (their time is the first-token wait). */
@@ -41,6 +43,42 @@ export function observePace(previous: CallPace | undefined, latencyMs: number, o
   const sample = latencyMs / outputTokens;
   if (previous === undefined || previous.samples === 0) return { msPerOutputToken: sample, samples: 1 };
   return { msPerOutputToken: previous.msPerOutputToken * (1 - PACE_WEIGHT) + sample * PACE_WEIGHT, samples: previous.samples + 1 };
+}
+
+/**
+ * Hedges are for stragglers, not for a provider slow for everyone: when every call runs long,
+ * a hedge per call would double the load on it. A process keeps its hedges in flight within
+ * a tenth of its summary requests in flight (one at least).
+ */
+export class HedgeBudget {
+  private requests = 0;
+  private hedges = 0;
+
+  /** A first request went out; the returned function ends it. */
+  request(): () => void {
+    this.requests += 1;
+    return once(() => {
+      this.requests -= 1;
+    });
+  }
+
+  /** A hedge may start now: returns the function that ends it, or null when the budget is spent. */
+  tryHedge(): (() => void) | null {
+    if (this.hedges >= Math.max(1, Math.floor(this.requests * HEDGE_SHARE))) return null;
+    this.hedges += 1;
+    return once(() => {
+      this.hedges -= 1;
+    });
+  }
+}
+
+function once(action: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    action();
+  };
 }
 
 /** Observed paces by provider and model, kept for the life of a worker process. */

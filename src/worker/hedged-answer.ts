@@ -1,6 +1,6 @@
 import { keepCutAnswer } from '../compaction/cut-answer.js';
 import type { SummarizeRequest } from '../compaction/types.js';
-import { hedgeDelayMs, type CallPace } from '../llm/hedge-timing.js';
+import { HedgeBudget, hedgeDelayMs, type CallPace } from '../llm/hedge-timing.js';
 import { LlmError, type SummarizeOptions } from '../llm/port.js';
 
 /**
@@ -11,7 +11,9 @@ import { LlmError, type SummarizeOptions } from '../llm/port.js';
  * - a call still in flight when a healthy one would long have written its whole cap (see
  *   hedge-timing.ts) gets a second request of the same step raced beside it; the first usable
  *   answer wins and the other request is cancelled through its AbortSignal. The hedge's clock
- *   runs only while an attempt is at the provider (not while the limiter or a backoff holds it).
+ *   runs only while an attempt is at the provider (not while the limiter or a backoff holds it),
+ *   and a process keeps its hedges within a tenth of its requests in flight (HedgeBudget), so a
+ *   provider slow for everyone is not sent twice the load.
  * A runaway answer cut before its last section is the one case a request follows another:
  * it asks for half the length under the same cap, so the step takes at most about 1.5× its
  * longest call rather than twice.
@@ -26,7 +28,12 @@ export interface CappedAnswerInput {
   pace: CallPace;
   signal: AbortSignal;
   send: SendAnswer;
+  /** the process's hedges in flight, within a share of its requests (default: this process's) */
+  hedges?: HedgeBudget;
 }
+
+/** This process's hedges: every summary step of a worker shares the one budget. */
+const PROCESS_HEDGES = new HedgeBudget();
 
 type Outcome = { ok: true; text: string } | { ok: false; error: unknown };
 
@@ -39,15 +46,20 @@ export async function answerWithinCap(input: CappedAnswerInput): Promise<string>
   const race = new StepRace(input.signal);
   const straggler = stragglerClock(hedgeDelayMs(input.cap, input.pace));
   const request = input.buildRequest(input.budget, input.cap);
+  const budget = input.hedges ?? PROCESS_HEDGES;
+  const endRequest = budget.request();
+  let endHedge: (() => void) | null = null;
   try {
     const first = race.start((signal) => sendKeepingCut(input.send, request, { signal, onAttempt: straggler.onAttempt }));
     const early = await Promise.race([first, straggler.fired]);
+    endHedge = early === HEDGE ? budget.tryHedge() : null;
     let outcome: Outcome;
-    if (early === HEDGE) {
+    if (early === HEDGE && endHedge !== null) {
       const hedge = race.start((signal) => sendKeepingCut(input.send, request, { signal }));
       outcome = await firstUsable([first, hedge]);
     } else {
-      outcome = early;
+      // no hedge (none due, or the process's share of hedges is in flight): the first request answers
+      outcome = early === HEDGE ? await first : early;
     }
     straggler.stop();
     if (!outcome.ok && isCutShort(outcome.error) && !input.signal.aborted) {
@@ -59,6 +71,8 @@ export async function answerWithinCap(input: CappedAnswerInput): Promise<string>
   } finally {
     straggler.stop();
     race.cancelAll();
+    endRequest();
+    endHedge?.();
   }
 }
 

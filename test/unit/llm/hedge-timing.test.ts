@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PACE, HEDGE_MIN_MS, HEDGE_SLACK, PaceBook, hedgeDelayMs, observePace } from '../../../src/llm/hedge-timing.js';
+import { DEFAULT_PACE, HEDGE_MIN_MS, HEDGE_SLACK, HedgeBudget, PaceBook, hedgeDelayMs, observePace } from '../../../src/llm/hedge-timing.js';
 import { outputCap } from '../../../src/compaction/budget.js';
 
 describe('hedge timing: when a straggling summary call gets a second request beside it', () => {
@@ -31,5 +31,25 @@ describe('hedge timing: when a straggling summary call gets a second request bes
     book.observe('anthropic', 'claude-haiku-4-5', 7_000, 700);
     expect(book.get('anthropic', 'claude-haiku-4-5').msPerOutputToken).toBe(10);
     expect(book.get('openai', 'gpt-4o-mini')).toBe(DEFAULT_PACE);
+  });
+
+  it('keeps the hedges in flight within a tenth of the requests in flight, one at least', () => {
+    const budget = new HedgeBudget();
+    const requests = Array.from({ length: 25 }, () => budget.request());
+    const first = budget.tryHedge();
+    const second = budget.tryHedge();
+    expect(first).not.toBeNull();
+    expect(second).not.toBeNull();
+    expect(budget.tryHedge(), 'two of 25 requests may be hedged at once').toBeNull();
+    second!();
+    second!();
+    expect(budget.tryHedge(), 'ending a hedge frees its place, once').not.toBeNull();
+    expect(budget.tryHedge()).toBeNull();
+    for (const end of requests.slice(0, 20)) end();
+    // five requests left: the floor of one hedge still holds, and two are in flight already
+    expect(budget.tryHedge()).toBeNull();
+    const lone = new HedgeBudget();
+    lone.request();
+    expect(lone.tryHedge(), 'a lone straggler may always be hedged').not.toBeNull();
   });
 });

@@ -38,7 +38,7 @@ const log = (message: string) => process.stderr.write(`[bench ${((performance.no
 log(`mode ${quick ? 'quick' : 'full'}; starting services`);
 const svc = await startServices();
 const chart: ChartPoint[] = [];
-const ctx: BenchContext = { svc, quick, profileDir, chart, log, uniqueId: makeUniqueId(stamp.replace(/-/g, '').slice(2, 14)) };
+const ctx: BenchContext = { svc, quick, profileDir, chart, log, uniqueId: makeUniqueId(stamp.replace(/-/g, '').slice(2, 14)), only };
 const scenarios: ScenarioResult[] = [];
 // Interrupted: stop the children and drop the bench database before leaving.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -23,6 +23,8 @@ export interface BenchContext {
   log(message: string): void;
   /** a conversation id unique to this bench run */
   uniqueId(prefix: string): string;
+  /** the scenario ids asked for with `--only` (null: all) */
+  only?: readonly string[] | null;
 }
 
 let counter = 0;

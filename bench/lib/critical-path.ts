@@ -4,11 +4,12 @@ import { unionMs } from './stats.js';
 
 /**
  * The LLM critical path of one compaction, from llm-sim's call log: the longest chunk
- * chain (a chunk's call, plus its one retry with a larger budget when the answer stopped at
- * the budget). Consolidations run as follow-up jobs, off the compaction's path; they are
+ * chain (a chunk's call, plus a hedged second request raced beside a straggler, or the
+ * shorter request after an answer cut before its last section), measured as the time at
+ * least one of its calls was in flight. Consolidations run as follow-up jobs, off the compaction's path; they are
  * counted apart (`resummary*`). Calls are told apart by their request body: a consolidation
- * asks to merge batch summaries, a repair names the repair heading, and a truncation retry
- * repeats its first call's messages but for the final directive (its length line changes).
+ * asks to merge batch summaries, a repair names the repair heading, and a second request of
+ * a step repeats its first call's messages but for the final directive (its length line may change).
  */
 
 export interface CallAnalysis {
@@ -38,7 +39,7 @@ export interface CallAnalysis {
 type Body = { messages?: unknown[] };
 
 /**
- * A chunk call's identity: its messages up to the final directive (what a truncation retry
+ * A chunk call's identity: its messages up to the final directive (what a second request of the step
  * changes), wherever the adapter put it (Anthropic merges the request into one user turn).
  */
 function chainKey(call: CallRecord): string {
@@ -57,7 +58,7 @@ function durationMs(call: CallRecord): number {
 }
 
 export function analyzeCalls(calls: readonly CallRecord[]): CallAnalysis {
-  const chains = new Map<string, number>();
+  const chains = new Map<string, Array<readonly [number, number]>>();
   let resummaryMs = 0;
   let resummaryCalls = 0;
   let longestCall = 0;
@@ -76,9 +77,9 @@ export function analyzeCalls(calls: readonly CallRecord[]): CallAnalysis {
     if (isRetry) retries += 1;
     longestCall = Math.max(longestCall, durationMs(call));
     tokensByKind[isRetry ? 'retry' : 'first'] += call.inputTokens;
-    chains.set(key, (chains.get(key) ?? 0) + durationMs(call));
+    chains.set(key, [...(chains.get(key) ?? []), [call.startMs, call.endMs ?? call.startMs] as const]);
   }
-  const longestChunkMs = Math.max(0, ...chains.values());
+  const longestChunkMs = Math.max(0, ...[...chains.values()].map((spans) => unionMs(spans)));
   return {
     calls: calls.length,
     okCalls: calls.filter((c) => c.outcome === 'ok').length,

@@ -4,12 +4,14 @@ import { LONG_SESSIONS, loadSession } from '../lib/conversations.js';
 import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
 import { rangeText, round, spread } from '../lib/stats.js';
 import { planSpan, runPeers, windowCase, type SessionPlan } from './peers.js';
-import { peersResult } from './peers-report.js';
+import { PEERS_TITLE, peersResult } from './peers-report.js';
 
 /**
  * Scenarios 1 and 2: compaction wall time against the LLM critical path on the long real
  * sessions, and against the peers (the real LangChain summarization middleware on the same
  * span, the sequential-fold baseline on the same chunks) on the same sim in the same run.
+ * Scenario 1 runs twice: on the plain profile, and with llm-sim's length overrun (a share of
+ * answers runs past the requested length, as real models' do).
  */
 
 export interface LatencyOptions {
@@ -17,12 +19,18 @@ export interface LatencyOptions {
   sessions: readonly string[];
   runs: number;
   peerRuns: number;
+  /** llm-sim's length overrun for the second series */
+  overrun: { rate: number; factor: number };
+  overrunRuns: number;
 }
+
+/** A third of the answers run half again past their requested length. */
+const OVERRUN = { rate: 0.3, factor: 1.5 };
 
 export function latencyOptions(quick: boolean): LatencyOptions {
   return quick
-    ? { profile: 'fixed:500', sessions: [LONG_SESSIONS[2]], runs: 1, peerRuns: 1 }
-    : { profile: 'haiku', sessions: LONG_SESSIONS, runs: 3, peerRuns: 2 };
+    ? { profile: 'fixed:500', sessions: [LONG_SESSIONS[2]], runs: 1, peerRuns: 1, overrun: OVERRUN, overrunRuns: 1 }
+    : { profile: 'haiku', sessions: LONG_SESSIONS, runs: 3, peerRuns: 2, overrun: OVERRUN, overrunRuns: 2 };
 }
 
 interface SessionRuns {
@@ -41,6 +49,8 @@ interface SessionRuns {
   noCheckMs: number[];
   /** chunks the local summarizer stood in for because an answer stopped at its budget (target: none) */
   truncationFallbacks: number;
+  /** chunks the local summarizer stood in for, whatever the reason (target: none) */
+  fallbacks: number;
   plan: SessionPlan;
 }
 
@@ -55,7 +65,26 @@ export async function runLatency(ctx: BenchContext): Promise<ScenarioResult[]> {
     sessions.push(await runSession(ctx, session, loadSession(session), options));
   }
   const latency = latencyResult(ctx, sessions, options);
+
+  // the same sessions with llm-sim's length overrun: the runaway cap and the hedge, measured
+  ctx.svc.sim.configure({ overrun: options.overrun });
+  const overrun: SessionRuns[] = [];
+  try {
+    for (const session of options.sessions) {
+      ctx.log(`latency (length overrun ${options.overrun.rate} × ${options.overrun.factor}): session ${session.slice(0, 8)} × ${options.overrunRuns}`);
+      overrun.push(await runSession(ctx, session, loadSession(session), { ...options, runs: options.overrunRuns }, false));
+    }
+  } finally {
+    ctx.svc.sim.configure({ overrun: { rate: 0 } });
+  }
+  overrunSeries(latency, overrun, options);
   latency.durationMs = performance.now() - started;
+  if (ctx.only && !ctx.only.includes('peers')) {
+    const skipped = emptyScenario('peers', PEERS_TITLE);
+    skipped.status = 'not measured';
+    skipped.reason = `not selected in this run (--only ${ctx.only.join(',')})`;
+    return [latency, skipped];
+  }
 
   const peersStarted = performance.now();
   const peers = await runPeers(ctx, sessions.map((s) => s.plan), options.peerRuns);
@@ -68,8 +97,8 @@ export async function runLatency(ctx: BenchContext): Promise<ScenarioResult[]> {
   return [latency, peerResult];
 }
 
-async function runSession(ctx: BenchContext, session: string, messages: NormalizedMessage[], options: LatencyOptions): Promise<SessionRuns> {
-  const runs: SessionRuns = { session, messages: messages.length, sourceTokens: 0, chunks: 0, wallMs: [], criticalMs: [], ratio: [], calls: [], retries: [], strictMs: [], nonLlmMs: [], noCheckMs: [], truncationFallbacks: 0, plan: null as unknown as SessionPlan };
+async function runSession(ctx: BenchContext, session: string, messages: NormalizedMessage[], options: LatencyOptions, withNoCheck = true): Promise<SessionRuns> {
+  const runs: SessionRuns = { session, messages: messages.length, sourceTokens: 0, chunks: 0, wallMs: [], criticalMs: [], ratio: [], calls: [], retries: [], strictMs: [], nonLlmMs: [], noCheckMs: [], truncationFallbacks: 0, fallbacks: 0, plan: null as unknown as SessionPlan };
   for (let run = 0; run < options.runs; run += 1) {
     const id = ctx.uniqueId(`lat-${session.slice(0, 8)}`);
     await seedConversation(ctx, id, messages);
@@ -85,10 +114,12 @@ async function runSession(ctx: BenchContext, session: string, messages: Normaliz
     runs.strictMs.push(llm.strictCriticalMs);
     runs.nonLlmMs.push(job.timing.nonLlmMs);
     runs.truncationFallbacks += truncationFallbacks(job.view.result);
+    runs.fallbacks += fallbackCount(job.view.result);
     runs.chunks = job.row.plan.chunks.length;
     runs.sourceTokens = job.row.plan.chunks.reduce((sum, c) => sum + c.messageTokens, 0);
-    if (run === 0) runs.plan = await sessionPlan(ctx, id, session, job.row.plan);
+    if (run === 0 && withNoCheck) runs.plan = await sessionPlan(ctx, id, session, job.row.plan);
   }
+  if (!withNoCheck) return runs;
   // One more run without the identifier check shows what that guard costs in latency.
   const id = ctx.uniqueId(`latnc-${session.slice(0, 8)}`);
   await seedConversation(ctx, id, messages, { identifierCheck: false });
@@ -120,7 +151,7 @@ function latencyResult(ctx: BenchContext, sessions: SessionRuns[], options: Late
     runsPerSession: options.runs,
     strategy: 'summarize (default policy: chunkTokens 12000, summaryMaxTokens 2000, maxLiveBatches 6)',
     wall: 'job created_at (API) → finished_at (commit)',
-    criticalPath: 'longest chunk call chain (a call + its truncation retry, if any), from llm-sim call log; consolidations run as follow-up jobs, off the path',
+    criticalPath: 'longest chunk call chain (a call with any second request of its step: a hedge beside a straggler, a shorter one after a cut answer), from llm-sim call log; consolidations run as follow-up jobs, off the path',
   };
   const allRatios = sessions.flatMap((s) => s.ratio);
   result.figures.push(figure('wall / critical path (all sessions, all runs)', '×', allRatios));
@@ -168,6 +199,49 @@ function latencyResult(ctx: BenchContext, sessions: SessionRuns[], options: Late
   }
   if (ctx.quick) result.notes.push('Quick mode: one session, one run, `fixed:500` profile (every call 0.5 s) instead of the Haiku-like profile.');
   return result;
+}
+
+/**
+ * The second series: the same sessions while llm-sim runs a share of answers past their
+ * requested length. The cap's headroom keeps them whole, so the job still takes its longest
+ * call (now an overrunning one) and nothing falls back.
+ */
+function overrunSeries(result: ScenarioResult, sessions: SessionRuns[], options: LatencyOptions): void {
+  const label = `length overrun ${Math.round(options.overrun.rate * 100)} % of answers × ${options.overrun.factor}`;
+  result.setup['overrunProfile'] = `${options.profile} with ${label} (llm-sim --overrun ${options.overrun.rate} --overrun-factor ${options.overrun.factor}), ${options.overrunRuns} runs per session`;
+  result.tables.push({
+    title: `Under ${label} (median over runs; range in brackets)`,
+    columns: ['session', 'chunks', 'LLM calls (retries)', 'wall s', 'longest single chunk call s', 'wall / that', 'local fallbacks'],
+    rows: sessions.map((s) => [
+      s.session.slice(0, 8),
+      s.chunks,
+      `${spread(s.calls).median} (${spread(s.retries).median})`,
+      rangeText(s.wallMs.map((v) => v / 1000)),
+      rangeText(s.strictMs.map((v) => v / 1000)),
+      rangeText(s.wallMs.map((w, i) => w / (s.strictMs[i] ?? Number.NaN))),
+      s.fallbacks,
+    ]),
+  });
+  const ratios = sessions.flatMap((s) => s.wallMs.map((w, i) => w / (s.strictMs[i] ?? Number.NaN)));
+  result.figures.push(figure(`wall / longest single chunk call, ${label}`, '×', ratios));
+  const ratio = target(`median wall / the job's longest single chunk call, ${label}`, '<=', 1.15, spread(ratios).median, '×');
+  const med = (values: number[]) => spread(values).median;
+  if (!ratio.met) {
+    ratio.bottleneck =
+      `the job waits ${round((med(sessions.flatMap((s) => s.wallMs)) - med(sessions.flatMap((s) => s.strictMs))) / 1000, 2)} s beyond its longest call (median): ` +
+      `${round(med(sessions.flatMap((s) => s.nonLlmMs)) / 1000, 2)} s outside any LLM call and ${med(sessions.flatMap((s) => s.retries))} second request(s) per job (hedges or shorter requests after a cut answer).`;
+  }
+  result.targets.push(ratio);
+  const fallbacks = sessions.reduce((sum, s) => sum + s.fallbacks, 0);
+  result.figures.push(figure(`local fallbacks, ${label}`, 'chunks', [fallbacks]));
+  const noFallback = target(`local fallbacks over every run, ${label}`, '<=', 0, fallbacks, 'chunks');
+  if (!noFallback.met) noFallback.bottleneck = 'answers the provider failed for good (see the jobs\' result.fallbacks reasons): the local summarizer stood in for them.';
+  result.targets.push(noFallback);
+}
+
+/** Chunks of a job result the local summarizer stood in for. */
+function fallbackCount(result: Record<string, unknown> | null): number {
+  return ((result?.['fallbacks'] ?? []) as unknown[]).length;
 }
 
 /** Chunks of a job result whose fallback was an answer truncated at its budget. */

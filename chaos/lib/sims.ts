@@ -58,7 +58,7 @@ type Body = { system?: unknown; messages?: Array<{ role: string; content: unknow
 
 /**
  * The step a call belongs to: its request without the final directive. The first answer
- * and the retry with a larger budget of one chunk share it; different chunks never do.
+ * and any second request of one chunk (a hedge, a shorter one) share it; different chunks never do.
  */
 export function stepKey(body: unknown): string {
   const b = body as Body;

@@ -84,8 +84,9 @@ async function runPhase(stack: ChaosStack, http: Http, fleet: ReturnType<typeof 
 }
 
 /**
- * Per step (request without its directive): HTTP calls for the answer (the request and its one
- * retry with a larger budget) and for the optional repair call. Consolidation calls belong to
+ * Per step (request without its directive): HTTP calls for the answer (the request, a hedged
+ * second request raced beside a straggler, and the shorter request after an answer cut before
+ * its last section) and for the optional repair call. Consolidation calls belong to
  * follow-up jobs; `withConsolidations: false` leaves them out.
  */
 function callsPerStep(calls: readonly WorkerCall[], withConsolidations = true) {
@@ -129,8 +130,8 @@ function recordFaultFigures(rec: ScenarioRecorder, fallback: PhaseOutcome, fail:
   rec.figure('steps (chunks and re-summaries) that called the LLM', steps.length);
   rec.figure('HTTP calls per step, max (first answer)', Math.max(0, ...steps.map((s) => s.first)));
   rec.figure('HTTP calls per step, max (repair call)', Math.max(0, ...steps.map((s) => s.retry)));
-  // one request and, when its answer stopped at the budget, one retry with a larger budget: each gets the retry layer's attempts
-  rec.expect('steps over the retry bound', steps.filter((s) => s.first > 2 * maxAttempts || s.retry > maxAttempts).length, '==', 0);
+  // the request, a hedge beside a straggler, the shorter request after a cut answer: each gets the retry layer's attempts
+  rec.expect('steps over the retry bound', steps.filter((s) => s.first > 3 * maxAttempts || s.retry > maxAttempts).length, '==', 0);
 }
 
 export async function runLlmFaults(options: LlmFaultOptions): Promise<ScenarioResult> {

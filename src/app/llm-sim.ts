@@ -19,7 +19,12 @@ Loopback server speaking the Anthropic Messages API and OpenAI Chat Completions
   --seed N                  PRNG seed for faults and identifier loss (default 1)
   --loss-rate R             fraction of input identifiers the summary drops (default 0)
   --summarize-window N      inputs above N tokens get the provider's context-length 400
-  --output-ratio R          summary length as a fraction of input tokens (default 0.08)
+  --output-ratio R          summary length as a fraction of input tokens (default 0.08),
+                            never above the length the request's directive asks for
+  --overrun R               share of answers that run past that length, as real models
+                            do (default 0); one past max_tokens stops there with
+                            stop_reason max_tokens / finish_reason length
+  --overrun-factor F        how far an overrunning answer runs: F × its length (default 1.5)
   --grace-ms N              on SIGTERM, let calls in flight finish for up to N ms (default 5000)
 
 Point the adapters at it:
@@ -49,6 +54,8 @@ export function parseLlmSimArgs(argv: string[]): (LlmSimOptions & { graceMs: num
       'loss-rate': { type: 'string' },
       'summarize-window': { type: 'string' },
       'output-ratio': { type: 'string' },
+      overrun: { type: 'string' },
+      'overrun-factor': { type: 'string' },
       'grace-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -73,6 +80,11 @@ export function parseLlmSimArgs(argv: string[]): (LlmSimOptions & { graceMs: num
   if (window !== undefined) options.summarizeWindow = window;
   const outputRatio = number('output-ratio', values['output-ratio']);
   if (outputRatio !== undefined) options.outputRatio = outputRatio;
+  const overrunRate = number('overrun', values.overrun);
+  const overrunFactor = number('overrun-factor', values['overrun-factor']);
+  if (overrunRate !== undefined || overrunFactor !== undefined) {
+    options.overrun = { ...(overrunRate === undefined ? {} : { rate: overrunRate }), ...(overrunFactor === undefined ? {} : { factor: overrunFactor }) };
+  }
   return options;
 }
 

@@ -2,8 +2,9 @@ import type { Policy } from '../config/policy.js';
 
 /**
  * Output budgets (SPEC §5.4): a chunk's answer is sized to its source, a consolidation's to
- * the summaries it absorbs, both clamped to the policy's bounds. The budget is the request's
- * `max_tokens`; an answer stopped there is retried once with `retryBudget`.
+ * the summaries it absorbs, both clamped to the policy's bounds. The budget is the length the
+ * directive asks for (the target); the request's `max_tokens` is `outputCap`, a runaway cap
+ * with headroom above it, so an answer that overruns its target by a third is not cut.
  */
 
 type BudgetPolicy = Pick<Policy, 'summaryRatio' | 'summaryMinTokens' | 'summaryMaxTokens' | 'consolidationRatio' | 'maxIdentifiers'>;
@@ -54,9 +55,21 @@ export function consolidationBudgetWithin(policy: ClipBudgetPolicy, absorbedToke
   return Math.min(consolidationOutputBudget(policy, absorbedTokens), Math.max(budgetFloor(policy), narrative));
 }
 
-/** The larger budget of the one retry after an answer stopped at its budget. */
-export function retryBudget(budget: number): number {
-  return budget * 2;
+/**
+ * Headroom of the runaway cap: models overrun a requested length by a third and more, and an
+ * answer cut there is worth less than the few hundred tokens it would have taken to finish.
+ */
+export const CAP_RATIO = 1.5;
+export const CAP_EXTRA_TOKENS = 128;
+
+/**
+ * The `max_tokens` sent for a `target` length: 1.5× the target plus a constant, within the
+ * model's output limit — and never below the target itself (a model whose limit is below
+ * its target is asked for the target, as it always was).
+ */
+export function outputCap(target: number, modelOutputLimit: number): number {
+  const headroom = Math.ceil(target * CAP_RATIO) + CAP_EXTRA_TOKENS;
+  return Math.max(target, Math.min(modelOutputLimit, headroom));
 }
 
 /** How many identifiers a request names: at most a third of its budget goes to them. */

@@ -38,8 +38,10 @@ export interface PromptOptions {
   focus?: string;
   /** must-keep identifiers named in the directive (SPEC §5.6a), ranked, as many as the budget affords */
   identifiers?: readonly string[];
-  /** the answer's budget in tokens (max_tokens); the directive states a matching length */
+  /** the answer's target length in tokens: the directive states a matching length (and it is max_tokens without `capTokens`) */
   maxOutputTokens?: number;
+  /** the request's max_tokens when it differs from the target: a runaway cap above it (budget.ts outputCap) */
+  capTokens?: number;
   /** measures rendered messages so the input fits `chunkTokens`; without it a conservative estimate is used */
   countTokens?: CountTokens;
   /**
@@ -72,7 +74,7 @@ const MERGE_DIRECTIVE = 'Merge the summaries above into one, in the seven sectio
 
 /**
  * A request text up to its final directive, with the fence's random ID blanked: what
- * identifies a step, since the retry with a larger budget changes only the directive (its
+ * identifies a step, since a second request of the same step (a hedge) may change only the directive (its
  * length line) and a retried step draws a new ID. Unchanged when there is neither.
  */
 export function beforeFinalDirective(text: string): string {
@@ -125,9 +127,19 @@ export function withoutInstructions(text: string): string {
   return text;
 }
 
+const WORDS_PER_TOKEN = 0.6;
+
 /** Words a budget of `tokens` holds, with room for headings and bullets. */
 export function wordsFor(tokens: number): number {
-  return Math.max(50, Math.floor(tokens * 0.6 / 10) * 10);
+  return Math.max(50, Math.floor(tokens * WORDS_PER_TOKEN / 10) * 10);
+}
+
+/** The length in tokens a directive's "at most about N words" asks for (the inverse of wordsFor, about). */
+export function requestedLengthTokens(directiveText: string): number | null {
+  const at = directiveText.lastIndexOf(LENGTH_PREFIX);
+  if (at === -1) return null;
+  const words = /^(\d+) words/.exec(directiveText.slice(at + LENGTH_PREFIX.length));
+  return words?.[1] === undefined ? null : Math.round(Number(words[1]) / WORDS_PER_TOKEN);
 }
 
 /**
@@ -246,7 +258,7 @@ function assemble(framing: Framing, header: string | null, body: SummarizeMessag
       { role: 'user', content: renderFence(fenceId, sections) },
       { role: 'user', content: directive(framing.finalTask, fenceId, framing.what, opts) },
     ],
-    maxOutputTokens: opts.maxOutputTokens ?? policy.summaryMaxTokens,
+    maxOutputTokens: opts.capTokens ?? opts.maxOutputTokens ?? policy.summaryMaxTokens,
   };
 }
 

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { decode, encode } from 'gpt-tokenizer';
+import { requestedLengthTokens } from '../compaction/prompt.js';
 import { pickFault, type FaultKind } from './faults.js';
 import { plannedTiming } from './profiles.js';
 import { endCall, recordCall, type CallRecord, type SimState } from './state.js';
@@ -49,6 +50,8 @@ export async function handleCompletion(
     inputTokens,
     outputTokens: 0,
     maxTokens: request.maxTokens,
+    requestedTokens: requestedLengthTokens(request.messages[request.messages.length - 1]?.content ?? ''),
+    overrun: false,
     concurrencyAtStart: state.inFlight,
     fault: null,
     status: 0,
@@ -88,6 +91,8 @@ async function answerCall(
   }
   const fault = pickFault(settings.faults, state.random());
   record.fault = fault;
+  // one overrun draw per call, whatever its fault, so the sequence depends only on seed and call order
+  record.overrun = state.overrunRandom() < settings.overrun.rate;
   if (fault !== null && (await answerFault(state, wire, fault, record, res, closed))) return;
 
   const answer = buildAnswer(state, request, record, fault, deps);
@@ -158,7 +163,12 @@ function finishError(record: CallRecord, res: ServerResponse, error: { status: n
 
 function buildAnswer(state: SimState, request: SimRequest, record: CallRecord, fault: FaultKind | null, deps: CompletionDeps): SimAnswer {
   const { settings } = state;
-  const target = Math.min(request.maxTokens, Math.max(MIN_OUTPUT_TOKENS, Math.round(record.inputTokens * settings.outputRatio)));
+  // A model aims at the length its directive asks for (max_tokens when it names none), shorter
+  // when the input is worth less; an overrunning one runs `factor` times past that, and
+  // max_tokens stops it there as providers do.
+  const asked = record.requestedTokens ?? request.maxTokens;
+  const length = Math.min(asked, Math.max(MIN_OUTPUT_TOKENS, Math.round(record.inputTokens * settings.outputRatio)));
+  const target = record.overrun ? Math.round(length * settings.overrun.factor) : length;
   let text = '';
   let stop: SimAnswer['stop'] = 'end';
   if (fault !== 'empty') {

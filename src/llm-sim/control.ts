@@ -7,7 +7,7 @@ import { configure, describeSettings, resetState, type SimSettingsPatch, type Si
  *   GET  /_sim/health            → {ok: true}
  *   GET  /_sim/calls[?since=ID]  → {calls: [...], inFlight} (bodies with ?bodies=1)
  *   GET  /_sim/config            → current settings
- *   POST /_sim/config {profile?, faults?, seed?, lossRate?, summarizeWindow?, outputRatio?, promptCache?}
+ *   POST /_sim/config {profile?, faults?, seed?, lossRate?, summarizeWindow?, outputRatio?, promptCache?, overrun?: {rate?, factor?}}
  *   POST /_sim/reset             → clears the log and the fault script, restarts the PRNG
  */
 export async function handleControl(state: SimState, req: IncomingMessage, res: ServerResponse, path: string, body: unknown): Promise<void> {

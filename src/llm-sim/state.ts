@@ -17,6 +17,15 @@ export interface SimSettings {
   outputRatio: number;
   /** usage reported as served from the prompt cache, to exercise cache accounting */
   promptCache: { readTokens: number; writeTokens: number };
+  /** length overrun: a share `rate` of answers runs `factor` times past the length they would have had */
+  overrun: SimOverrun;
+}
+
+export interface SimOverrun {
+  /** share of answers that overrun, in [0, 1] */
+  rate: number;
+  /** how far past their length they run, in (1, 10] */
+  factor: number;
 }
 
 /** Settings as JSON (POST /_sim/config, startLlmSim options): profile by name. */
@@ -28,6 +37,7 @@ export interface SimSettingsPatch {
   summarizeWindow?: number | null;
   outputRatio?: number;
   promptCache?: { readTokens?: number; writeTokens?: number };
+  overrun?: { rate?: number; factor?: number };
 }
 
 export interface CallRecord {
@@ -42,6 +52,10 @@ export interface CallRecord {
   inputTokens: number;
   outputTokens: number;
   maxTokens: number;
+  /** the length the request's directive asks for, in tokens (null when it names none) */
+  requestedTokens: number | null;
+  /** whether this answer was drawn to overrun its length */
+  overrun: boolean;
   /** calls in flight when this one started, itself included */
   concurrencyAtStart: number;
   fault: FaultKind | null;
@@ -54,6 +68,8 @@ export interface CallRecord {
 export interface SimState {
   settings: SimSettings;
   random: () => number;
+  /** a separate stream for the overrun draw, so fault sequences stay what they were for a seed */
+  overrunRandom: () => number;
   inFlight: number;
   calls: CallRecord[];
   nextId: number;
@@ -71,11 +87,16 @@ export const DEFAULT_SETTINGS: SimSettings = {
   summarizeWindow: undefined,
   outputRatio: 0.08,
   promptCache: { readTokens: 0, writeTokens: 0 },
+  overrun: { rate: 0, factor: 1.5 },
 };
+
+/** The overrun draws' stream differs from the faults' for the same seed. */
+const OVERRUN_STREAM = 0x9e3779b9;
+const overrunPrng = (seed: number): (() => number) => createPrng(seed ^ OVERRUN_STREAM);
 
 export function createSimState(patch: SimSettingsPatch, limits: { keepBodies: number; logLimit: number }): SimState {
   const settings = applySettings(DEFAULT_SETTINGS, patch);
-  return { settings, random: createPrng(settings.seed), inFlight: 0, calls: [], nextId: 1, idleWaiters: [], ...limits };
+  return { settings, random: createPrng(settings.seed), overrunRandom: overrunPrng(settings.seed), inFlight: 0, calls: [], nextId: 1, idleWaiters: [], ...limits };
 }
 
 /** Validated merge; throws an Error whose message names the bad field. */
@@ -104,13 +125,23 @@ export function applySettings(current: SimSettings, patch: SimSettingsPatch): Si
   if (patch.promptCache !== undefined) {
     next.promptCache = { readTokens: patch.promptCache.readTokens ?? 0, writeTokens: patch.promptCache.writeTokens ?? 0 };
   }
+  if (patch.overrun !== undefined) next.overrun = validateOverrun({ ...current.overrun, ...patch.overrun });
   return next;
+}
+
+function validateOverrun(overrun: SimOverrun): SimOverrun {
+  if (typeof overrun.rate !== 'number' || !(overrun.rate >= 0 && overrun.rate <= 1)) throw new Error('overrun.rate must be within [0, 1]');
+  if (typeof overrun.factor !== 'number' || !(overrun.factor > 1 && overrun.factor <= 10)) throw new Error('overrun.factor must be within (1, 10]');
+  return { rate: overrun.rate, factor: overrun.factor };
 }
 
 export function configure(state: SimState, patch: SimSettingsPatch): void {
   const reseed = patch.seed !== undefined;
   state.settings = applySettings(state.settings, patch);
-  if (reseed) state.random = createPrng(state.settings.seed);
+  if (reseed) {
+    state.random = createPrng(state.settings.seed);
+    state.overrunRandom = overrunPrng(state.settings.seed);
+  }
 }
 
 /** Clears the log and any fault script, and restarts the PRNG from the seed. */
@@ -118,6 +149,7 @@ export function resetState(state: SimState): void {
   state.calls = [];
   state.settings = { ...state.settings, faults: { ...state.settings.faults, script: [] } };
   state.random = createPrng(state.settings.seed);
+  state.overrunRandom = overrunPrng(state.settings.seed);
 }
 
 export function recordCall(state: SimState, record: CallRecord): void {

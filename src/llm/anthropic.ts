@@ -92,20 +92,14 @@ function toResult(message: Anthropic.Messages.Message, latencyMs: number): Summa
   }
   const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
   const stopReason = mapStopReason(message.stop_reason);
-  assertUsableOutput({ provider: 'anthropic', text, stopReason, refused: message.stop_reason === 'refusal' });
-  const usage = message.usage;
-  return {
-    text,
-    stopReason,
-    model: message.model,
-    usage: {
-      inputTokens: usage.input_tokens ?? 0,
-      outputTokens: usage.output_tokens ?? 0,
-      cacheReadTokens: usage.cache_read_input_tokens ?? 0,
-      cacheWriteTokens: usage.cache_creation_input_tokens ?? 0,
-    },
-    latencyMs,
+  const usage = {
+    inputTokens: message.usage.input_tokens ?? 0,
+    outputTokens: message.usage.output_tokens ?? 0,
+    cacheReadTokens: message.usage.cache_read_input_tokens ?? 0,
+    cacheWriteTokens: message.usage.cache_creation_input_tokens ?? 0,
   };
+  assertUsableOutput({ provider: 'anthropic', text, stopReason, refused: message.stop_reason === 'refusal', usage, latencyMs });
+  return { text, stopReason, model: message.model, usage, latencyMs };
 }
 
 function mapStopReason(reason: Anthropic.Messages.StopReason | null): StopReason {

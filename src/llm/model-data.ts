@@ -84,6 +84,33 @@ export const MODELS: readonly ModelInfo[] = [
   gemini('gemini-1.5-flash', 1_048_576, 0.075, 0.3, 0.01875),
 ];
 
+/**
+ * Output limits (`max_tokens` the API accepts) of the listed models whose limit is below
+ * `LISTED_OUTPUT_TOKENS`: a summary's runaway cap stays within them.
+ */
+export const OUTPUT_LIMITS: Readonly<Record<string, number>> = {
+  'claude-3-5-sonnet': 8_192,
+  'claude-3-5-haiku': 8_192,
+  'claude-3-opus': 4_096,
+  'claude-3-sonnet': 4_096,
+  'claude-3-haiku': 4_096,
+  'gpt-4o': 16_384,
+  'gpt-4o-mini': 16_384,
+  'gpt-4-turbo': 4_096,
+  'gpt-4': 8_192,
+  'gpt-3.5-turbo': 4_096,
+  'gemini-1.5-pro': 8_192,
+  'gemini-1.5-flash': 8_192,
+  'gemini-2.0-flash': 8_192,
+  'gemini-2.0-flash-lite': 8_192,
+};
+
+/** Output limit of the other listed models: all of them accept at least this. */
+export const LISTED_OUTPUT_TOKENS = 32_000;
+
+/** Output limit assumed for a model the registry does not know (a local server's model): the common floor. */
+export const DEFAULT_OUTPUT_TOKENS = 4_096;
+
 /** Context window assumed for a model the registry does not know (SPEC §5.1). */
 export const DEFAULT_CONTEXT_TOKENS = 128_000;
 

@@ -2,7 +2,10 @@ import { AppError } from '../lib/errors.js';
 import {
   CHEAPEST_SUMMARIZER,
   DEFAULT_CONTEXT_TOKENS,
+  DEFAULT_OUTPUT_TOKENS,
+  LISTED_OUTPUT_TOKENS,
   LOCAL_MODEL,
+  OUTPUT_LIMITS,
   MODELS,
   type ModelInfo,
   type ModelVendor,
@@ -31,6 +34,13 @@ export function findModel(model: string): ModelInfo | undefined {
 /** Context window of a model; unknown models get the 128k default (SPEC §5.1). */
 export function contextLimitFor(model: string): number {
   return findModel(model)?.contextTokens ?? DEFAULT_CONTEXT_TOKENS;
+}
+
+/** The most output tokens a model accepts in `max_tokens`; unknown models get the common 4,096 floor. */
+export function outputLimitFor(model: string): number {
+  const known = findModel(model);
+  if (known === undefined) return DEFAULT_OUTPUT_TOKENS;
+  return OUTPUT_LIMITS[known.id] ?? LISTED_OUTPUT_TOKENS;
 }
 
 /**

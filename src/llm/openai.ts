@@ -82,23 +82,18 @@ function toResult(completion: OpenAI.Chat.ChatCompletion, latencyMs: number): Su
   const text = choice.message.content ?? '';
   const stopReason = mapFinishReason(choice.finish_reason);
   const refused = choice.finish_reason === 'content_filter' || (typeof choice.message.refusal === 'string' && choice.message.refusal !== '');
-  assertUsableOutput({ provider: 'openai', text, stopReason, refused });
-  const usage = completion.usage;
-  const cacheReadTokens = usage?.prompt_tokens_details?.cached_tokens ?? 0;
-  const cacheWriteTokens = usage?.prompt_tokens_details?.cache_write_tokens ?? 0;
-  return {
-    text,
-    stopReason,
-    model: completion.model,
-    usage: {
-      // prompt_tokens includes the cached part; the port counts uncached input separately.
-      inputTokens: Math.max(0, (usage?.prompt_tokens ?? 0) - cacheReadTokens - cacheWriteTokens),
-      outputTokens: usage?.completion_tokens ?? 0,
-      cacheReadTokens,
-      cacheWriteTokens,
-    },
-    latencyMs,
+  const reported = completion.usage;
+  const cacheReadTokens = reported?.prompt_tokens_details?.cached_tokens ?? 0;
+  const cacheWriteTokens = reported?.prompt_tokens_details?.cache_write_tokens ?? 0;
+  const usage = {
+    // prompt_tokens includes the cached part; the port counts uncached input separately.
+    inputTokens: Math.max(0, (reported?.prompt_tokens ?? 0) - cacheReadTokens - cacheWriteTokens),
+    outputTokens: reported?.completion_tokens ?? 0,
+    cacheReadTokens,
+    cacheWriteTokens,
   };
+  assertUsableOutput({ provider: 'openai', text, stopReason, refused, usage, latencyMs });
+  return { text, stopReason, model: completion.model, usage, latencyMs };
 }
 
 function mapFinishReason(reason: string | null | undefined): StopReason {

@@ -1,11 +1,13 @@
 import { validateSummaryOutput, type InvalidSummaryReason } from '../compaction/validate-output.js';
-import { LlmError, type ProviderName, type StopReason } from './port.js';
+import { LlmError, type CutAnswer, type ProviderName, type StopReason } from './port.js';
 
 /**
  * "A failed summary never replaces history" (SPEC §5.6a): adapters reject an empty answer,
  * a refusal, an error text or an answer cut by the output budget as `invalid_output`.
  * What counts as invalid is the core's rule (validateSummaryOutput); this file only adds
  * the providers' own refusal flags and decides which failures deserve another attempt.
+ * A truncated answer's error carries its text and usage: the worker keeps a cut answer that
+ * still holds its sections (compaction/cut-answer.ts) and counts what it cost either way.
  */
 
 export interface CandidateOutput {
@@ -14,6 +16,9 @@ export interface CandidateOutput {
   stopReason: StopReason;
   /** the provider flagged a refusal (stop_reason refusal, finish_reason content_filter, message.refusal) */
   refused: boolean;
+  /** what the call cost and took: carried by a truncation error so the caller can keep and count the cut answer */
+  usage?: CutAnswer['usage'];
+  latencyMs?: number;
 }
 
 const FAILURES: Record<InvalidSummaryReason | 'flagged_refusal', { code: string; retryable: boolean; what: string }> = {
@@ -43,5 +48,8 @@ export function assertUsableOutput(candidate: CandidateOutput): void {
     provider,
     retryable: failure.retryable,
     code: failure.code,
+    ...(reason === 'truncated' && candidate.usage !== undefined
+      ? { cut: { text: candidate.text, usage: candidate.usage, latencyMs: candidate.latencyMs ?? 0 } }
+      : {}),
   });
 }

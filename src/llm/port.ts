@@ -42,6 +42,11 @@ export interface SummarizeOptions {
   signal?: AbortSignal;
   /** per-attempt timeout; adapters fall back to their configured default */
   timeoutMs?: number;
+  /**
+   * Told when an attempt reaches the provider (after the limiter and any backoff) and when
+   * it ends: a hedge's clock runs only while a request is really in flight.
+   */
+  onAttempt?: (phase: 'start' | 'end') => void;
 }
 
 export interface Summarizer {
@@ -89,6 +94,15 @@ export interface LlmErrorOptions {
   /** a more specific stable code than the kind's (e.g. LLM_CONTEXT_TOO_LONG) */
   code?: string;
   cause?: unknown;
+  /** an answer cut at its output limit: what it wrote and what it cost (the caller may keep it) */
+  cut?: CutAnswer;
+}
+
+/** The text and usage of an answer the provider stopped at `max_tokens`. */
+export interface CutAnswer {
+  text: string;
+  usage: LlmUsage;
+  latencyMs: number;
 }
 
 /** The one error every summarizer rejects with. `status` is 502/504 (a gateway's view) or 499. */
@@ -96,6 +110,7 @@ export class LlmError extends AppError {
   readonly kind: LlmErrorKind;
   readonly provider: ProviderName | undefined;
   readonly providerStatus: number | undefined;
+  readonly cut: CutAnswer | undefined;
 
   constructor(kind: LlmErrorKind, message: string, options: LlmErrorOptions = {}) {
     super(options.code ?? CODES[kind], message, {
@@ -108,6 +123,7 @@ export class LlmError extends AppError {
     this.kind = kind;
     this.provider = options.provider;
     this.providerStatus = options.providerStatus;
+    this.cut = options.cut;
   }
 }
 

@@ -23,10 +23,12 @@ export function withResilience(inner: Summarizer, options: ResilienceOptions): S
     provider: inner.provider,
     async summarize(request, callOptions): Promise<SummarizeResult> {
       const attemptOptions = { ...callOptions, timeoutMs: callOptions.timeoutMs ?? options.timeoutMs };
+      const send = (): Promise<SummarizeResult> => {
+        callOptions.onAttempt?.('start');
+        return inner.summarize(request, attemptOptions).finally(() => callOptions.onAttempt?.('end'));
+      };
       const attempt = (): Promise<SummarizeResult> =>
-        options.limiter === undefined
-          ? inner.summarize(request, attemptOptions)
-          : options.limiter.run(inner.provider, () => inner.summarize(request, attemptOptions), callOptions.signal);
+        options.limiter === undefined ? send() : options.limiter.run(inner.provider, send, callOptions.signal);
       return withRetry(attempt, {
         maxAttempts: options.maxAttempts,
         signal: callOptions.signal,

@@ -18,7 +18,8 @@ import { staleSnapshot } from './stale.js';
  * absorbs and is gated on the union of their identifiers.
  */
 export interface ChunkSource {
-  buildRequest(maxOutputTokens: number): SummarizeRequest;
+  /** the request asking for `target` tokens, sent with max_tokens `cap` (the target when not given) */
+  buildRequest(target: number, cap?: number): SummarizeRequest;
   buildRepairRequest(draft: string, missing: readonly string[]): SummarizeRequest;
   identifiers: readonly string[];
   /** the span's state ledger: extracted from the messages, or the exact merge of the absorbed batches' */
@@ -41,7 +42,7 @@ export async function loadChunkSource(
   policy: Policy,
 ): Promise<ChunkSource | null> {
   // The fence's ID (SPEC §8): drawn here, per step, so the transcript cannot know it; the first
-  // call and its retry with a larger budget share it (one step), a repair gets its own.
+  // call and a hedged second request share it (one step), a repair gets its own.
   const fenceId = newFenceId();
   const common = { countTokens: deps.countTokens, fenceId, ...(job.focus ? { focus: job.focus } : {}) };
   const repair = (draft: string, missing: readonly string[]) => buildRepairRequest(draft, missing, policy, { fenceId: newFenceId() });
@@ -51,7 +52,8 @@ export async function loadChunkSource(
     if (batches.length !== chunk.absorbedBatchIds.length || batches.some((b) => b.supersededBy !== null)) return null;
     const identifiers = chunk.identifiers;
     const inputs = batches.map((b) => ({ ...b, summary: withoutIdentifierLists(b.summary) }));
-    const request = (max: number) => buildResummarizeRequest(inputs, policy, { ...common, identifiers: identifiers.slice(0, named), maxOutputTokens: max });
+    const request = (target: number, cap?: number) =>
+      buildResummarizeRequest(inputs, policy, { ...common, identifiers: identifiers.slice(0, named), maxOutputTokens: target, ...capOption(cap) });
     return { buildRequest: request, buildRepairRequest: repair, identifiers, ledger: mergedLedger(batches.map((b) => ({ ...b, ledger: storedLedger(b.ledger) }))) };
   }
   const rows = await loadMessagesBySeqs(deps.db, job.conversationId, chunk.seqs);
@@ -59,9 +61,12 @@ export async function loadChunkSource(
   const messages = rows.map(toHistoryMessage);
   const ranked = rankChunkIdentifiers(messages);
   const toName = capIdentifiers(ranked, named);
-  const request = (max: number) => buildSummarizeRequest(messages, job.header, policy, { ...common, storedTokens: true, identifiers: toName, maxOutputTokens: max });
+  const request = (target: number, cap?: number) =>
+    buildSummarizeRequest(messages, job.header, policy, { ...common, storedTokens: true, identifiers: toName, maxOutputTokens: target, ...capOption(cap) });
   return { buildRequest: request, buildRepairRequest: repair, identifiers: ranked.ordered, ledger: extractLedger(messages) };
 }
+
+const capOption = (cap: number | undefined): { capTokens?: number } => (cap === undefined ? {} : { capTokens: cap });
 
 /** 64 random bits, lower-case hex: the summarizer request's fence ID. */
 export function newFenceId(): string {

@@ -1,20 +1,25 @@
 import type { Policy } from '../config/policy.js';
+import { outputCap, repairListChars } from '../compaction/budget.js';
 import { findMissingIdentifiers, identifiersWithin } from '../compaction/identifiers.js';
 import type { SummarizeRequest } from '../compaction/types.js';
-import { costUsd, LOCAL_MODEL } from '../llm/models.js';
-import { addUsage, LlmError, ZERO_USAGE, type LlmUsage, type ProviderName, type Summarizer } from '../llm/port.js';
+import { costUsd, LOCAL_MODEL, outputLimitFor } from '../llm/models.js';
+import { PaceBook } from '../llm/hedge-timing.js';
+import { addUsage, LlmError, ZERO_USAGE, type LlmUsage, type ProviderName, type SummarizeOptions, type Summarizer } from '../llm/port.js';
 import type { Summarizers } from '../llm/create-summarizer.js';
-import { repairListChars, retryBudget } from '../compaction/budget.js';
 import { DEFAULT_RETRY_POLICY, isRetryable, type RetryPolicy } from '../llm/retry.js';
+import { answerWithinCap, type SendAnswer } from './hedged-answer.js';
 
 /**
  * One summary with the guards of SPEC §5.6a: invalid output is a failure (the adapters
- * reject it); an answer stopped at its budget is retried once with a larger budget; the
- * identifiers the answer still lacks are counted (under `identifierRepair: call`, first asked
- * for in a small repair request holding only the draft's gaps) — never appended as a raw
- * list: the state ledger and the archive hold them exactly; a provider that fails for good falls back to the local summarizer when the policy says
- * `fallback`. Every call's usage and cost is accumulated. No second full call is ever made
- * for identifiers.
+ * reject it); the request asks for the budget's length with a runaway cap above it, an answer
+ * cut at that cap is kept when it still holds its sections, and a straggling call gets a
+ * hedged second request raced beside it (hedged-answer.ts) — never a second call in series
+ * after a slow answer; the identifiers the answer still lacks are counted (under
+ * `identifierRepair: call`, first asked for in a small repair request holding only the
+ * draft's gaps) — never appended as a raw list: the state ledger and the archive hold them
+ * exactly; a provider that fails for good falls back to the local summarizer when the policy
+ * says `fallback`. Every call's usage and cost is accumulated, a cut answer's and a
+ * cancelled hedge's included. No second full call is ever made for identifiers.
  */
 
 export interface GuardedSummary {
@@ -45,11 +50,11 @@ export interface DraftStore {
 }
 
 export interface GuardedSummaryInput {
-  /** the request with the given output budget (the chunk's, or the larger one of the truncation retry) */
-  buildRequest(maxOutputTokens: number): SummarizeRequest;
+  /** the request asking for `target` tokens, sent with max_tokens `cap` (the target when not given) */
+  buildRequest(target: number, cap?: number): SummarizeRequest;
   /** a small request asking for the missing identifiers only (used under `identifierRepair: call`) */
   buildRepairRequest?(draft: string, missing: readonly string[]): SummarizeRequest;
-  /** the output budget of the first request */
+  /** the length the directive asks for (the chunk's output budget); max_tokens is a cap above it */
   budget: number;
   /** every identifier the summary must hold (what the gate checks; more than the request names) */
   identifiers: readonly string[];
@@ -71,7 +76,12 @@ export interface GuardedSummaryInput {
   deferRateLimits?: boolean;
   /** the retry layer's policy: a retry-after beyond its patience is handed to the queue */
   retryPolicy?: RetryPolicy;
+  /** the models' observed paces, which time the hedge (default: this process's) */
+  paces?: PaceBook;
 }
+
+/** Paces observed by this process: every step of a worker learns from the calls before it. */
+const PROCESS_PACES = new PaceBook();
 
 /** Thrown to hand a step back to the queue until the provider's retry-after has passed. */
 export class DeferStep extends Error {
@@ -85,17 +95,29 @@ export async function summarizeGuarded(input: GuardedSummaryInput): Promise<Guar
   const { selection, signal } = input;
   const summarizer: Summarizer | undefined = input.summarizers[selection.provider];
   const tally: Tally = { usage: ZERO_USAGE, calls: 0, cost: 0, latencyMs: 0 };
-  const call = async (target: Summarizer, model: string, request: SummarizeRequest) => {
+  const paces = input.paces ?? PROCESS_PACES;
+  const record = (usage: LlmUsage, cost: number, latencyMs: number): void => {
+    tally.usage = addUsage(tally.usage, usage);
+    tally.cost += cost;
+    tally.latencyMs += latencyMs;
+  };
+  const call = async (target: Summarizer, model: string, request: SummarizeRequest, options: Pick<SummarizeOptions, 'signal' | 'onAttempt'> = {}) => {
     // `calls` counts provider calls (what is billed); the local summarizer is free
     if (target.provider !== 'local') tally.calls += 1;
     const sized = target.provider === 'local' && input.localMaxTokens !== undefined
       ? { ...request, maxOutputTokens: Math.min(request.maxOutputTokens, input.localMaxTokens) }
       : request;
-    const result = await target.summarize(sized, { model, signal });
-    tally.usage = addUsage(tally.usage, result.usage);
-    tally.cost += target.provider === 'local' ? 0 : costUsd(model, result.usage);
-    tally.latencyMs += result.latencyMs;
-    return result;
+    const price = (usage: LlmUsage) => (target.provider === 'local' ? 0 : costUsd(model, usage));
+    try {
+      const result = await target.summarize(sized, { model, signal: options.signal ?? signal, ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}) });
+      record(result.usage, price(result.usage), result.latencyMs);
+      paces.observe(target.provider, model, result.latencyMs, result.usage.outputTokens);
+      return result;
+    } catch (error) {
+      // an answer cut at its cap was produced and billed: it counts whether or not it is kept
+      if (error instanceof LlmError && error.cut) record(error.cut.usage, price(error.cut.usage), error.cut.latencyMs);
+      throw error;
+    }
   };
 
   let text: string;
@@ -104,7 +126,19 @@ export async function summarizeGuarded(input: GuardedSummaryInput): Promise<Guar
   let fallback: string | null = null;
   try {
     if (!summarizer) throw new LlmError('bad_request', `summarizer provider ${selection.provider} is not configured`);
-    text = await firstAnswer(input, tally, () => answerWithinBudget(input, (request) => call(summarizer, model, request)));
+    const send: SendAnswer = async (request, options) => (await call(summarizer, model, request, options)).text;
+    text = await firstAnswer(input, tally, () =>
+      summarizer.provider === 'local'
+        ? send(input.buildRequest(input.budget), {})
+        : answerWithinCap({
+            budget: input.budget,
+            cap: outputCap(input.budget, outputLimitFor(model)),
+            buildRequest: input.buildRequest,
+            pace: paces.get(summarizer.provider, model),
+            signal,
+            send,
+          }),
+    );
     text = await repairIfAsked(input, text, (request) => call(summarizer, model, request));
   } catch (error) {
     if (input.deferRateLimits && isDeferrable(error, input.retryPolicy)) throw new DeferStep(error.retryAfterMs ?? 0, error);
@@ -128,16 +162,6 @@ export async function summarizeGuarded(input: GuardedSummaryInput): Promise<Guar
     identifiers: { found: input.identifiers.length - stillMissing.length, total: input.identifiers.length },
     fallback,
   };
-}
-
-/** SPEC §5.4: an answer stopped at its budget is retried once with a larger one before any fallback. */
-async function answerWithinBudget(input: GuardedSummaryInput, send: (request: SummarizeRequest) => Promise<{ text: string }>): Promise<string> {
-  try {
-    return (await send(input.buildRequest(input.budget))).text;
-  } catch (error) {
-    if (!(error instanceof LlmError) || error.code !== 'LLM_OUTPUT_TRUNCATED' || input.signal.aborted) throw error;
-    return (await send(input.buildRequest(retryBudget(input.budget)))).text;
-  }
 }
 
 /** `identifierRepair: call`: one small request for the identifiers the draft lacks; its answer is appended. */

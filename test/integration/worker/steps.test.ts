@@ -1,6 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { chunkOutputBudget, consolidationOutputBudget, retryBudget } from '../../../src/compaction/budget.js';
+import { chunkOutputBudget, consolidationOutputBudget, outputCap } from '../../../src/compaction/budget.js';
+import { outputLimitFor } from '../../../src/llm/models.js';
+import { requestedLengthTokens, wordsFor } from '../../../src/compaction/prompt.js';
+import { tighterTarget } from '../../../src/worker/hedged-answer.js';
 import { mergePolicy } from '../../../src/config/policy.js';
 import { IDENTIFIERS_HEADING } from '../../../src/compaction/identifiers.js';
 import { LedgerSchema } from '../../../src/compaction/ledger/index.js';
@@ -44,6 +47,14 @@ const POLICY = { auto: false, chunkTokens: 4000, keepRecent: 6 };
 
 type Body = { max_tokens: number; system?: string; messages: Array<{ role: string; content: unknown }> };
 const bodies = () => sim.control.callLog().map((c) => c.body as Body);
+/** max_tokens sent for a budget: the runaway cap above it (the directive asks for the budget) */
+const capOf = (budget: number) => outputCap(budget, outputLimitFor('claude-haiku-4-5'));
+/** the length, in tokens, a directive asking for `budget` names (words rounded down to tens) */
+const askedFor = (budget: number) => Math.round(wordsFor(budget) / 0.6);
+const lastText = (body: Body | undefined) => {
+  const content = body?.messages[body.messages.length - 1]?.content;
+  return typeof content === 'string' ? content : JSON.stringify(content);
+};
 
 /** Plans a compaction of a fresh conversation and returns its job id and chunk rows. */
 async function planned(id: string, policy: Record<string, unknown> = POLICY, options: Record<string, unknown> = { strategy: 'summarize' }) {
@@ -74,7 +85,8 @@ describe('plan step', () => {
     // a policy edit after planning does not reach the running job
     await deps.db.execute(sql`update conversations set policy = policy || '{"summaryRatio": 0.9}'::jsonb where external_id = 'plan-rows'`);
     await runChunks(jobId, 1);
-    expect(bodies()[0]?.max_tokens).toBe(chunks[0]?.outputBudget);
+    expect(bodies()[0]?.max_tokens).toBe(capOf(chunks[0]!.outputBudget));
+    expect(requestedLengthTokens(lastText(bodies()[0]))).toBe(askedFor(chunks[0]!.outputBudget));
   });
 });
 
@@ -83,7 +95,9 @@ describe('summarize step', () => {
     const { jobId, chunks } = await planned('one-round');
     await runChunks(jobId, chunks.length);
     expect(bodies()).toHaveLength(chunks.length);
-    expect(bodies().map((b) => b.max_tokens).sort()).toEqual(chunks.map((c) => c.outputBudget).sort());
+    // the directive asks for the budget; max_tokens is the runaway cap above it
+    expect(bodies().map((b) => b.max_tokens).sort()).toEqual(chunks.map((c) => capOf(c.outputBudget)).sort());
+    expect(bodies().map((b) => requestedLengthTokens(lastText(b))).sort()).toEqual(chunks.map((c) => askedFor(c.outputBudget)).sort());
     const done = await listChunks(deps.db, jobId);
     expect(done.every((c) => c.status === 'done' && c.fallback === null && (c.summary ?? '').length > 0)).toBe(true);
     // the gate list is every identifier of the source; the answer is counted against it, never padded with a list
@@ -99,15 +113,34 @@ describe('summarize step', () => {
     expect(bodies()).toHaveLength(chunks.length);
   });
 
-  it('retries an answer stopped at its budget once with a larger budget, and never falls back for it', async () => {
+  it('an answer cut before its last section is asked again for half the length under the same cap, and never falls back for it', async () => {
     const { jobId, chunks } = await planned('truncated-once');
+    // the truncated fault cuts the answer at half its length: its later sections never came
     sim.control.setFaults({ script: ['truncated'] });
     await runChunks(jobId, 1);
     const [first, second] = bodies();
-    expect(first?.max_tokens).toBe(chunks[0]?.outputBudget);
-    expect(second?.max_tokens).toBe(retryBudget(chunks[0]!.outputBudget));
+    const budget = chunks[0]!.outputBudget;
+    expect([first?.max_tokens, second?.max_tokens]).toEqual([capOf(budget), capOf(budget)]);
+    expect(requestedLengthTokens(lastText(first))).toBe(askedFor(budget));
+    expect(requestedLengthTokens(lastText(second))).toBe(askedFor(tighterTarget(budget)));
     const [row] = await listChunks(deps.db, jobId);
     expect(row).toMatchObject({ status: 'done', fallback: null, calls: 2 });
+    // the cut answer was billed: its output tokens count beside the second answer's
+    const log = sim.control.callLog();
+    expect(row?.usage?.outputTokens).toBe(log[0]!.outputTokens + log[1]!.outputTokens);
+  });
+
+  it('an answer overrunning its length by a third is not cut: one call, no fallback', async () => {
+    sim.control.configure({ overrun: { rate: 1, factor: 1.4 } });
+    const { jobId, chunks } = await planned('overrun-third');
+    await runChunks(jobId, chunks.length);
+    const log = sim.control.callLog();
+    expect(log).toHaveLength(chunks.length);
+    expect(log.every((call) => call.overrun && call.outputTokens <= call.maxTokens)).toBe(true);
+    // it did run past what the directive asked for
+    expect(log.some((call) => call.outputTokens > (call.requestedTokens ?? Infinity))).toBe(true);
+    const done = await listChunks(deps.db, jobId);
+    expect(done.every((c) => c.status === 'done' && c.fallback === null && c.calls === 1)).toBe(true);
   });
 
   it('under identifierRepair: call, sends the draft and the missing list only, and keeps the draft', async () => {
@@ -179,7 +212,7 @@ describe('finalize and the commit', () => {
     expect((await getJob(deps.db, consolidationId))?.trigger).toBe('consolidate');
 
     sim.control.reset();
-    // the re-summary answer that used to be cut at max_tokens: retried with a larger budget, never replaced by the fallback
+    // a re-summary answer cut before its last section: asked again for half the length, never replaced by the fallback
     sim.control.setFaults({ script: ['truncated'] });
     await processPlan({ jobId: consolidationId }, deps);
     const [merge] = await listChunks(deps.db, consolidationId);
@@ -190,7 +223,8 @@ describe('finalize and the commit', () => {
     await processFinalize({ jobId: consolidationId }, deps);
     const consolidation = await getJob(deps.db, consolidationId);
     expect(consolidation?.status).toBe('completed');
-    expect(bodies().map((b) => b.max_tokens)).toEqual([merge?.outputBudget, retryBudget(merge!.outputBudget)]);
+    expect(bodies().map((b) => b.max_tokens)).toEqual([capOf(merge!.outputBudget), capOf(merge!.outputBudget)]);
+    expect(bodies().map((b) => requestedLengthTokens(lastText(b)))).toEqual([askedFor(merge!.outputBudget), askedFor(tighterTarget(merge!.outputBudget))]);
     expect(consolidation?.result?.['fallbacks']).toEqual([]);
     const identifiers = consolidation?.result?.['identifiers'] as { found: number; total: number };
     expect(identifiers.found).toBeLessThanOrEqual(identifiers.total);

@@ -7,7 +7,7 @@ import {
   consolidationOutputBudget,
   namedIdentifierCount,
   narrativeBudget,
-  retryBudget,
+  outputCap,
   TOKENS_PER_IDENTIFIER,
 } from '../../../src/compaction/budget.js';
 import { mergePolicy } from '../../../src/config/policy.js';
@@ -48,10 +48,27 @@ describe('output budgets (SPEC §5.4)', () => {
     );
   });
 
-  it('a consolidation is sized to what it absorbs, and the truncation retry doubles a budget', () => {
+  it('a consolidation is sized to what it absorbs', () => {
     expect(consolidationOutputBudget(policy, 3_000)).toBe(1_800);
     expect(consolidationOutputBudget(policy, 30_000)).toBe(policy.summaryMaxTokens);
-    expect(retryBudget(840)).toBe(1_680);
+  });
+
+  it('max_tokens is a runaway cap with headroom above the target, within the model\'s output limit', () => {
+    // 1.5× the target plus a constant: an answer overrunning its length by a third is not cut
+    expect(outputCap(840, 32_000)).toBe(1_388);
+    expect(outputCap(2_000, 32_000)).toBe(3_128);
+    expect(outputCap(320, 4_096)).toBe(608);
+    expect(outputCap(840, 32_000)).toBeGreaterThan(Math.ceil(840 * 4 / 3));
+    // the model's limit bounds the headroom, never the target itself
+    expect(outputCap(3_000, 4_096)).toBe(4_096);
+    expect(outputCap(5_000, 4_096)).toBe(5_000);
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 50_000 }), fc.integer({ min: 1, max: 200_000 }), (target, limit) => {
+        const cap = outputCap(target, limit);
+        expect(cap).toBeGreaterThanOrEqual(target);
+        expect(cap <= limit || cap === target).toBe(true);
+      }),
+    );
   });
 });
 

@@ -30,6 +30,9 @@ describe('compactd llm-sim arguments', () => {
       graceMs: 5_000,
     });
     expect(parseLlmSimArgs(['--help'])).toBe('help');
+    expect(parseLlmSimArgs(['--overrun', '0.3', '--overrun-factor', '1.4'])).toMatchObject({ overrun: { rate: 0.3, factor: 1.4 } });
+    expect(parseLlmSimArgs(['--overrun', '1'])).toMatchObject({ overrun: { rate: 1 } });
+    expect(() => parseLlmSimArgs(['--overrun-factor', 'x'])).toThrow(/--overrun-factor/);
   });
 
   it('names the bad option', () => {

@@ -8,7 +8,7 @@ import { identifyConversation, type GatewayProvider } from './identity.js';
 import { relayResponse } from './relay.js';
 import { appendHistory, ensureConversation, getConversation, readActiveRows, readStoredKeys, startCompaction, waitForCompaction, type HistoryItem } from './store.js';
 import { buildUpstreamBody } from './upstream-body.js';
-import { isContextOverflow, providerError, UPSTREAM_KEY_HEADER, upstreamHeaders, upstreamUrl } from './upstream.js';
+import { isContextOverflow, overflowSizes, overflowTarget, providerError, UPSTREAM_KEY_HEADER, upstreamHeaders, upstreamUrl } from './upstream.js';
 import type { ConversationRow } from '../../db/repos/conversations.js';
 
 /**
@@ -132,7 +132,9 @@ async function handleCompletion(deps: ApiDeps, provider: GatewayProvider, reques
     if (isContextOverflow(provider, upstream.status, text)) {
       // the provider counts differently than compactd does: compact now, then try once more
       request.log.info({ conversationId: identity.id }, 'upstream context overflow; compacting and retrying once');
-      const jobId = await startCompaction(deps, route.conversation);
+      const sizes = overflowSizes(text);
+      const current = (await getConversation(deps.db, request.tenantId, identity.id)) ?? route.conversation;
+      const jobId = await startCompaction(deps, current, sizes ? overflowTarget(current.activeTokens, sizes) : Math.floor(current.activeTokens / 2));
       await waitForCompaction(deps, route.conversation.tenantId, jobId, COMPACTION_WAIT_MS, abort.signal);
       upstream = await callUpstream(url, 'POST', headers, await build(), abort.signal);
     } else {

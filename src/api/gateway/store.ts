@@ -117,12 +117,20 @@ export async function readActiveRows(db: Db, conversationId: string): Promise<Ac
   }));
 }
 
-/** The conversation's active compaction, or a new one (a provider said the prompt does not fit). */
-export async function startCompaction(deps: ApiDeps, conversation: ConversationRow): Promise<string> {
+/**
+ * The conversation's active compaction, or a new one: an `api` job down to `targetTokens`
+ * (a provider said the prompt does not fit), else an `auto` job (the policy's target).
+ */
+export async function startCompaction(deps: ApiDeps, conversation: ConversationRow, targetTokens?: number): Promise<string> {
   const job = await deps.db.transaction(async (tx) => {
     const active = await findActiveJob(tx, conversation.id);
     if (active) return { id: active.id, fresh: false };
-    const inserted = await insertJob(tx, { tenantId: conversation.tenantId, conversationId: conversation.id, trigger: 'auto', options: {} });
+    const inserted = await insertJob(
+      tx,
+      targetTokens === undefined
+        ? { tenantId: conversation.tenantId, conversationId: conversation.id, trigger: 'auto', options: {} }
+        : { tenantId: conversation.tenantId, conversationId: conversation.id, trigger: 'api', options: { target: { tokens: targetTokens } } },
+    );
     if (inserted) return { id: inserted.id, fresh: true };
     const raced = await findActiveJob(tx, conversation.id);
     if (!raced) throw new Error(`no compaction could be started for conversation ${conversation.externalId}`);

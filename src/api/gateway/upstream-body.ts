@@ -37,15 +37,21 @@ function textOf(content: readonly Block[] | null): string {
 function anthropicBody(body: Json, history: readonly unknown[], rows: readonly ActiveRow[]): Json {
   const systemParts: string[] = [];
   const messages: Json[] = [];
-  const push = (message: Json) => {
+  // the client's own turns are never merged with each other: only a turn compactd adds (the
+  // clip-archive as a user turn, a rewritten message) joins a neighbour of the same role
+  const own = new Set<Json>();
+  const push = (message: Json, original: boolean) => {
     const last = messages[messages.length - 1];
-    if (last && last['role'] === message['role']) messages[messages.length - 1] = mergeTurns(last, message);
-    else messages.push(message);
+    if (last && last['role'] === message['role'] && !(original && own.has(last))) messages[messages.length - 1] = mergeTurns(last, message);
+    else {
+      messages.push(message);
+      if (original) own.add(message);
+    }
   };
   for (const row of rows) {
     const original = row.position === null || row.rewritten ? undefined : history[row.position];
     if (original !== undefined) {
-      push(original as Json);
+      push(original as Json, true);
       continue;
     }
     if (row.role === 'system') {
@@ -53,9 +59,10 @@ function anthropicBody(body: Json, history: readonly unknown[], rows: readonly A
       if (text !== '') systemParts.push(text);
       continue;
     }
-    push({ role: row.role === 'assistant' ? 'assistant' : 'user', content: row.content ?? [] });
+    push({ role: row.role === 'assistant' ? 'assistant' : 'user', content: row.content ?? [] }, false);
   }
-  if (messages[0]?.['role'] === 'assistant') messages.unshift({ role: 'user', content: [{ type: 'text', text: CONTEXT_OPENING_USER_TURN }] });
+  // an archived prefix may leave an assistant turn first; the client's own first turn stays as it is
+  if (messages[0]?.['role'] === 'assistant' && messages[0] !== history[0]) messages.unshift({ role: 'user', content: [{ type: 'text', text: CONTEXT_OPENING_USER_TURN }] });
   if (systemParts.length === 0) return { ...body, messages };
   return { ...body, system: withArchive(body['system'], systemParts.join('\n\n')), messages };
 }

@@ -82,6 +82,29 @@ export function isContextOverflow(provider: GatewayProvider, status: number, bod
   return provider === 'anthropic' ? /prompt is too long/i.test(body) : /context_length_exceeded/.test(body);
 }
 
+/**
+ * The window and the prompt size a provider's overflow error names, when it does: Anthropic
+ * "prompt is too long: 208310 tokens > 200000 maximum", OpenAI "maximum context length is
+ * 128000 tokens. However, your messages resulted in 130512 tokens".
+ */
+export function overflowSizes(body: string): { prompt: number; window: number } | null {
+  const anthropic = /prompt is too long:\s*(\d+)\s*tokens\s*>\s*(\d+)/i.exec(body);
+  if (anthropic) return { prompt: Number(anthropic[1]), window: Number(anthropic[2]) };
+  const window = /maximum context length is (\d+)/i.exec(body);
+  const prompt = /resulted in (\d+) tokens/i.exec(body);
+  return window && prompt ? { prompt: Number(prompt[1]), window: Number(window[1]) } : null;
+}
+
+/**
+ * What the compaction answering an overflow must bring compactd's active history down to:
+ * the history shrunk by the provider's overshoot (its count includes system prompt and tools,
+ * compactd's does not), with a fifth of the window to spare for the answer and count drift.
+ */
+export function overflowTarget(activeTokens: number, sizes: { prompt: number; window: number }): number {
+  const overshoot = sizes.prompt - sizes.window;
+  return Math.max(1, Math.floor(activeTokens - overshoot - 0.2 * sizes.window));
+}
+
 export interface ProviderErrorBody {
   status: number;
   body: Record<string, unknown>;

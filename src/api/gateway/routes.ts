@@ -6,7 +6,7 @@ import type { Answer } from './answer.js';
 import { historyKey, historyStart, planSync, storableMessage } from './history.js';
 import { identifyConversation, type GatewayProvider } from './identity.js';
 import { relayResponse } from './relay.js';
-import { appendHistory, ensureConversation, getConversation, readActiveRows, readStoredKeys, startCompaction, waitForCompaction, type HistoryItem } from './store.js';
+import { appendHistory, ensureConversation, getConversation, readActiveRows, readStoredKeys, storedKeysOf, startCompaction, waitForCompaction, type HistoryItem } from './store.js';
 import { buildUpstreamBody } from './upstream-body.js';
 import { isContextOverflow, overflowSizes, overflowTarget, providerError, UPSTREAM_KEY_HEADER, upstreamHeaders, upstreamUrl } from './upstream.js';
 import type { ConversationRow } from '../../db/repos/conversations.js';
@@ -163,7 +163,7 @@ async function handleCompletion(deps: ApiDeps, provider: GatewayProvider, reques
 async function syncHistory(deps: ApiDeps, provider: GatewayProvider, request: FastifyRequest, parsed: ParsedRequest, conversationId: string, signal: AbortSignal): Promise<Route> {
   if (parsed.history.length === 0) return { mode: 'passthrough', reason: 'no-history' };
   const conversation = await ensureConversation(deps.db, request.tenantId, conversationId, parsed.body['model']);
-  const plan = planSync(parsed.keys, await readStoredKeys(deps.db, conversation.id));
+  const plan = planSync(parsed.keys, await storedKeysOf(deps.db, conversation));
   if (plan.kind === 'diverged') {
     request.log.info({ conversationId, position: plan.position }, 'gateway history diverges from the stored one; forwarded as sent');
     return { mode: 'passthrough', reason: 'diverged' };

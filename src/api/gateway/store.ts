@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Block, MessageKind, Role } from '../../compaction/types.js';
 import type { Db } from '../../db/client.js';
 import { withConversationLock } from '../../db/locks.js';
-import { getConversation, insertConversation, type ConversationRow } from '../../db/repos/conversations.js';
+import { getConversation, getConversationById, insertConversation, type ConversationRow } from '../../db/repos/conversations.js';
 export { getConversation };
 import { findActiveJob, getJob, insertJob } from '../../db/repos/jobs.js';
 import { archivedMessages, messages } from '../../db/schema.js';
@@ -32,6 +32,30 @@ export async function ensureConversation(db: Db, tenantId: string, externalId: s
   const row = await getConversation(db, tenantId, externalId);
   if (!row) throw new Error(`conversation ${externalId} vanished after creation`);
   return row;
+}
+
+/**
+ * The stored keys of recently seen conversations, valid for one `version` of the conversation
+ * row: every append bumps it, and only appends add keys (a compaction moves rows to the
+ * archive with their keys, a revert moves them back). Saves reading ~1 000 keys per request of
+ * a long session; past this many conversations the least recently used is read again.
+ */
+const MAX_CACHED_CONVERSATIONS = 1_000;
+const keyCache = new Map<string, { version: number; keys: Map<number, string> }>();
+
+function cacheKeys(conversationId: string, version: number, keys: Map<number, string>): void {
+  keyCache.delete(conversationId);
+  keyCache.set(conversationId, { version, keys });
+  if (keyCache.size > MAX_CACHED_CONVERSATIONS) keyCache.delete(keyCache.keys().next().value as string);
+}
+
+/** The stored keys of `conversation` as of its row's version: from the cache when that version is the cached one. */
+export async function storedKeysOf(db: Pick<Db, 'execute'>, conversation: Pick<ConversationRow, 'id' | 'version'>): Promise<Map<number, string>> {
+  const cached = keyCache.get(conversation.id);
+  if (cached && cached.version === conversation.version) return cached.keys;
+  const keys = await readStoredKeys(db, conversation.id);
+  cacheKeys(conversation.id, conversation.version, keys);
+  return keys;
 }
 
 /** position → key of every message the gateway stored in the conversation, active or archived. */
@@ -78,16 +102,24 @@ export async function appendHistory(deps: ApiDeps, conversation: ConversationRow
     { countTokens: deps.countTokens, countTokensOffLoop: deps.countTokensOffLoop, maxMessageBytes: deps.config.limits.maxMessageBytes },
   );
   const effects: AppendEffects = { webhookDeliveryIds: [], idleCheckDelayMs: null };
+  const committed: { keys: { version: number; keys: Map<number, string> } | null } = { keys: null };
   const outcome = await deps.db.transaction(async (tx) => {
     await withConversationLock(tx, conversation.id);
-    const stored = await readStoredKeys(tx, conversation.id);
+    // under the lock: what is stored now (another request may have appended since the plan)
+    const locked = (await getConversationById(tx, conversation.id)) ?? conversation;
+    const stored = await storedKeysOf(tx, locked);
     const fresh = items.map((item, index) => ({ item, row: prepared.rows[index] })).filter(({ item }) => !stored.has(item.position));
-    if (fresh.length === 0) return { conversation, compaction: null };
+    if (fresh.length === 0) return { conversation: locked, compaction: null };
     const rows = fresh.flatMap(({ row }) => (row ? [row] : []));
-    const result = await storeAppend(tx, conversation, { rows, reportedInputTokens: prepared.reportedInputTokens });
+    const result = await storeAppend(tx, locked, { rows, reportedInputTokens: prepared.reportedInputTokens });
+    const keys = new Map(stored);
+    for (const { item } of fresh) keys.set(item.position, item.key);
+    // cached only once committed: a rolled-back append must not leave its keys behind
+    committed.keys = { version: result.conversation.version, keys };
     const compaction = await deps.afterAppend(tx, result.conversation, effects, { quotas: deps.config.quotas });
     return { conversation: result.conversation, compaction };
   });
+  if (committed.keys) cacheKeys(conversation.id, committed.keys.version, committed.keys.keys);
   if (outcome.compaction !== null || effects.webhookDeliveryIds.length > 0 || effects.idleCheckDelayMs !== null) {
     await deps.onAppendCommitted?.(conversation.id, effects);
   }

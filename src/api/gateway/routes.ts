@@ -6,7 +6,7 @@ import type { Answer } from './answer.js';
 import { historyKey, historyStart, planSync, storableMessage } from './history.js';
 import { identifyConversation, type GatewayProvider } from './identity.js';
 import { relayResponse } from './relay.js';
-import { appendHistory, ensureConversation, getConversation, readActiveRows, readStoredKeys, storedKeysOf, startCompaction, waitForCompaction, type HistoryItem } from './store.js';
+import { activeRowsOf, appendHistory, ensureConversation, getConversation, readActiveRows, readStoredKeys, storedKeysOf, startCompaction, waitForCompaction, type HistoryItem } from './store.js';
 import { buildUpstreamBody } from './upstream-body.js';
 import { isContextOverflow, overflowSizes, overflowTarget, providerError, UPSTREAM_KEY_HEADER, upstreamHeaders, upstreamUrl } from './upstream.js';
 import type { ConversationRow } from '../../db/repos/conversations.js';
@@ -123,7 +123,8 @@ async function handleCompletion(deps: ApiDeps, provider: GatewayProvider, reques
   const route = await syncHistory(deps, provider, request, parsed, identity.id, abort.signal);
   const build = async (): Promise<string> => {
     if (route.mode === 'passthrough') return JSON.stringify(parsed.body);
-    const rows = await readActiveRows(deps.db, route.conversation.id);
+    const current = (await getConversation(deps.db, request.tenantId, identity.id)) ?? route.conversation;
+    const rows = await activeRowsOf(deps.db, current);
     return JSON.stringify(buildUpstreamBody(provider, parsed.body, parsed.start, parsed.history, rows));
   };
   let upstream = await callUpstream(url, 'POST', headers, await build(), abort.signal);

@@ -9,6 +9,7 @@ import { archivedMessages, messages } from '../../db/schema.js';
 import { contextLimitFor, DEFAULT_CONTEXT_TOKENS } from '../../llm/models.js';
 import { prepareAppendOffLoop, storeAppend } from '../append-messages.js';
 import type { ApiDeps, AppendEffects } from '../deps.js';
+import { cachedAt, remember, type CachedConversation } from './conversation-cache.js';
 import { positionOfKey } from './history.js';
 import type { GatewayProvider } from './identity.js';
 import type { ActiveRow } from './upstream-body.js';
@@ -34,28 +35,23 @@ export async function ensureConversation(db: Db, tenantId: string, externalId: s
   return row;
 }
 
-/**
- * The stored keys of recently seen conversations, valid for one `version` of the conversation
- * row: every append bumps it, and only appends add keys (a compaction moves rows to the
- * archive with their keys, a revert moves them back). Saves reading ~1 000 keys per request of
- * a long session; past this many conversations the least recently used is read again.
- */
-const MAX_CACHED_CONVERSATIONS = 1_000;
-const keyCache = new Map<string, { version: number; keys: Map<number, string> }>();
-
-function cacheKeys(conversationId: string, version: number, keys: Map<number, string>): void {
-  keyCache.delete(conversationId);
-  keyCache.set(conversationId, { version, keys });
-  if (keyCache.size > MAX_CACHED_CONVERSATIONS) keyCache.delete(keyCache.keys().next().value as string);
-}
-
 /** The stored keys of `conversation` as of its row's version: from the cache when that version is the cached one. */
 export async function storedKeysOf(db: Pick<Db, 'execute'>, conversation: Pick<ConversationRow, 'id' | 'version'>): Promise<Map<number, string>> {
-  const cached = keyCache.get(conversation.id);
-  if (cached && cached.version === conversation.version) return cached.keys;
+  const cached = cachedAt(conversation.id, conversation.version);
+  if (cached) return cached.keys;
   const keys = await readStoredKeys(db, conversation.id);
-  cacheKeys(conversation.id, conversation.version, keys);
+  remember(conversation.id, { version: conversation.version, keys, rows: null });
   return keys;
+}
+
+/** The active history of `conversation` as of its row's version (conversation-cache.ts). */
+export async function activeRowsOf(db: Db, conversation: Pick<ConversationRow, 'id' | 'version'>): Promise<ActiveRow[]> {
+  const cached = cachedAt(conversation.id, conversation.version);
+  if (cached?.rows) return cached.rows;
+  const rows = await readActiveRows(db, conversation.id);
+  if (cached) cached.rows = rows;
+  else remember(conversation.id, { version: conversation.version, keys: await readStoredKeys(db, conversation.id), rows });
+  return rows;
 }
 
 /** position → key of every message the gateway stored in the conversation, active or archived. */
@@ -102,7 +98,7 @@ export async function appendHistory(deps: ApiDeps, conversation: ConversationRow
     { countTokens: deps.countTokens, countTokensOffLoop: deps.countTokensOffLoop, maxMessageBytes: deps.config.limits.maxMessageBytes },
   );
   const effects: AppendEffects = { webhookDeliveryIds: [], idleCheckDelayMs: null };
-  const committed: { keys: { version: number; keys: Map<number, string> } | null } = { keys: null };
+  const committed: { entry: CachedConversation | null } = { entry: null };
   const outcome = await deps.db.transaction(async (tx) => {
     await withConversationLock(tx, conversation.id);
     // under the lock: what is stored now (another request may have appended since the plan)
@@ -114,12 +110,22 @@ export async function appendHistory(deps: ApiDeps, conversation: ConversationRow
     const result = await storeAppend(tx, locked, { rows, reportedInputTokens: prepared.reportedInputTokens });
     const keys = new Map(stored);
     for (const { item } of fresh) keys.set(item.position, item.key);
+    // the rows this append adds, at the end of the active history read at the locked version
+    const before = cachedAt(conversation.id, locked.version)?.rows ?? null;
+    const added: ActiveRow[] = result.inserted.map((inserted, index) => ({
+      seq: inserted.seq,
+      kind: 'message',
+      role: rows[index]?.role ?? 'user',
+      position: fresh[index]?.item.position ?? null,
+      rewritten: false,
+      content: null,
+    }));
     // cached only once committed: a rolled-back append must not leave its keys behind
-    committed.keys = { version: result.conversation.version, keys };
+    committed.entry = { version: result.conversation.version, keys, rows: before ? [...before, ...added] : null };
     const compaction = await deps.afterAppend(tx, result.conversation, effects, { quotas: deps.config.quotas });
     return { conversation: result.conversation, compaction };
   });
-  if (committed.keys) cacheKeys(conversation.id, committed.keys.version, committed.keys.keys);
+  if (committed.entry) remember(conversation.id, committed.entry);
   if (outcome.compaction !== null || effects.webhookDeliveryIds.length > 0 || effects.idleCheckDelayMs !== null) {
     await deps.onAppendCommitted?.(conversation.id, effects);
   }

@@ -121,13 +121,19 @@ async function handleCompletion(deps: ApiDeps, provider: GatewayProvider, reques
   void reply.header('x-compactd-conversation', identity.id);
 
   const route = await syncHistory(deps, provider, request, parsed, identity.id, abort.signal);
+  // the first build reads the conversation as the append left it; a retry reads it again (its compaction changed it)
+  let fresh = true;
   const build = async (): Promise<string> => {
     if (route.mode === 'passthrough') return JSON.stringify(parsed.body);
-    const current = (await getConversation(deps.db, request.tenantId, identity.id)) ?? route.conversation;
+    const current = fresh ? route.conversation : ((await getConversation(deps.db, request.tenantId, identity.id)) ?? route.conversation);
+    fresh = false;
     const rows = await activeRowsOf(deps.db, current);
     return JSON.stringify(buildUpstreamBody(provider, parsed.body, parsed.start, parsed.history, rows));
   };
-  let upstream = await callUpstream(url, 'POST', headers, await build(), abort.signal);
+  const firstBody = await build();
+  // what the gateway adds before the provider sees the request (body parse, keys, append, context)
+  const preparedMs = reply.elapsedTime;
+  let upstream = await callUpstream(url, 'POST', headers, firstBody, abort.signal);
   if (route.mode === 'compacted' && (upstream.status === 400 || upstream.status === 413)) {
     const text = await upstream.text();
     if (isContextOverflow(provider, upstream.status, text)) {
@@ -142,6 +148,7 @@ async function handleCompletion(deps: ApiDeps, provider: GatewayProvider, reques
       upstream = new Response(text, { status: upstream.status, headers: upstream.headers });
     }
   }
+  void reply.header('server-timing', `gateway;desc="compactd before forwarding";dur=${preparedMs.toFixed(1)}`);
   void reply.header(GATEWAY_MODE_HEADER, route.mode === 'compacted' ? 'compacted' : `passthrough; reason=${route.reason}`);
   const onAnswer = (answer: Answer) => {
     if (route.mode !== 'compacted') return;
@@ -183,6 +190,8 @@ async function syncHistory(deps: ApiDeps, provider: GatewayProvider, request: Fa
   if (current.activeTokens > current.contextLimit) {
     const jobId = outcome.compaction?.id ?? (await startCompaction(deps, current));
     await waitForCompaction(deps, current.tenantId, jobId, COMPACTION_WAIT_MS, signal);
+    // the compaction rewrote the active history: the context is read as it left it
+    return { mode: 'compacted', conversation: (await getConversation(deps.db, current.tenantId, current.externalId)) ?? current };
   }
   return { mode: 'compacted', conversation: current };
 }

@@ -242,6 +242,27 @@ describe('compaction through the gateway', () => {
     expect(JSON.stringify({ ...b2, messages: b2!.messages.slice(0, b1!.messages.length) })).toBe(JSON.stringify(b1));
   });
 
+  it('makes a request that does not fit the window wait for its compaction, then sends the compacted context', async () => {
+    const id = 'a-waits';
+    await stack.app.inject({ method: 'POST', url: '/v1/conversations', headers: stack.auth(), payload: { id, contextLimit: 4_000, policy: { keepRecent: 2, minMessages: 4 } } });
+    const history: Anthropic.MessageParam[] = [];
+    for (let i = 0; i < 6; i += 1) {
+      history.push({ role: 'user', content: `Part ${i}. ${'A build log line with an error in src/module.ts. '.repeat(60)}` }, { role: 'assistant', content: `Noted part ${i}.` });
+    }
+    history.push({ role: 'user', content: 'What failed?' });
+    const { data, response } = await anthropic({ 'x-compactd-conversation': id }).messages.create({ model: 'claude-haiku-4-5', max_tokens: 50, messages: history }).withResponse();
+    expect(data.content.length).toBeGreaterThan(0);
+    expect(response.headers.get('x-compactd-gateway')).toBe('compacted');
+    const calls = sim.control.callLog();
+    expect(calls).toHaveLength(1);
+    const sent = calls[0]!.body as Body;
+    expect(textOf(sent.system)).toContain('<compactd');
+    expect(sent.messages.length).toBeLessThan(history.length);
+    const jobs = (await stack.app.inject({ method: 'GET', url: `/v1/conversations/${id}/jobs`, headers: stack.auth() })).json() as { jobs: Array<{ status: string; finishedAt: string }> };
+    expect(jobs.jobs[0]?.status).toBe('completed');
+    expect(Date.parse(jobs.jobs[0]!.finishedAt)).toBeLessThanOrEqual(calls[0]!.startMs);
+  });
+
   it('answers a provider context overflow by compacting and retrying once', async () => {
     const id = 'a-overflow';
     await stack.app.inject({ method: 'POST', url: '/v1/conversations', headers: stack.auth(), payload: { id, contextLimit: 200_000, policy: { keepRecent: 2, minMessages: 4 } } });

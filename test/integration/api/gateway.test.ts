@@ -84,6 +84,21 @@ describe('Anthropic SDK through the gateway', () => {
     expect(b2!.messages).toHaveLength(3);
   });
 
+  it('relays the stream as the provider writes it, not once it is complete', async () => {
+    sim.control.setProfile('haiku');
+    try {
+      const stream = anthropic({ 'x-compactd-conversation': 'a-pace' }).messages.stream({ model: 'claude-haiku-4-5', max_tokens: 60, messages: [{ role: 'user', content: 'Explain the eviction bug in detail.' }] });
+      const deltas: number[] = [];
+      stream.on('text', () => deltas.push(performance.now()));
+      await stream.finalMessage();
+      expect(deltas.length).toBeGreaterThan(3);
+      // ~70 tokens/s upstream: the deltas reach the client spread over the answer's time
+      expect(deltas.at(-1)! - deltas[0]!).toBeGreaterThan(200);
+    } finally {
+      sim.control.setProfile('instant');
+    }
+  });
+
   it('carries tool calls and their results round trip', async () => {
     const client = anthropic({ 'x-compactd-conversation': 'a-tools' });
     const messages: Anthropic.MessageParam[] = [

@@ -37,14 +37,18 @@ export function gatewayRoutes(deps: ApiDeps): FastifyPluginAsync {
   return async (app) => {
     app.setErrorHandler((error: FastifyError | AppError, request, reply) => sendGatewayError(request, reply, error));
     app.addHook('onRequest', createGatewayAuthHook(deps.db));
+    // The providers' own APIs, in their own shapes (README "Use compactd without changing your
+    // agent"): not part of compactd's OpenAPI document, whose errors are problem+json.
+    const hidden = { schema: { hide: true } };
+    const large = { ...hidden, bodyLimit: GATEWAY_BODY_BYTES };
     const completion = (provider: GatewayProvider) => (request: FastifyRequest, reply: FastifyReply) => handleCompletion(deps, provider, request, reply);
-    app.post('/gateway/anthropic/v1/messages', { bodyLimit: GATEWAY_BODY_BYTES }, completion('anthropic'));
-    app.post('/gateway/openai/v1/chat/completions', { bodyLimit: GATEWAY_BODY_BYTES }, completion('openai'));
-    app.post('/gateway/anthropic/v1/messages/count_tokens', { bodyLimit: GATEWAY_BODY_BYTES }, (request, reply) => handleCountTokens(deps, request, reply));
-    app.get('/gateway/anthropic/v1/models', (request, reply) => forwardAsIs(deps, 'anthropic', request, reply));
-    app.get('/gateway/anthropic/v1/models/:model', (request, reply) => forwardAsIs(deps, 'anthropic', request, reply));
-    app.get('/gateway/openai/v1/models', (request, reply) => forwardAsIs(deps, 'openai', request, reply));
-    app.get('/gateway/openai/v1/models/:model', (request, reply) => forwardAsIs(deps, 'openai', request, reply));
+    app.post('/gateway/anthropic/v1/messages', large, completion('anthropic'));
+    app.post('/gateway/openai/v1/chat/completions', large, completion('openai'));
+    app.post('/gateway/anthropic/v1/messages/count_tokens', large, (request, reply) => handleCountTokens(deps, request, reply));
+    app.get('/gateway/anthropic/v1/models', hidden, (request, reply) => forwardAsIs(deps, 'anthropic', request, reply));
+    app.get('/gateway/anthropic/v1/models/:model', hidden, (request, reply) => forwardAsIs(deps, 'anthropic', request, reply));
+    app.get('/gateway/openai/v1/models', hidden, (request, reply) => forwardAsIs(deps, 'openai', request, reply));
+    app.get('/gateway/openai/v1/models/:model', hidden, (request, reply) => forwardAsIs(deps, 'openai', request, reply));
   };
 }
 
@@ -98,7 +102,14 @@ async function callUpstream(url: string, method: string, headers: Record<string,
   }
 }
 
+/** A model id as the providers spell them; anything else is not forwarded into the provider's path. */
+const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,255}$/;
+
 async function forwardAsIs(deps: ApiDeps, provider: GatewayProvider, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const model = (request.params as { model?: string } | undefined)?.model;
+  if (model !== undefined && (!MODEL_ID.test(model) || model.includes('..'))) {
+    throw new AppError('INVALID_MODEL', 'model: must be a model id (letters, digits, . _ : @ / -)', { status: 400, field: 'params.model' });
+  }
   const { url, headers } = prepareUpstream(deps, provider, request);
   const abort = new AbortController();
   const body = request.method === 'GET' || request.body === undefined ? undefined : JSON.stringify(request.body);

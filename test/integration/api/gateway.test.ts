@@ -233,6 +233,9 @@ describe('OpenAI SDK through the gateway', () => {
     const anthropicModels = [];
     for await (const model of anthropic().models.list()) anthropicModels.push(model.id);
     expect(anthropicModels).toContain('claude-haiku-4-5');
+    const traversal = await fetch(`${base}/gateway/anthropic/v1/models/..%2F..%2Fadmin`, { headers: { 'x-api-key': stack.key } });
+    expect(traversal.status).toBe(400);
+    expect(await traversal.json()).toMatchObject({ error: { field: 'params.model' } });
   });
 });
 

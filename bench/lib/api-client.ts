@@ -34,7 +34,7 @@ const TERMINAL = new Set(['completed', 'noop', 'failed', 'cancelled']);
 export class ApiClient {
   constructor(
     readonly baseUrl: string,
-    private readonly key: string,
+    readonly key: string,
   ) {}
 
   /**

@@ -55,7 +55,7 @@ export function listRoutes(app: FastifyInstance): RouteInfo[] {
     .map((r) => ({ ...r, operation: spec.paths?.[toOpenApiPath(r.path)]?.[r.method.toLowerCase()] ?? null }));
 }
 
-export type RouteKind = 'public' | 'metrics' | 'dashboard' | 'api';
+export type RouteKind = 'public' | 'metrics' | 'dashboard' | 'api' | 'gateway';
 
 /** Who may call a route: the documented public endpoints, the two token-guarded ones, or API-key routes. */
 export function routeKind(path: string): RouteKind | 'unknown' {
@@ -63,6 +63,8 @@ export function routeKind(path: string): RouteKind | 'unknown' {
   if (path === '/metrics') return 'metrics';
   if (path === '/admin/queues' || path.startsWith('/admin/queues/')) return 'dashboard';
   if (path.startsWith('/v1/')) return 'api';
+  // the providers' APIs for unmodified agents: an API key as the providers' SDKs send it, errors in their shapes
+  if (path.startsWith('/gateway/')) return 'gateway';
   return 'unknown';
 }
 

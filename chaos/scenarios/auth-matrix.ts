@@ -32,6 +32,15 @@ function bodyFor(route: RouteInfo): unknown {
 const isErasing = (route: RouteInfo) => route.method === 'DELETE' && route.path === '/v1/conversations/:id';
 
 const isProblem = (res: HttpResponse) => (res.headers['content-type'] ?? '').startsWith('application/problem+json');
+/** Anthropic `{type: "error", error: {...}}` or OpenAI `{error: {...}}` */
+const isProviderError = (res: HttpResponse) => {
+  try {
+    const body = JSON.parse(res.text) as { error?: unknown };
+    return typeof body.error === 'object' && body.error !== null;
+  } catch {
+    return false;
+  }
+};
 
 export async function runAuthMatrix(variant: 'quick' | 'full', logDir?: string): Promise<ScenarioResult> {
   const rec = new ScenarioRecorder('auth-matrix', 'Tenant isolation and authentication', variant);
@@ -72,13 +81,25 @@ export async function runAuthMatrix(variant: 'quick' | 'full', logDir?: string):
       checked += 1;
       if ([401, 403, 404].includes(res.status) || res.status >= 500) fail(route, 'owner', res, 'served');
     }
+    // Gateway routes: a missing, unknown or revoked key is a 401 in the provider's own error shape
+    // (the agent's SDK reads it), never an answer from the provider; the owner's key passes auth.
+    for (const route of routes.filter((r) => routeKind(r.path) === 'gateway')) {
+      for (const credential of ['none', 'unknown', 'revoked', 'owner'] as const) {
+        const res = await send(route, credential);
+        checked += 1;
+        const keyRefused = res.status === 401 && /compactd API key|unknown or revoked API key/.test(res.text);
+        if (credential === 'owner') {
+          if (keyRefused || res.status >= 500) fail(route, credential, res, 'past the key check');
+        } else if (!keyRefused || !isProviderError(res)) fail(route, credential, res, '401 in the provider error shape');
+      }
+    }
     await checkGuarded(routes, world, http, (route, credential, res, expected) => {
       checked += 1;
       if (expected !== 'ok') fail(route, credential as Credential, res, expected);
     });
 
     rec.figure('routes found on the Fastify instance (without HEAD)', routes.length);
-    rec.figure('routes by kind', (['api', 'dashboard', 'metrics', 'public', 'unknown'] as const).map((k) => `${k} ${routes.filter((r) => routeKind(r.path) === k).length}`).join(', '));
+    rec.figure('routes by kind', (['api', 'gateway', 'dashboard', 'metrics', 'public', 'unknown'] as const).map((k) => `${k} ${routes.filter((r) => routeKind(r.path) === k).length}`).join(', '));
     rec.expect('routes outside the known public/metrics/dashboard/API sets', routes.filter((r) => routeKind(r.path) === 'unknown').length, '==', 0);
     rec.figure('requests checked', checked);
     rec.expect('requests answered other than specified', failures.length, '==', 0);
@@ -87,6 +108,7 @@ export async function runAuthMatrix(variant: 'quick' | 'full', logDir?: string):
     rec.note(
       'API routes: no key, an unknown key and a revoked key → 401 problem+json; another tenant’s key → 404 on every route naming a resource ' +
         '(and, on tenant-level routes, no trace of the owner’s data), with the owner’s rows unchanged afterwards; the owner’s key → served. ' +
+        'Gateway routes: no key, an unknown key and a revoked key → 401 in the provider error shape; the owner’s key passes. ' +
         'Dashboard (/admin/queues, every route bull-board registers) and /metrics → 401 without their tokens, also with a tenant API key.',
     );
   } finally {

@@ -62,10 +62,23 @@ async function send(app: FastifyInstance, request: FuzzRequest): Promise<{ statu
   }
 }
 
+/** Anthropic `{type: "error", error: {type, message}}` or OpenAI `{error: {message, type}}` */
+function isProviderError(body: string): boolean {
+  try {
+    const error = (JSON.parse(body) as { error?: { message?: unknown } }).error;
+    return typeof error === 'object' && error !== null && typeof error.message === 'string';
+  } catch {
+    return false;
+  }
+}
+
 function judge(request: FuzzRequest, res: { status: number; contentType: string; body: string }): string[] {
   const problems: string[] = [];
   if (res.status >= 500) problems.push(`status ${res.status}`);
-  if (res.status >= 400 && request.method !== 'HEAD') {
+  if (res.status >= 400 && request.method !== 'HEAD' && request.url.startsWith('/gateway/')) {
+    // the providers' APIs answer in the providers' error shapes, which their SDKs read
+    if (!isProviderError(res.body)) problems.push('gateway error not in the provider error shape');
+  } else if (res.status >= 400 && request.method !== 'HEAD') {
     if (!res.contentType.startsWith('application/problem+json')) problems.push(`error as ${res.contentType || 'no content type'}`);
     else {
       try {

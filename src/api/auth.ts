@@ -21,8 +21,28 @@ export function createAuthHook(db: Db) {
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match?.[1]) throw unauthorized('Authorization must be "Bearer <api key>"');
-    const found = await findTenantByApiKey(db, match[1]);
-    if (!found) throw unauthorized('unknown or revoked API key');
-    request.tenantId = found.tenantId;
+    request.tenantId = await tenantOfKey(db, match[1]);
+  };
+}
+
+/** The tenant of an API key (only its hash is stored); 401 when unknown or revoked. */
+export async function tenantOfKey(db: Db, key: string): Promise<string> {
+  const found = await findTenantByApiKey(db, key);
+  if (!found) throw unauthorized('unknown or revoked API key');
+  return found.tenantId;
+}
+
+/**
+ * The gateway's clients are the providers' SDKs, which send the key where their provider
+ * wants it: `x-api-key` (Anthropic) or `Authorization: Bearer` (OpenAI, and Anthropic with an
+ * auth token). The same key, the same lookup.
+ */
+export function createGatewayAuthHook(db: Db) {
+  return async function authenticateGateway(request: FastifyRequest): Promise<void> {
+    const apiKey = request.headers['x-api-key'];
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
+    const key = (Array.isArray(apiKey) ? apiKey[0] : apiKey) ?? bearer;
+    if (!key) throw new AppError('UNAUTHORIZED', 'missing compactd API key (x-api-key or Authorization: Bearer)', { status: 401, field: 'x-api-key' });
+    request.tenantId = await tenantOfKey(db, key);
   };
 }

@@ -1,0 +1,114 @@
+import { CONTEXT_OPENING_USER_TURN } from '../../compaction/render-context.js';
+import type { Block, MessageKind, Role } from '../../compaction/types.js';
+import type { GatewayProvider } from './identity.js';
+
+type Json = Record<string, unknown>;
+
+/** One active row of the conversation, as the gateway reads it (store.ts). */
+export interface ActiveRow {
+  seq: number;
+  kind: MessageKind;
+  role: Role;
+  /** its position in the client's history, for rows the gateway stored; null for others (the clip-archive, API appends) */
+  position: number | null;
+  /** a compaction rewrote it in place (masked or truncated): its stored content differs from the client's */
+  rewritten: boolean;
+  /** read only for rows that are not sent as the client's own message */
+  content: Block[] | null;
+}
+
+/**
+ * The upstream request: the client's own body with `messages` (and for Anthropic `system`)
+ * replaced by the conversation's context. Messages compactd still holds as the client sent
+ * them are forwarded as the client's own objects (its `cache_control` markers, thinking
+ * signatures and fields compactd does not keep included); the archived prefix becomes the
+ * clip-archive; rewritten messages are sent as compactd holds them. Everything else in the
+ * body (model, tools, parameters, metadata) is untouched and keeps its place, so between two
+ * compactions the serialized prefix of the request is the same from one request to the next.
+ */
+export function buildUpstreamBody(provider: GatewayProvider, body: Json, start: number, history: readonly unknown[], rows: readonly ActiveRow[]): Json {
+  return provider === 'anthropic' ? anthropicBody(body, history, rows) : openAIBody(body, start, history, rows);
+}
+
+function textOf(content: readonly Block[] | null): string {
+  return (content ?? []).map((b) => (b.type === 'text' ? b.text : '')).filter((t) => t.trim() !== '').join('\n\n');
+}
+
+function anthropicBody(body: Json, history: readonly unknown[], rows: readonly ActiveRow[]): Json {
+  const systemParts: string[] = [];
+  const messages: Json[] = [];
+  // the client's own turns are never merged with each other: only a turn compactd adds (the
+  // clip-archive as a user turn, a rewritten message) joins a neighbour of the same role
+  const own = new Set<Json>();
+  const push = (message: Json, original: boolean) => {
+    const last = messages[messages.length - 1];
+    if (last && last['role'] === message['role'] && !(original && own.has(last))) messages[messages.length - 1] = mergeTurns(last, message);
+    else {
+      messages.push(message);
+      if (original) own.add(message);
+    }
+  };
+  for (const row of rows) {
+    const original = row.position === null || row.rewritten ? undefined : history[row.position];
+    if (original !== undefined) {
+      push(original as Json, true);
+      continue;
+    }
+    if (row.role === 'system') {
+      const text = textOf(row.content);
+      if (text !== '') systemParts.push(text);
+      continue;
+    }
+    push({ role: row.role === 'assistant' ? 'assistant' : 'user', content: row.content ?? [] }, false);
+  }
+  // an archived prefix may leave an assistant turn first; the client's own first turn stays as it is
+  if (messages[0]?.['role'] === 'assistant' && messages[0] !== history[0]) messages.unshift({ role: 'user', content: [{ type: 'text', text: CONTEXT_OPENING_USER_TURN }] });
+  if (systemParts.length === 0) return { ...body, messages };
+  return { ...body, system: withArchive(body['system'], systemParts.join('\n\n')), messages };
+}
+
+/** The clip-archive goes after the client's system prompt, which stays first and unchanged. */
+function withArchive(system: unknown, archive: string): unknown {
+  if (Array.isArray(system)) return [...system, { type: 'text', text: archive }];
+  if (typeof system === 'string' && system !== '') return [{ type: 'text', text: system }, { type: 'text', text: archive }];
+  return archive;
+}
+
+const asBlocks = (content: unknown): unknown[] => (Array.isArray(content) ? content : typeof content === 'string' ? [{ type: 'text', text: content }] : []);
+
+/** Two turns of one role (the clip-archive as a user turn before a kept user turn): one turn, tool results first. */
+function mergeTurns(a: Json, b: Json): Json {
+  const blocks = [...asBlocks(a['content']), ...asBlocks(b['content'])];
+  const isResult = (block: unknown) => typeof block === 'object' && block !== null && (block as Json)['type'] === 'tool_result';
+  return { role: a['role'], content: [...blocks.filter(isResult), ...blocks.filter((block) => !isResult(block))] };
+}
+
+function openAIBody(body: Json, start: number, history: readonly unknown[], rows: readonly ActiveRow[]): Json {
+  const all = body['messages'] as unknown[];
+  const messages: unknown[] = all.slice(0, start);
+  for (const row of rows) {
+    const original = row.position === null || row.rewritten ? undefined : history[row.position];
+    if (original !== undefined) messages.push(original);
+    else messages.push(...openAIMessagesOf(row));
+  }
+  return { ...body, messages };
+}
+
+/** A row compactd holds in its own form (the clip-archive, a rewritten tool result) as OpenAI messages. */
+function openAIMessagesOf(row: ActiveRow): Json[] {
+  const content = row.content ?? [];
+  const results = content.filter((b) => b.type === 'tool_result');
+  if (results.length > 0) {
+    return results.map((b) => ({
+      role: 'tool',
+      tool_call_id: b.tool_use_id,
+      content: typeof b.content === 'string' ? b.content : b.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n'),
+    }));
+  }
+  const calls = content.filter((b) => b.type === 'tool_use');
+  const text = textOf(content);
+  if (row.role === 'assistant' && calls.length > 0) {
+    return [{ role: 'assistant', content: text === '' ? null : text, tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) } })) }];
+  }
+  return [{ role: row.role === 'tool' ? 'user' : row.role, content: text === '' ? '[empty]' : text }];
+}

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { identifyConversation } from '../../../../src/api/gateway/identity.js';
+import { AppError } from '../../../../src/lib/errors.js';
+
+describe('identifyConversation', () => {
+  const body = { system: 'You are a coder.', messages: [{ role: 'user', content: 'fix it' }], metadata: { user_id: 'run-1' } };
+
+  it('prefers the header, then the provider end-user field, then the first-turn hash', () => {
+    expect(identifyConversation('anthropic', { 'x-compactd-conversation': 'mine' }, body)).toEqual({ id: 'mine', source: 'header' });
+    expect(identifyConversation('anthropic', {}, body)).toEqual({ id: 'run-1', source: 'metadata.user_id' });
+    expect(identifyConversation('openai', {}, { messages: [], user: 'u-9' })).toEqual({ id: 'u-9', source: 'user' });
+    const hashed = identifyConversation('anthropic', {}, { ...body, metadata: {} });
+    expect(hashed.source).toBe('first-turn-hash');
+    expect(hashed.id).toMatch(/^h-[0-9a-f]{32}$/);
+  });
+
+  it('hashes an end-user value that is not a valid id (Claude Code sends JSON there)', () => {
+    const id = identifyConversation('anthropic', {}, { ...body, metadata: { user_id: '{"session_id":"abc"}' } }).id;
+    expect(id).toMatch(/^user-[0-9a-f]{32}$/);
+    expect(identifyConversation('anthropic', {}, { ...body, metadata: { user_id: '{"session_id":"abd"}' } }).id).not.toBe(id);
+  });
+
+  it('gives two runs with the same system prompt and first message one conversation, later turns aside', () => {
+    const a = identifyConversation('openai', {}, { messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'q' }] });
+    const b = identifyConversation('openai', {}, { messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'q' }, { role: 'assistant', content: 'x' }] });
+    const c = identifyConversation('openai', {}, { messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'other' }] });
+    expect(a.id).toBe(b.id);
+    expect(c.id).not.toBe(a.id);
+  });
+
+  it('refuses an invalid header, naming it', () => {
+    let thrown: unknown;
+    try {
+      identifyConversation('anthropic', { 'x-compactd-conversation': 'a b' }, body);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(AppError);
+    expect((thrown as AppError).field).toBe('headers.x-compactd-conversation');
+    expect((thrown as AppError).status).toBe(400);
+  });
+});

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { CONTEXT_OPENING_USER_TURN } from '../../../../src/compaction/render-context.js';
+import type { ActiveRow } from '../../../../src/api/gateway/upstream-body.js';
+import { buildUpstreamBody } from '../../../../src/api/gateway/upstream-body.js';
+
+const history = [
+  { role: 'user', content: 'first', extra: 1 },
+  { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'ls', input: {} }] },
+  { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'a very long listing', cache_control: { type: 'ephemeral' } }] },
+  { role: 'assistant', content: 'done' },
+  { role: 'user', content: 'next' },
+];
+const own = (position: number, seq = position + 10): ActiveRow => ({ seq, kind: 'message', role: 'user', position, rewritten: false, content: null });
+const clip: ActiveRow = { seq: 1, kind: 'clip_archive', role: 'system', position: null, rewritten: false, content: [{ type: 'text', text: '<compactd-archive>earlier work</compactd-archive>' }] };
+
+describe('buildUpstreamBody (Anthropic)', () => {
+  it('sends the client body untouched while nothing is archived', () => {
+    const body = { model: 'm', system: 'sys', messages: history, max_tokens: 5 };
+    const out = buildUpstreamBody('anthropic', body, 0, history, history.map((_, i) => own(i)));
+    expect(JSON.stringify(out)).toBe(JSON.stringify(body));
+  });
+
+  it('replaces the archived prefix with the clip-archive after the client system prompt, keeping the order of the keys', () => {
+    const body = { model: 'm', system: [{ type: 'text', text: 'sys', cache_control: { type: 'ephemeral' } }], messages: history, tools: [] };
+    const out = buildUpstreamBody('anthropic', body, 0, history, [clip, own(3), own(4)]);
+    expect(Object.keys(out)).toEqual(['model', 'system', 'messages', 'tools']);
+    expect(out['system']).toEqual([body.system[0], { type: 'text', text: '<compactd-archive>earlier work</compactd-archive>' }]);
+    // the kept tail starts with an assistant turn: an opening user turn comes first
+    expect(out['messages']).toEqual([{ role: 'user', content: [{ type: 'text', text: CONTEXT_OPENING_USER_TURN }] }, history[3], history[4]]);
+  });
+
+  it('sends a rewritten message as compactd holds it, the others as the client sent them', () => {
+    const masked: ActiveRow = { ...own(2), rewritten: true, content: [{ type: 'tool_result', tool_use_id: 't1', content: '[masked: 3 lines]' }] };
+    const out = buildUpstreamBody('anthropic', { messages: history }, 0, history, [own(0), own(1), masked, own(3), own(4)]);
+    const messages = out['messages'] as unknown[];
+    expect(messages[0]).toBe(history[0]);
+    expect(messages[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: '[masked: 3 lines]' }] });
+  });
+
+  it('never merges two turns of the client', () => {
+    const twice = [{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }];
+    expect(buildUpstreamBody('anthropic', { messages: twice }, 0, twice, [own(0), own(1)])['messages']).toEqual(twice);
+  });
+});
+
+describe('buildUpstreamBody (OpenAI)', () => {
+  it('keeps the leading instructions first and puts the clip-archive after them as a system message', () => {
+    const messages = [{ role: 'system', content: 'sys' }, { role: 'user', content: 'old' }, { role: 'assistant', content: 'x' }, { role: 'user', content: 'new' }];
+    const out = buildUpstreamBody('openai', { model: 'g', messages }, 1, messages.slice(1), [clip, own(2)]);
+    expect(out['messages']).toEqual([messages[0], { role: 'system', content: '<compactd-archive>earlier work</compactd-archive>' }, messages[3]]);
+  });
+});

@@ -22,6 +22,7 @@ import { adminRoutes } from './routes/admin.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { createMetrics } from '../obs/metrics.js';
+import { inspectRoutes } from './inspect/routes.js';
 
 export type { ApiDeps };
 
@@ -69,6 +70,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes(deps));
   await app.register(metricsRoutes(deps, metrics));
   await app.register(adminRoutes(deps));
+  await app.register(inspectRoutes(deps));
   await app.register(async (v1) => {
     v1.addHook('onRequest', createAuthHook(deps.db));
     await v1.register(conversationRoutes(deps));

@@ -3,9 +3,9 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The inspector's one script and one stylesheet, read once. They are plain files beside the
- * sources (no build step): run from src/ (tsx, vitest) they are here; compiled, this module
- * is in dist/api/inspect/ and `tsc` copies no assets, so it reads them from src/ (shipped in
- * the package's "files").
+ * sources (no bundler): run from src/ (tsx, vitest) they are here; compiled, `npm run build`
+ * copies them beside this module in dist/ (scripts/copy-inspector-assets.mjs). A dist/ built
+ * by tsc alone (the test suite's incremental build) reads them from the checkout's src/.
  */
 const CANDIDATES = [new URL('./assets/', import.meta.url), new URL('../../../src/api/inspect/assets/', import.meta.url)];
 

@@ -117,13 +117,13 @@ ${recall && html`<p>${recall.hits.length} hit${recall.hits.length === 1 ? '' : '
 function gaugeSection(viewer: Viewer, data: ConversationPageData): Html {
   const { conversation, jobs } = data;
   const compactions = jobs
-    .filter((j) => isCompaction(j) && j.status === 'completed' && num(j.result?.['tokensBefore']) !== null && !j.result?.['revertedAt'])
+    .filter((j) => j.status === 'completed' && num(j.result?.['tokensBefore']) !== null && !j.result?.['revertedAt'])
     .map((j) => ({
       at: j.finishedAt ?? j.createdAt,
       before: num(j.result?.['tokensBefore']) ?? 0,
       after: num(j.result?.['tokensAfter']) ?? 0,
       href: jobHref(j.id),
-      label: `${j.trigger} compaction (${String(j.result?.['strategy'] ?? '')})`,
+      label: j.trigger === 'consolidate' ? 'consolidation' : `${j.trigger} compaction (${String(j.result?.['strategy'] ?? '')})`,
     }));
   const tokens = effectiveTokens(conversation);
   return html`<section aria-labelledby="gauge-h"><h2 id="gauge-h">Context over time</h2>

@@ -66,17 +66,19 @@ export interface TimelineMark {
 export function timelineSvg(input: { bars: readonly TimelineBar[]; marks: readonly TimelineMark[]; start: Date; end: Date }): Html {
   const width = 720;
   const row = 22;
-  const pad = { left: 120, right: 16, top: 26, bottom: 24 };
+  const pad = { left: 120, right: 16, top: 30, bottom: 24 };
   const height = pad.top + Math.max(1, input.bars.length) * row + pad.bottom;
   const t0 = input.start.getTime();
   const t1 = Math.max(input.end.getTime(), t0 + 1);
   const x = (d: Date) => pad.left + ((Math.min(Math.max(d.getTime(), t0), t1) - t0) / (t1 - t0)) * (width - pad.left - pad.right);
   return html`<svg class="timeline" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="timeline-title">
 <title id="timeline-title">Job timeline: ${input.bars.length} LLM calls between ${clock(input.start)} and ${clock(input.end)} (UTC)</title>
-${input.marks.map(
-  (m) => html`<g class="mark"><line x1="${x(m.at).toFixed(1)}" y1="14" x2="${x(m.at).toFixed(1)}" y2="${height - pad.bottom}"></line>
-<text class="label" x="${x(m.at).toFixed(1)}" y="10">${m.label}</text><title>${m.label} at ${m.at.toISOString()}</title></g>`,
-)}
+${input.marks.map((m, i) => {
+  // labels alternate between two lines so marks close in time stay readable; late ones end at their line
+  const mx = x(m.at);
+  return html`<g class="mark"><line x1="${mx.toFixed(1)}" y1="${i % 2 === 0 ? 12 : 24}" x2="${mx.toFixed(1)}" y2="${height - pad.bottom}"></line>
+<text class="label${mx > width * 0.8 ? ' end' : ''}" x="${mx.toFixed(1)}" y="${i % 2 === 0 ? 10 : 22}">${m.label}</text><title>${m.label} at ${m.at.toISOString()}</title></g>`;
+})}
 ${input.bars.map((bar, i) => {
   const left = x(bar.start);
   const barWidth = Math.max(2, x(bar.end) - left);

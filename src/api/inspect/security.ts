@@ -62,7 +62,9 @@ export function sameOrigin(request: FastifyRequest): boolean {
   const origin = request.headers.origin;
   if (typeof origin === 'string' && origin !== 'null') {
     try {
-      return new URL(origin).host === request.headers.host;
+      // both read with the origin's scheme, so a default port written out (host: "x:80") still matches
+      const from = new URL(origin);
+      return request.headers.host !== undefined && new URL(`${from.protocol}//${request.headers.host}`).host === from.host;
     } catch {
       return false;
     }

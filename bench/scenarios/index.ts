@@ -1,6 +1,7 @@
 import type { BenchContext } from '../lib/context.js';
 import type { ScenarioResult } from '../lib/result.js';
 import { runIngest } from './ingest.js';
+import { INSPECTOR_TITLE, runInspector } from './inspector.js';
 import { runLatency } from './latency.js';
 import { PEERS_TITLE } from './peers-report.js';
 import { runOverhead } from './overhead.js';
@@ -24,4 +25,5 @@ export const SCENARIOS: Scenario[] = [
   { ids: ['scale'], titles: ['6. Scale: job time vs conversation size, worker peak RSS'], run: runScale },
   { ids: ['tokens'], titles: ['7. Token economy over repeated compactions'], run: runTokens },
   { ids: ['scale-out'], titles: [SCALE_OUT_TITLE], run: runScaleOut },
+  { ids: ['inspector'], titles: [INSPECTOR_TITLE], run: runInspector },
 ];

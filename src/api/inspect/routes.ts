@@ -10,7 +10,7 @@ import { loadForgotten } from '../../db/repos/forgotten.js';
 import {
   activeClipArchive,
   activePage,
-  allBatches,
+  treeBatches,
   batchesStartingIn,
   findBatch,
   findJob,
@@ -37,7 +37,9 @@ export const ORIGINALS_PAGE = 50;
 const LIST_LIMIT = 100;
 /** jobs drawn on the gauge, batches in the tree: bounded however long the conversation lives */
 const GAUGE_JOBS = 200;
-const TREE_BATCHES = 1000;
+const TREE_BATCHES = 400;
+/** archived stretches folded into one history page at most: a page ends before the next one */
+export const FOLDS_PAGE = 20;
 
 const seqCursor = (field: string) => z.coerce.number({ error: `${field} must be a number` }).int().min(0).max(Number.MAX_SAFE_INTEGER).default(0);
 const TenantQuery = { tenant: z.uuid('must be a UUID').optional() };
@@ -100,19 +102,31 @@ export function inspectRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         },
         async (request, reply) => {
           const viewer = request.inspectViewer;
-          const { after, q, open, at, notice, tenant } = request.query;
+          const { q, open, at, notice, tenant } = request.query;
           const conversation = await requireConversation(deps, viewer, request.params.id, tenant);
-          const [page, jobs, clipArchive, batches, hits] = await Promise.all([
+          // a recall hit's link opens its batch: the history page then starts at that batch
+          const found = open ? await findBatch(deps.db, viewer.scope, open) : null;
+          const openBatch = found && found.conversationId === conversation.id && found.level === 0 ? found : null;
+          const after = openBatch && request.query.after === 0 ? Math.max(0, (openBatch.seqs[0] ?? 1) - 1) : request.query.after;
+          const [page, jobs, clipArchive, tree, hits] = await Promise.all([
             activePage(deps.db, conversation.id, after, HISTORY_PAGE + 1),
             jobsForGauge(deps.db, conversation.id, GAUGE_JOBS),
-            activeClipArchive(deps.db, conversation.id),
-            allBatches(deps.db, conversation.id, TREE_BATCHES),
+            activeClipArchive(deps.db, conversation),
+            treeBatches(deps.db, conversation.id, TREE_BATCHES),
             q ? searchArchive(deps.db, conversation.id, { query: q, limit: 20 }) : Promise.resolve(null),
           ]);
-          const shown = page.slice(0, HISTORY_PAGE);
-          const nextAfter = page.length > HISTORY_PAGE ? (shown.at(-1)?.seq ?? null) : null;
-          const folded = await batchesStartingIn(deps.db, conversation.id, after, nextAfter);
-          const openBatch = open ? batches.find((b) => b.id === open) : undefined;
+          const batches = tree.rows;
+          let shown = page.slice(0, HISTORY_PAGE);
+          let nextAfter = page.length > HISTORY_PAGE ? (shown.at(-1)?.seq ?? null) : null;
+          // a page holds at most HISTORY_PAGE messages and FOLDS_PAGE folded batches: past either it ends
+          let folded = await batchesStartingIn(deps.db, conversation.id, after, nextAfter, FOLDS_PAGE + 1);
+          const overflow = folded[FOLDS_PAGE];
+          if (overflow) {
+            const cut = (overflow.seqs[0] as number) - 1;
+            folded = folded.slice(0, FOLDS_PAGE);
+            shown = shown.filter((m) => m.seq <= cut);
+            nextAfter = cut;
+          }
           let opened = null;
           if (openBatch) {
             // the page of originals that holds the hit, starting a couple of messages before it
@@ -132,6 +146,7 @@ export function inspectRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
               opened,
               clipArchive,
               batches,
+              batchTotal: tree.total,
               ledger,
               recall: q && hits ? { query: q, hits } : null,
               notice: notice === 'reverted' ? 'The compaction was reverted: its originals are back in the history.' : null,

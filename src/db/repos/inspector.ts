@@ -100,30 +100,47 @@ export async function activePage(db: DbOrTx, conversationId: string, after: numb
 }
 
 /** The level-0 batches whose first original falls in (after, through]: the archived stretches of a history page. */
-export async function batchesStartingIn(db: DbOrTx, conversationId: string, after: number, through: number | null): Promise<BatchRow[]> {
+export async function batchesStartingIn(db: DbOrTx, conversationId: string, after: number, through: number | null, limit: number): Promise<BatchRow[]> {
   const first = sql<number>`${batches.seqs}[1]`;
   return db
     .select()
     .from(batches)
     .where(and(eq(batches.conversationId, conversationId), eq(batches.level, 0), gt(first, after), through === null ? undefined : lte(first, through)))
     .orderBy(first, asc(batches.createdAt))
-    .limit(500);
+    .limit(limit);
 }
 
-/** The conversation's active clip-archive: the summary message the agent continues from. */
-export async function activeClipArchive(db: DbOrTx, conversationId: string) {
+/**
+ * The conversation's active clip-archive: the summary message the agent continues from. There
+ * is at most one, at the head of the history (the first seq it replaced), so the seq index
+ * finds it in a step; a conversation never compacted is not searched at all.
+ */
+export async function activeClipArchive(db: DbOrTx, conversation: Pick<ConversationRow, 'id' | 'compactionCount'>) {
+  if (conversation.compactionCount === 0) return null;
   const [row] = await db
     .select()
     .from(messages)
-    .where(and(eq(messages.conversationId, conversationId), eq(messages.kind, 'clip_archive')))
-    .orderBy(desc(messages.seq))
+    .where(and(eq(messages.conversationId, conversation.id), eq(messages.kind, 'clip_archive')))
+    .orderBy(asc(messages.seq))
     .limit(1);
   return row ?? null;
 }
 
-/** Every batch of the conversation (all levels), oldest first, bounded: the batch tree. */
-export async function allBatches(db: DbOrTx, conversationId: string, limit: number): Promise<BatchRow[]> {
-  return db.select().from(batches).where(eq(batches.conversationId, conversationId)).orderBy(asc(batches.createdAt), sql`${batches.seqs}[1]`).limit(limit);
+/**
+ * The batches of the batch tree, bounded: the live ones (what the clip-archive is made of)
+ * first, higher levels first, then by first seq; with `total`, how many there are in all.
+ */
+export async function treeBatches(db: DbOrTx, conversationId: string, limit: number): Promise<{ rows: BatchRow[]; total: number }> {
+  const [rows, [count]] = await Promise.all([
+    db
+      .select()
+      .from(batches)
+      .where(eq(batches.conversationId, conversationId))
+      .orderBy(sql`${batches.supersededBy} is not null`, desc(batches.level), sql`${batches.seqs}[1]`)
+      .limit(limit),
+    db.select({ n: sql<number>`count(*)::int` }).from(batches).where(eq(batches.conversationId, conversationId)),
+  ]);
+  return { rows, total: count?.n ?? rows.length };
 }
 
 /** The conversation's jobs, oldest first (the gauge reads their tokens before and after), bounded to the latest `limit`. */

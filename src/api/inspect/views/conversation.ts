@@ -20,7 +20,9 @@ export interface ConversationPageData {
   /** a batch opened in place (a recall hit's link), with the page of originals around the hit */
   opened: { batchId: string; originals: readonly OriginalRow[]; nextAfter: number | null } | null;
   clipArchive: MessageRow | null;
+  /** the batch tree's rows (bounded: live ones first) and how many batches there are in all */
   batches: readonly BatchRow[];
+  batchTotal: number;
   ledger: Ledger | null;
   recall: { query: string; hits: readonly SearchHit[] } | null;
   notice: string | null;
@@ -68,14 +70,16 @@ ${history.nextAfter !== null && html`<a href="${conversationHref(viewer, convers
 </section>`;
 }
 
-function batchTree(batches: readonly BatchRow[]): Html {
+function batchTree(batches: readonly BatchRow[], total: number): Html {
   const children = new Map<string, BatchRow[]>();
   for (const b of batches) if (b.supersededBy) children.set(b.supersededBy, [...(children.get(b.supersededBy) ?? []), b]);
-  const node = (b: BatchRow): Html => html`<li><details><summary>level ${b.level} · #${formatSeqRanges(b.seqs)} · ${fmt(b.sourceMessages)} messages · ${fmt(b.sourceTokens)} → ${fmt(b.summaryTokens)} tokens · ${b.model}</summary>
-<p class="muted">batch ${b.id} · <a href="${jobHref(b.jobId)}">job</a> · ${when(b.createdAt)}</p><pre class="block-text">${b.summary}</pre></details>
+  // a live batch shows its summary (it is in the clip-archive); an absorbed one links to its originals
+  const node = (b: BatchRow): Html => html`<li><details><summary>level ${b.level} · #${formatSeqRanges(b.seqs)} · ${fmt(b.sourceMessages)} messages · ${fmt(b.sourceTokens)} → ${fmt(b.summaryTokens)} tokens · ${b.model}${b.supersededBy ? ' · absorbed' : ''}</summary>
+<p class="muted">batch ${b.id} · <a href="${jobHref(b.jobId)}">job</a> · <a href="${href(`/inspect/batches/${b.id}/originals`, { after: 0 })}">originals</a> · ${when(b.createdAt)}</p>${b.supersededBy ? '' : html`<pre class="block-text">${b.summary}</pre>`}</details>
 ${(children.get(b.id) ?? []).length > 0 && html`<ul>${(children.get(b.id) ?? []).map(node)}</ul>`}</li>`;
   const roots = batches.filter((b) => !b.supersededBy || !batches.some((p) => p.id === b.supersededBy));
   return html`<section aria-labelledby="tree-h"><h2 id="tree-h">Batch tree</h2>
+${total > batches.length && html`<p class="muted">The ${fmt(batches.length)} live and highest-level batches of ${fmt(total)}; the JSON API lists them all (GET /v1/conversations/:id/batches).</p>`}
 ${roots.length === 0 ? html`<p class="muted">Nothing archived yet.</p>` : html`<ul class="tree">${[...roots].sort((a, b) => b.level - a.level || (a.seqs[0] ?? 0) - (b.seqs[0] ?? 0)).map(node)}</ul>`}</section>`;
 }
 
@@ -101,7 +105,7 @@ function recallSection(viewer: Viewer, data: ConversationPageData): Html {
   const { conversation, recall } = data;
   const hitHref = (hit: SearchHit) =>
     hit.batchId
-      ? conversationHref(viewer, conversation, { after: Math.max(0, (data.batches.find((b) => b.id === hit.batchId)?.seqs[0] ?? hit.seq) - 1), open: hit.batchId, at: hit.seq }, '') + `#seq-${hit.seq}`
+      ? conversationHref(viewer, conversation, { open: hit.batchId, at: hit.seq }) + `#seq-${hit.seq}`
       : jobHref(hit.jobId);
   return html`<section aria-labelledby="recall-h"><h2 id="recall-h">Search the archive (recall)</h2>
 <form method="get" action="${conversationHref(viewer, conversation)}" role="search">
@@ -161,7 +165,7 @@ ${recallSection(viewer, data)}
 ${data.clipArchive ? html`<p class="muted">Message #${data.clipArchive.seq} (${data.clipArchive.role}), ${fmt(data.clipArchive.tokens)} tokens.</p>${(data.clipArchive.content as unknown[]).map((b) => html`<pre class="block-text clip-archive">${(b as { text?: string }).text ?? JSON.stringify(b)}</pre>`)}` : html`<p class="muted">None: nothing compacted (or the compaction was reverted).</p>`}
 </section>
 ${historySection(viewer, data)}
-${batchTree(data.batches)}
+${batchTree(data.batches, data.batchTotal)}
 ${ledgerSection(data.ledger)}`,
   });
 }

@@ -83,21 +83,35 @@ ${total > batches.length && html`<p class="muted">The ${fmt(batches.length)} liv
 ${roots.length === 0 ? html`<p class="muted">Nothing archived yet.</p>` : html`<ul class="tree">${[...roots].sort((a, b) => b.level - a.level || (a.seqs[0] ?? 0) - (b.seqs[0] ?? 0)).map(node)}</ul>`}</section>`;
 }
 
+/** Items of one ledger list shown at most (the newest); the clip-archive renders the ledger under its own caps. */
+const LEDGER_ITEMS = 100;
+
+/** The newest `LEDGER_ITEMS` of a list, newest first, and a line saying how many are left out. */
+function newest<T>(items: readonly T[], seq: (item: T) => number): { shown: T[]; more: Html | '' } {
+  const shown = [...items].sort((a, b) => seq(b) - seq(a)).slice(0, LEDGER_ITEMS);
+  return { shown, more: items.length > shown.length ? html`<p class="muted">… and ${fmt(items.length - shown.length)} older</p>` : '' };
+}
+
 function ledgerSection(ledger: Ledger | null): Html {
   if (!ledger) return html`<section aria-labelledby="ledger-h"><h2 id="ledger-h">State ledger</h2><p class="muted">No ledger: nothing summarized yet.</p></section>`;
+  const requests = newest(ledger.instructions.requests, (r) => r.seq);
+  const constraints = newest(ledger.instructions.constraints, (r) => r.seq);
+  const files = newest(ledger.files, (f) => f.lastSeq);
+  const commands = newest(ledger.commands, (c) => c.lastSeq);
+  const errors = newest(ledger.errors, (e) => e.seq);
   return html`<section aria-labelledby="ledger-h"><h2 id="ledger-h">State ledger</h2>
-<p class="muted">Computed from the archived tool calls and user turns of the live batches (what the clip-archive's state section is rendered from).</p>
-${ledger.tasks && html`<h3>Tasks</h3><ul>${ledger.tasks.items.map((t) => html`<li>[${t.status}] ${t.text}</li>`)}</ul>`}
-${ledger.instructions.requests.length > 0 && html`<h3>Requests</h3><ul>${ledger.instructions.requests.map((r) => html`<li>#${r.seq}: ${r.text}</li>`)}</ul>`}
-${ledger.instructions.constraints.length > 0 && html`<h3>Constraints</h3><ul>${ledger.instructions.constraints.map((r) => html`<li>#${r.seq}: ${r.text}</li>`)}</ul>`}
-<h3>Files (${ledger.files.length})</h3>
+<p class="muted">Computed from the archived tool calls and user turns of the live batches (what the clip-archive's state section is rendered from); newest first.</p>
+${ledger.tasks && html`<h3>Tasks</h3><ul>${ledger.tasks.items.slice(0, LEDGER_ITEMS).map((t) => html`<li>[${t.status}] ${t.text}</li>`)}</ul>`}
+${requests.shown.length > 0 && html`<h3>Requests (${fmt(ledger.instructions.requests.length)})</h3><ul>${requests.shown.map((r) => html`<li>#${r.seq}: ${r.text}</li>`)}</ul>${requests.more}`}
+${constraints.shown.length > 0 && html`<h3>Constraints (${fmt(ledger.instructions.constraints.length)})</h3><ul>${constraints.shown.map((r) => html`<li>#${r.seq}: ${r.text}</li>`)}</ul>${constraints.more}`}
+<h3>Files (${fmt(ledger.files.length)})</h3>
 <table class="list"><thead><tr><th scope="col">Path</th><th scope="col">Actions</th><th scope="col">Last change</th><th scope="col">Last seq</th></tr></thead>
-<tbody>${ledger.files.slice(0, 300).map((f) => html`<tr><td><code>${f.path}</code></td><td>${Object.entries(f.actions).map(([k, v]) => `${k} ${v}`).join(', ')}</td><td>${f.lastChange ?? ''}${f.gist ? ` – ${f.gist}` : ''}</td><td>#${f.lastSeq}</td></tr>`)}</tbody></table>
-<h3>Commands (${ledger.commands.length})</h3>
+<tbody>${files.shown.map((f) => html`<tr><td><code>${f.path}</code></td><td>${Object.entries(f.actions).map(([k, v]) => `${k} ${v}`).join(', ')}</td><td>${f.lastChange ?? ''}${f.gist ? ` – ${f.gist}` : ''}</td><td>#${f.lastSeq}</td></tr>`)}</tbody></table>${files.more}
+<h3>Commands (${fmt(ledger.commands.length)})</h3>
 <table class="list"><thead><tr><th scope="col">Command</th><th scope="col">Outcome</th><th scope="col">Runs</th><th scope="col">Last seq</th></tr></thead>
-<tbody>${ledger.commands.slice(0, 300).map((c) => html`<tr><td><code>${c.line}</code></td><td>${c.outcome}${c.exitCode === undefined ? '' : ` (exit ${c.exitCode})`}</td><td class="num">${c.count}</td><td>#${c.lastSeq}</td></tr>`)}</tbody></table>
-<h3>Errors (${ledger.errors.length})</h3>
-<ul>${ledger.errors.slice(0, 300).map((e) => html`<li>${e.resolved ? html`<span class="tag">resolved</span> ` : html`<span class="tag error">open</span> `}#${e.seq} ${e.tool} <code>${e.target}</code>: ${e.line}</li>`)}</ul>
+<tbody>${commands.shown.map((c) => html`<tr><td><code>${c.line}</code></td><td>${c.outcome}${c.exitCode === undefined ? '' : ` (exit ${c.exitCode})`}</td><td class="num">${c.count}</td><td>#${c.lastSeq}</td></tr>`)}</tbody></table>${commands.more}
+<h3>Errors (${fmt(ledger.errors.length)})</h3>
+<ul>${errors.shown.map((e) => html`<li>${e.resolved ? html`<span class="tag">resolved</span> ` : html`<span class="tag error">open</span> `}#${e.seq} ${e.tool} <code>${e.target}</code>: ${e.line}</li>`)}</ul>${errors.more}
 </section>`;
 }
 

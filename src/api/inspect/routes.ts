@@ -95,7 +95,7 @@ export function inspectRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
               q: z.string().trim().max(1000).optional(),
               open: z.uuid('must be a UUID').optional(),
               at: z.coerce.number().int().min(0).optional(),
-              notice: z.enum(['reverted', 'compacting']).optional(),
+              notice: z.enum(['reverted']).optional(),
               ...TenantQuery,
             }),
           },

@@ -10,6 +10,7 @@ import { loadForgotten } from '../../db/repos/forgotten.js';
 import {
   activeClipArchive,
   activePage,
+  liveLedgers,
   treeBatches,
   batchesStartingIn,
   findBatch,
@@ -108,11 +109,12 @@ export function inspectRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
           const found = open ? await findBatch(deps.db, viewer.scope, open) : null;
           const openBatch = found && found.conversationId === conversation.id && found.level === 0 ? found : null;
           const after = openBatch && request.query.after === 0 ? Math.max(0, (openBatch.seqs[0] ?? 1) - 1) : request.query.after;
-          const [page, jobs, clipArchive, tree, hits] = await Promise.all([
+          const [page, jobs, clipArchive, tree, ledgers, hits] = await Promise.all([
             activePage(deps.db, conversation.id, after, HISTORY_PAGE + 1),
             jobsForGauge(deps.db, conversation.id, GAUGE_JOBS),
             activeClipArchive(deps.db, conversation),
             treeBatches(deps.db, conversation.id, TREE_BATCHES),
+            liveLedgers(deps.db, conversation.id),
             q ? searchArchive(deps.db, conversation.id, { query: q, limit: 20 }) : Promise.resolve(null),
           ]);
           const batches = tree.rows;
@@ -135,8 +137,7 @@ export function inspectRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
             const rows = originals.slice(0, ORIGINALS_PAGE);
             opened = { batchId: openBatch.id, originals: rows, nextAfter: originals.length > ORIGINALS_PAGE ? (rows.at(-1)?.seq ?? null) : null };
           }
-          const live = batches.filter((b) => b.supersededBy === null && b.ledger);
-          const ledger = live.length > 0 ? mergeAllLedgers(live.map((b) => b.ledger as NonNullable<typeof b.ledger>)) : null;
+          const ledger = ledgers.length > 0 ? mergeAllLedgers(ledgers) : null;
           return sendHtml(
             reply,
             conversationPage(viewer, {

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, getTableColumns, gt, lte, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gt, isNotNull, isNull, lte, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client.js';
 import { batches, compactionJobs, conversations, messages, tenants } from '../schema.js';
 import type { BatchRow } from './batches.js';
@@ -10,6 +10,13 @@ import type { JobWithConversation } from './jobs.js';
  * scope: one tenant (a tenant key) or every tenant (the admin token). Every list is bounded.
  */
 export type InspectScope = { tenantId: string } | { allTenants: true };
+
+/**
+ * A batch as the pages list it: without its ledger and identifiers, which grow with the span
+ * (a consolidation of a long conversation carries megabytes) and are read only for the live batches.
+ */
+const { ledger: _ledger, identifiers: _identifiers, ...listedBatchColumns } = getTableColumns(batches);
+export type ListedBatch = Omit<BatchRow, 'ledger' | 'identifiers'>;
 
 const inScope = (scope: InspectScope): SQL | undefined => ('tenantId' in scope ? eq(conversations.tenantId, scope.tenantId) : undefined);
 
@@ -100,10 +107,10 @@ export async function activePage(db: DbOrTx, conversationId: string, after: numb
 }
 
 /** The level-0 batches whose first original falls in (after, through]: the archived stretches of a history page. */
-export async function batchesStartingIn(db: DbOrTx, conversationId: string, after: number, through: number | null, limit: number): Promise<BatchRow[]> {
+export async function batchesStartingIn(db: DbOrTx, conversationId: string, after: number, through: number | null, limit: number): Promise<ListedBatch[]> {
   const first = sql<number>`${batches.seqs}[1]`;
   return db
-    .select()
+    .select(listedBatchColumns)
     .from(batches)
     .where(and(eq(batches.conversationId, conversationId), eq(batches.level, 0), gt(first, after), through === null ? undefined : lte(first, through)))
     .orderBy(first, asc(batches.createdAt))
@@ -130,10 +137,10 @@ export async function activeClipArchive(db: DbOrTx, conversation: Pick<Conversat
  * The batches of the batch tree, bounded: the live ones (what the clip-archive is made of)
  * first, higher levels first, then by first seq; with `total`, how many there are in all.
  */
-export async function treeBatches(db: DbOrTx, conversationId: string, limit: number): Promise<{ rows: BatchRow[]; total: number }> {
+export async function treeBatches(db: DbOrTx, conversationId: string, limit: number): Promise<{ rows: ListedBatch[]; total: number }> {
   const [rows, [count]] = await Promise.all([
     db
-      .select()
+      .select(listedBatchColumns)
       .from(batches)
       .where(eq(batches.conversationId, conversationId))
       .orderBy(sql`${batches.supersededBy} is not null`, desc(batches.level), sql`${batches.seqs}[1]`)
@@ -152,4 +159,14 @@ export async function jobsForGauge(db: DbOrTx, conversationId: string, limit: nu
     .orderBy(desc(compactionJobs.createdAt))
     .limit(limit);
   return rows.reverse();
+}
+
+/** The ledgers of the live batches, oldest first: merged, what the clip-archive's state section is rendered from. */
+export async function liveLedgers(db: DbOrTx, conversationId: string) {
+  const rows = await db
+    .select({ ledger: batches.ledger })
+    .from(batches)
+    .where(and(eq(batches.conversationId, conversationId), isNull(batches.supersededBy), isNotNull(batches.ledger)))
+    .orderBy(asc(batches.createdAt), sql`${batches.seqs}[1]`);
+  return rows.map((row) => row.ledger).filter((ledger) => ledger !== null);
 }

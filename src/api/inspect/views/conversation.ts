@@ -1,7 +1,7 @@
 import type { Ledger } from '../../../compaction/ledger/index.js';
 import type { OriginalRow } from '../../../db/repos/archive.js';
 import type { SearchHit } from '../../../db/repos/archive-search.js';
-import type { BatchRow } from '../../../db/repos/batches.js';
+import type { ListedBatch as BatchRow } from '../../../db/repos/inspector.js';
 import type { ConversationRow } from '../../../db/repos/conversations.js';
 import type { JobRow } from '../../../db/repos/jobs.js';
 import type { MessageRow } from '../../../db/repos/messages.js';

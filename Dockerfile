@@ -13,6 +13,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# the build's second step copies the inspector's script and stylesheet into dist/
+COPY scripts/copy-inspector-assets.mjs ./scripts/
 RUN npm run build
 
 FROM node:22-bookworm AS deps

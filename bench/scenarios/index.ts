@@ -2,6 +2,7 @@ import type { BenchContext } from '../lib/context.js';
 import type { ScenarioResult } from '../lib/result.js';
 import { GATEWAY_TITLE, runGateway } from './gateway.js';
 import { runIngest } from './ingest.js';
+import { INSPECTOR_TITLE, runInspector } from './inspector.js';
 import { runLatency } from './latency.js';
 import { PEERS_TITLE } from './peers-report.js';
 import { runOverhead } from './overhead.js';
@@ -26,4 +27,5 @@ export const SCENARIOS: Scenario[] = [
   { ids: ['tokens'], titles: ['7. Token economy over repeated compactions'], run: runTokens },
   { ids: ['scale-out'], titles: [SCALE_OUT_TITLE], run: runScaleOut },
   { ids: ['gateway'], titles: [GATEWAY_TITLE], run: runGateway },
+  { ids: ['inspector'], titles: [INSPECTOR_TITLE], run: runInspector },
 ];

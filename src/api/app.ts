@@ -23,6 +23,7 @@ import { metricsRoutes } from './routes/metrics.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { createMetrics } from '../obs/metrics.js';
 import { gatewayRoutes } from './gateway/routes.js';
+import { inspectRoutes } from './inspect/routes.js';
 
 export type { ApiDeps };
 
@@ -71,6 +72,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(metricsRoutes(deps, metrics));
   await app.register(adminRoutes(deps));
   await app.register(gatewayRoutes(deps));
+  await app.register(inspectRoutes(deps));
   await app.register(async (v1) => {
     v1.addHook('onRequest', createAuthHook(deps.db));
     await v1.register(conversationRoutes(deps));

@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const outDir = mkdtempSync(path.join(os.tmpdir(), 'compactd-bench-quick-'));
-const SCENARIO_IDS = ['latency', 'peers', 'overhead', 'throughput', 'ingest', 'scale', 'tokens', 'scale-out'];
+const SCENARIO_IDS = ['latency', 'peers', 'overhead', 'throughput', 'ingest', 'scale', 'tokens', 'scale-out', 'inspector'];
 
 let running: ChildProcess | null = null;
 

@@ -59,6 +59,8 @@ describe('npm pack', () => {
     expect([...topLevel].sort()).toEqual(['README.md', 'bin/', 'dist/', 'migrations/', 'package.json', 'samples/']);
     expect(packedFiles.filter((f) => /^(src|test|bench|chaos|eval|examples|scripts)\//.test(f))).toEqual([]);
     expect(packedFiles.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
+    // the inspector's plain assets, copied by the build beside the module that serves them
+    expect(packedFiles).toEqual(expect.arrayContaining(['dist/api/inspect/assets/inspect.js', 'dist/api/inspect/assets/inspect.css']));
     expect(packedFiles).not.toContain('dist/.tsbuildinfo');
     expect(packedFiles).toEqual(
       expect.arrayContaining(['bin/compactd.mjs', 'dist/main.js', 'dist/client/index.js', 'dist/client/index.d.ts', 'dist/adapters/langchain/index.js', 'dist/adapters/langchain/index.d.ts',

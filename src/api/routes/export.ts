@@ -8,8 +8,8 @@ import { ExportLineSchema, ExportQuerySchema, type ExportLine } from '../schemas
 import { ConversationParamsSchema, errorResponses } from '../schemas/common.js';
 
 /** Originals per page of the export's plan, and the content bytes read per round trip (a row more when it alone is bigger). */
-const EXPORT_PAGE_SIZE = 500;
-const EXPORT_PAGE_BYTES = 4 * 1024 * 1024;
+export const EXPORT_PAGE_SIZE = 500;
+export const EXPORT_PAGE_BYTES = 4 * 1024 * 1024;
 
 function toExportLine(row: OriginalRow): string {
   return JSON.stringify({
@@ -32,7 +32,7 @@ const CHUNK_CHARS = 64 * 1024;
  * page of big messages would pass V8's string limit). `Readable.from` pulls the next chunk
  * only when the client has taken the last, and the next page only after this one's last line.
  */
-async function* exportChunks(pages: AsyncIterable<OriginalRow[]>): AsyncGenerator<string> {
+export async function* exportChunks(pages: AsyncIterable<OriginalRow[]>): AsyncGenerator<string> {
   let pending: string[] = [];
   let chars = 0;
   for await (const page of pages) {

@@ -55,7 +55,7 @@ export function listRoutes(app: FastifyInstance): RouteInfo[] {
     .map((r) => ({ ...r, operation: spec.paths?.[toOpenApiPath(r.path)]?.[r.method.toLowerCase()] ?? null }));
 }
 
-export type RouteKind = 'public' | 'metrics' | 'dashboard' | 'api' | 'gateway';
+export type RouteKind = 'public' | 'metrics' | 'dashboard' | 'api' | 'gateway' | 'inspector';
 
 /** Who may call a route: the documented public endpoints, the two token-guarded ones, or API-key routes. */
 export function routeKind(path: string): RouteKind | 'unknown' {
@@ -65,6 +65,10 @@ export function routeKind(path: string): RouteKind | 'unknown' {
   if (path.startsWith('/v1/')) return 'api';
   // the providers' APIs for unmodified agents: an API key as the providers' SDKs send it, errors in their shapes
   if (path.startsWith('/gateway/')) return 'gateway';
+  // the inspector's one script and stylesheet load before any credentials (the page's CSP allows only them)
+  if (path.startsWith('/inspect/assets/')) return 'public';
+  // pages for people: the API's keys (Bearer, or the Basic password a browser prompt sends)
+  if (path === '/inspect' || path.startsWith('/inspect/')) return 'inspector';
   return 'unknown';
 }
 

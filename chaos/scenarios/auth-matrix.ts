@@ -93,13 +93,30 @@ export async function runAuthMatrix(variant: 'quick' | 'full', logDir?: string):
         } else if (!keyRefused || !isProviderError(res)) fail(route, credential, res, '401 in the provider error shape');
       }
     }
+    // Inspector pages: the API's rules (401 without a valid key, 404 for another tenant's resource,
+    // served for the owner); an action POST that no page of this origin sent is refused (403
+    // CROSS_ORIGIN_ACTION) whoever's key it carries, so the owner's probe changes nothing either.
+    const refusedAction = (route: RouteInfo, res: HttpResponse) => route.method === 'POST' && res.status === 403 && res.text.includes('CROSS_ORIGIN_ACTION');
+    for (const route of routes.filter((r) => routeKind(r.path) === 'inspector')) {
+      for (const [credential, expected] of [['none', 401], ['unknown', 401], ['revoked', 401], ['other tenant', 404]] as const) {
+        const res = await send(route, credential);
+        checked += 1;
+        if (credential === 'other tenant' && refusedAction(route, res)) continue;
+        if (credential === 'other tenant' && !route.path.includes(':')) {
+          if (res.status >= 500 || world.secrets.some((secret) => res.text.includes(secret))) fail(route, credential, res, "< 500 and none of the owner's data");
+        } else if (res.status !== expected || !isProblem(res)) fail(route, credential, res, `${expected} problem+json`);
+      }
+      const res = await send(route, 'owner');
+      checked += 1;
+      if (!refusedAction(route, res) && ([401, 403, 404].includes(res.status) || res.status >= 500)) fail(route, 'owner', res, 'served');
+    }
     await checkGuarded(routes, world, http, (route, credential, res, expected) => {
       checked += 1;
       if (expected !== 'ok') fail(route, credential as Credential, res, expected);
     });
 
     rec.figure('routes found on the Fastify instance (without HEAD)', routes.length);
-    rec.figure('routes by kind', (['api', 'gateway', 'dashboard', 'metrics', 'public', 'unknown'] as const).map((k) => `${k} ${routes.filter((r) => routeKind(r.path) === k).length}`).join(', '));
+    rec.figure('routes by kind', (['api', 'gateway', 'inspector', 'dashboard', 'metrics', 'public', 'unknown'] as const).map((k) => `${k} ${routes.filter((r) => routeKind(r.path) === k).length}`).join(', '));
     rec.expect('routes outside the known public/metrics/dashboard/API sets', routes.filter((r) => routeKind(r.path) === 'unknown').length, '==', 0);
     rec.figure('requests checked', checked);
     rec.expect('requests answered other than specified', failures.length, '==', 0);
@@ -109,6 +126,7 @@ export async function runAuthMatrix(variant: 'quick' | 'full', logDir?: string):
       'API routes: no key, an unknown key and a revoked key → 401 problem+json; another tenant’s key → 404 on every route naming a resource ' +
         '(and, on tenant-level routes, no trace of the owner’s data), with the owner’s rows unchanged afterwards; the owner’s key → served. ' +
         'Gateway routes: no key, an unknown key and a revoked key → 401 in the provider error shape; the owner’s key passes. ' +
+        'Inspector pages: as API routes; an action POST without this origin’s Origin → 403 for every key. ' +
         'Dashboard (/admin/queues, every route bull-board registers) and /metrics → 401 without their tokens, also with a tenant API key.',
     );
   } finally {

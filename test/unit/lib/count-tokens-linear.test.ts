@@ -58,14 +58,17 @@ function cpuMs(run: () => void): number {
   return (used.user + used.system) / 1000;
 }
 
-function medianCpuMs(text: string, repetitions: number): number {
+/**
+ * The least CPU of a few cold-cache counts: the other processes of a shared machine only ever
+ * add to a measure (caches, frequency), so the minimum is the count's own cost.
+ */
+function leastCpuMs(text: string, repetitions: number): number {
   const times: number[] = [];
   for (let i = 0; i < repetitions; i += 1) {
     clearMergeCache();
     times.push(cpuMs(() => countTokens(text)));
   }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
+  return Math.min(...times);
 }
 
 describe('countTokens time', () => {
@@ -76,7 +79,7 @@ describe('countTokens time', () => {
         const small = textOf(recipe, 20_000);
         const large = textOf(recipe, 200_000);
         // a floor of 2 ms keeps the timer's resolution out of the ratio of the cheapest shapes
-        const ratio = medianCpuMs(large, 3) / Math.max(2, medianCpuMs(small, 5));
+        const ratio = leastCpuMs(large, 3) / Math.max(2, leastCpuMs(small, 5));
         expect(ratio, JSON.stringify(recipe)).toBeLessThanOrEqual(15);
       }),
       { numRuns: 8 },

@@ -9,7 +9,7 @@ import { formatSeqRanges } from '../../routes/batches.js';
 import { effectiveTokens } from '../../views.js';
 import { html, href, type Html } from '../html.js';
 import { conversationHref, jobHref, type Viewer } from '../viewer.js';
-import { fmt, page, statusBadge, when } from './layout.js';
+import { counted, fmt, page, statusBadge, when } from './layout.js';
 import { renderMessage } from './messages.js';
 import { gaugeSvg } from './svg.js';
 
@@ -145,7 +145,7 @@ function gaugeSection(viewer: Viewer, data: ConversationPageData): Html {
     }));
   const tokens = effectiveTokens(conversation);
   return html`<section aria-labelledby="gauge-h"><h2 id="gauge-h">Context over time</h2>
-<p><meter min="0" max="1" low="0.6" high="0.85" optimum="0.3" value="${Math.min(1, tokens / conversation.contextLimit).toFixed(4)}" aria-label="context use now"></meter> ${fmt(tokens)} of ${fmt(conversation.contextLimit)} tokens now · ${fmt(conversation.messageCount)} messages · ${fmt(conversation.compactionCount)} compactions</p>
+<p><meter min="0" max="1" low="0.6" high="0.85" optimum="0.3" value="${Math.min(1, tokens / conversation.contextLimit).toFixed(4)}" aria-label="context use now"></meter> ${fmt(tokens)} of ${fmt(conversation.contextLimit)} tokens now · ${counted(conversation.messageCount, 'message')} · ${counted(conversation.compactionCount, 'compaction')}</p>
 ${gaugeSvg({ compactions, now: { at: new Date(), tokens }, limit: conversation.contextLimit, start: conversation.createdAt })}
 <h3>Jobs</h3>
 <table class="list"><thead><tr><th scope="col">Job</th><th scope="col">Status</th><th scope="col">Tokens before → after</th><th scope="col">Created</th></tr></thead>

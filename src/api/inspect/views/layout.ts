@@ -25,6 +25,8 @@ ${input.body}
 }
 
 export const fmt = (n: number | null | undefined): string => (n === null || n === undefined ? '–' : Math.round(n).toLocaleString('en-US'));
+/** `1 compaction`, `3 compactions`: a count with its noun. */
+export const counted = (n: number, noun: string): string => `${fmt(n)} ${noun}${Math.round(n) === 1 ? '' : 's'}`;
 export const when = (d: Date | string | null | undefined): string => (d ? new Date(d).toISOString().replace('T', ' ').slice(0, 19) : '–');
 export const usd = (n: number | null | undefined): string => (typeof n === 'number' ? `$${n.toFixed(4)}` : '–');
 

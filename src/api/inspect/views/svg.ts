@@ -1,8 +1,8 @@
 import { html, type Html } from '../html.js';
+import { counted, fmt } from './layout.js';
 
 /** The two pictures of the inspector, drawn as SVG on the server (no script, no canvas). */
 
-const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const clock = (d: Date) => d.toISOString().slice(11, 23);
 
 export interface GaugeCompaction {
@@ -31,7 +31,7 @@ export function gaugeSvg(input: { compactions: readonly GaugeCompaction[]; now: 
   points.push(`${x(input.now.at).toFixed(1)},${y(input.now.tokens).toFixed(1)}`);
   const limitY = y(input.limit).toFixed(1);
   return html`<svg class="gauge" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="gauge-title">
-<title id="gauge-title">Context tokens over time: ${fmt(input.now.tokens)} of ${fmt(input.limit)} now, ${input.compactions.length} compactions</title>
+<title id="gauge-title">Context tokens over time: ${fmt(input.now.tokens)} of ${fmt(input.limit)} now, ${counted(input.compactions.length, 'compaction')}</title>
 <line class="axis" x1="${pad.left}" y1="${y(0).toFixed(1)}" x2="${width - pad.right}" y2="${y(0).toFixed(1)}"></line>
 <line class="limit" x1="${pad.left}" y1="${limitY}" x2="${width - pad.right}" y2="${limitY}"></line>
 <text class="label" x="4" y="${limitY}">window</text>

@@ -12,6 +12,7 @@ import { outputLimitFor } from '../../../src/llm/models.js';
 import { summarizeGuarded } from '../../../src/worker/guarded-summary.js';
 import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
 import { loadRealTranscript } from '../../helpers/transcripts.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 /**
  * The summary step's provider answer through the real Anthropic adapter (official SDK, retry
@@ -93,7 +94,7 @@ describe('hedged second request for a straggling summary call', () => {
     expect(hedge!.startMs - first!.startMs).toBeGreaterThanOrEqual(HEDGE_MIN_MS - 50);
     expect(result.usage.outputTokens).toBe(hedge!.outputTokens);
     // raced, not in series: the hedge started while the first was still in flight, which ended when the hedge answered
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(() => sim.control.callLog()[0]?.outcome !== 'pending', 5_000, 25, 'the losing call to end');
     const settled = sim.control.callLog();
     expect(settled[0]!.outcome).toBe('disconnected');
     expect(settled[1]!.startMs).toBeLessThan(settled[0]!.endMs!);
@@ -105,11 +106,9 @@ describe('hedged second request for a straggling summary call', () => {
     sim.control.setFaults({ script: ['hang', 'hang'] });
     const controller = new AbortController();
     const pending = summarize(fastPaces(), controller.signal);
-    await new Promise((resolve) => setTimeout(resolve, HEDGE_MIN_MS + 300));
-    expect(sim.control.inFlight()).toBe(2);
+    await waitFor(() => sim.control.inFlight() === 2, HEDGE_MIN_MS + 5_000, 25, 'the hedge to start beside the hanging call');
     controller.abort();
     await expect(pending).rejects.toMatchObject({ kind: 'cancelled' });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(sim.control.inFlight()).toBe(0);
+    await waitFor(() => sim.control.inFlight() === 0, 5_000, 25, 'both requests to end');
   });
 });

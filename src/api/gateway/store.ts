@@ -95,7 +95,7 @@ export async function appendHistory(deps: ApiDeps, conversation: ConversationRow
       messages: items.map((item) => ({ ...item.storable, metadata: { [GATEWAY_KEY]: item.key } })),
       ...(inputTokens === undefined ? {} : { usage: { inputTokens } }),
     },
-    { countTokens: deps.countTokens, countTokensOffLoop: deps.countTokensOffLoop, maxMessageBytes: deps.config.limits.maxMessageBytes },
+    { countTokens: deps.countTokens, countTokensOffLoop: deps.countTokensOffLoop, offLoopThreads: deps.offLoopThreads, maxMessageBytes: deps.config.limits.maxMessageBytes },
   );
   const effects: AppendEffects = { webhookDeliveryIds: [], idleCheckDelayMs: null };
   const committed: { entry: CachedConversation | null } = { entry: null };

@@ -128,3 +128,14 @@ export function planSync(clientKeys: readonly string[], stored: ReadonlyMap<numb
   }
   return { kind: 'extend', fromPosition: storedLength };
 }
+
+/**
+ * How many leading messages of the client's history compactd stored as they are. Unlike
+ * `planSync`, a stored history longer than the client's still shares its prefix: count_tokens
+ * may be asked about a history that does not yet carry the answer compactd already stored.
+ */
+export function sharedPrefix(clientKeys: readonly string[], stored: ReadonlyMap<number, string>): number {
+  let position = 0;
+  while (position < clientKeys.length && stored.get(position) === clientKeys[position]) position += 1;
+  return position;
+}

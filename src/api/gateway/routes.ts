@@ -3,7 +3,7 @@ import { AppError } from '../../lib/errors.js';
 import { createGatewayAuthHook } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import type { Answer } from './answer.js';
-import { historyKey, historyStart, planSync, storableMessage } from './history.js';
+import { historyKey, historyStart, planSync, sharedPrefix, storableMessage } from './history.js';
 import { identifyConversation, type GatewayProvider } from './identity.js';
 import { relayResponse } from './relay.js';
 import { activeRowsOf, appendHistory, ensureConversation, getConversation, readActiveRows, readStoredKeys, storedKeysOf, startCompaction, waitForCompaction, type HistoryItem } from './store.js';
@@ -216,12 +216,15 @@ async function handleCountTokens(deps: ApiDeps, request: FastifyRequest, reply: 
   let body = parsed.body;
   const conversation = await getConversation(deps.db, request.tenantId, identity.id);
   if (conversation) {
-    const stored = await readStoredKeys(deps.db, conversation.id);
-    const plan = planSync(parsed.keys, stored);
-    if (plan.kind === 'extend' && stored.size > 0) {
+    const shared = sharedPrefix(parsed.keys, await readStoredKeys(deps.db, conversation.id));
+    if (shared > 0) {
       const rows = await readActiveRows(deps.db, conversation.id);
-      const tail = parsed.history.slice(plan.fromPosition).map((_, offset) => ({ seq: Number.MAX_SAFE_INTEGER, kind: 'message' as const, role: 'user' as const, position: plan.fromPosition + offset, rewritten: false, content: null }));
-      body = buildUpstreamBody('anthropic', parsed.body, 0, parsed.history, [...rows, ...tail]);
+      // stored rows past the shared prefix (an answer the client has not sent back yet, a turn
+      // it rewound) and whatever was appended after them are not part of what it asks about
+      const firstAfter = rows.find((row) => row.position !== null && row.position >= shared)?.seq ?? Number.MAX_SAFE_INTEGER;
+      const context = rows.filter((row) => row.seq < firstAfter);
+      const tail = parsed.history.slice(shared).map((_, offset) => ({ seq: Number.MAX_SAFE_INTEGER, kind: 'message' as const, role: 'user' as const, position: shared + offset, rewritten: false, content: null }));
+      body = buildUpstreamBody('anthropic', parsed.body, 0, parsed.history, [...context, ...tail]);
     }
   }
   const upstream = await callUpstream(url, 'POST', headers, JSON.stringify(body), abort.signal);

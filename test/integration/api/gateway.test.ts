@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { activeMessages, waitForJob } from '../../helpers/conversation.js';
 import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { createStack, type Stack } from '../../helpers/stack.js';
 
 /**
@@ -258,7 +259,9 @@ describe('compaction through the gateway', () => {
     const answer = await client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 100, messages: history });
     history.push({ role: 'assistant', content: answer.content }, { role: 'user', content: 'Thanks. Anything else?' });
     await client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 100, messages: history });
-    // count_tokens counts what the gateway sends: the compacted context, not the whole history
+    // count_tokens counts what the gateway sends: the compacted context, not the whole history,
+    // also once the answer the client has not sent back yet is stored
+    await waitFor(async () => (await activeMessages(stack, id)).at(-1)?.role === 'assistant');
     const counted = await client.messages.countTokens({ model: 'claude-haiku-4-5', messages: history });
     const straight = await new Anthropic({ apiKey: 'sk', baseURL: sim.url }).messages.countTokens({ model: 'claude-haiku-4-5', messages: history });
     expect(counted.input_tokens).toBeLessThan(straight.input_tokens);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { historyKey, historyStart, planSync, positionOfKey, storableMessage } from '../../../../src/api/gateway/history.js';
+import { historyKey, historyStart, planSync, positionOfKey, sharedPrefix, storableMessage } from '../../../../src/api/gateway/history.js';
 
 describe('storableMessage', () => {
   it('keys a message the same whether or not the client marked it for caching or kept its thinking', () => {
@@ -47,5 +47,15 @@ describe('planSync', () => {
   it('reports where a history stops continuing the stored one', () => {
     expect(planSync(keys, new Map([[0, 'm0-a'], [1, 'm1-x']]))).toEqual({ kind: 'diverged', position: 1 });
     expect(planSync(['m0-a'], new Map([[0, 'm0-a'], [1, 'm1-b']]))).toEqual({ kind: 'diverged', position: 1 });
+  });
+});
+
+describe('sharedPrefix', () => {
+  const keys = ['m0-a', 'm1-b', 'm2-c'];
+  it('counts the leading messages stored as the client sent them, whatever is stored after them', () => {
+    expect(sharedPrefix(keys, new Map())).toBe(0);
+    expect(sharedPrefix(keys, new Map([[0, 'm0-a'], [1, 'm1-b']]))).toBe(2);
+    expect(sharedPrefix(keys, new Map([[0, 'm0-a'], [1, 'm1-b'], [2, 'm2-c'], [3, 'm3-d']]))).toBe(3);
+    expect(sharedPrefix(keys, new Map([[0, 'm0-a'], [1, 'm1-x'], [2, 'm2-c']]))).toBe(1);
   });
 });

@@ -8,6 +8,7 @@ import {
   moveToArchive,
   supersedeBatches,
 } from '../../src/db/repos/compaction-writes.js';
+import { indexArchiveForRecall } from '../../src/db/repos/recall-index.js';
 import { batches, compactionJobs, conversations, messages } from '../../src/db/schema.js';
 import type { TestApi } from './api.js';
 import { loadRealTranscript } from './transcripts.js';
@@ -46,7 +47,18 @@ export interface SimulatedResult {
 
 const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
 
-export async function simulateCompaction(db: Db, conversation: ConversationRow, spec: SimulatedCompaction): Promise<SimulatedResult> {
+/**
+ * Writes a compaction's result as the commit does, then (unless `indexAfterCommit` is false:
+ * a test of the indexer or of the unindexed backlog) its search index as the worker does after
+ * the commit.
+ */
+export async function simulateCompaction(db: Db, conversation: ConversationRow, spec: SimulatedCompaction, options: { indexAfterCommit?: boolean } = {}): Promise<SimulatedResult> {
+  const result = await commitSimulated(db, conversation, spec);
+  if (options.indexAfterCommit ?? true) while ((await indexArchiveForRecall(db, conversation.id, { limit: 200 })).more);
+  return result;
+}
+
+async function commitSimulated(db: Db, conversation: ConversationRow, spec: SimulatedCompaction): Promise<SimulatedResult> {
   return db.transaction(async (tx) => {
     const [job] = await tx
       .insert(compactionJobs)

@@ -1,8 +1,9 @@
 import { sql } from 'drizzle-orm';
 import type { Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
-import { SEARCH_CONFIG, searchDocument } from '../schema.js';
+import { SEARCH_CONFIG, searchDocument, searchHeadVector } from '../schema.js';
 import { archiveOrder, isCandidate } from './archive-order.js';
+import { unindexedBacklog } from './recall-backlog.js';
 
 /** A full-text hit: an archived original, its batch and job, its rank and a highlighted snippet. */
 export interface WordHit {
@@ -31,9 +32,11 @@ export const SNIPPET_MAX_CHARS = 480;
  * syntax: words, "quoted phrases", OR, -exclusions), best match first.
  *
  * A message's text is indexed in pieces of at most 64 kB (`SEARCH_PIECE_BYTES`): the first in
- * `archived_messages.search_text`, every piece of a longer message in `archived_search_pieces`.
+ * `archived_recall_indexed.search_text`, every piece of a longer message in `archived_search_pieces`.
  * A message matches when one piece matches the whole query (the words of an AND or a phrase
- * must fall in one piece). The snippet is drawn from a ~2 kB window of the first matching
+ * must fall in one piece). The index is written after the compaction's commit: until then
+ * the newest unindexed originals (recall-backlog.ts) are matched on their first piece, parsed
+ * at search time. The snippet is drawn from a ~2 kB window of the first matching
  * piece (`compactd_search_window`), so a search costs at most `limit` times one piece's
  * parse, never the whole text, and its answer is bounded.
  */
@@ -41,18 +44,21 @@ export async function searchWords(db: DbOrTx, conversationId: string, params: { 
   const rows = await db.execute<{ archive_id: string; seq: string; role: Role; job_id: string; batch_id: string | null; rank: number; snippet: string }>(sql`
     with q as (select websearch_to_tsquery(${regconfig}, ${params.query}) as query),
     matched as (
-      select a.archive_id from archived_messages a, q where a.conversation_id = ${conversationId} and a.search_text @@ q.query
+      select i.archive_id from archived_recall_indexed i, q where i.conversation_id = ${conversationId} and i.search_text @@ q.query
       union
       select p.archive_id from archived_search_pieces p, q where p.conversation_id = ${conversationId} and p.search_text @@ q.query
+      union
+      select b.archive_id from ${unindexedBacklog(conversationId)} b, q where ${searchHeadVector(sql`b.content`)} @@ q.query
     ),
     hits as (
       select a.seq, a.role, a.job_id, a.archive_id, a.content,
              coalesce(
                (select max(ts_rank(p.search_text, q.query, 1)) from archived_search_pieces p
                  where p.archive_id = a.archive_id and p.search_text @@ q.query),
-               ts_rank(a.search_text, q.query, 1)) as rank
+               ts_rank(coalesce(i.search_text, ${searchHeadVector(sql`a.content`)}), q.query, 1)) as rank
         from matched m
         join archived_messages a on a.archive_id = m.archive_id
+        left join archived_recall_indexed i on i.archive_id = a.archive_id
         cross join q
        where ${isCandidate('a')}
          and not exists (

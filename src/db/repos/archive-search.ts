@@ -4,6 +4,7 @@ import type { Block, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
 import { archiveOrder, isCandidate } from './archive-order.js';
 import { clipSnippet, SNIPPET_MAX_CHARS, searchWords, type WordHit } from './archive-search-words.js';
+import { BACKLOG_SCAN_TOKENS, unindexedBacklog } from './recall-backlog.js';
 import { toolNamesFor } from './recall-index.js';
 
 export { clipSnippet, SNIPPET_MAX_CHARS } from './archive-search-words.js';
@@ -14,7 +15,7 @@ export { clipSnippet, SNIPPET_MAX_CHARS } from './archive-search-words.js';
  * of their lines (trigram index, migration 0008), and by words through the full-text index.
  * Fragment hits come first (their rank is 1 + their full-text rank), then word-only hits by
  * full-text rank. Every part is bounded: at most `MATCH_ROWS` matching lines are read, the
- * not-yet-indexed backlog is read for its newest `BACKLOG_SCAN` messages, and each hit
+ * not-yet-indexed backlog is read for its newest `BACKLOG_SCAN` messages (recall-backlog.ts), and each hit
  * carries at most `MAX_MATCH_LINES` matching lines with one line of context either side.
  */
 
@@ -36,13 +37,6 @@ export interface SearchHit extends Omit<WordHit, 'archiveId'> {
 
 /** Matching lines read for ranking at most: a fragment in every line of a huge conversation stays bounded. */
 const MATCH_ROWS = 5000;
-/**
- * Newest archived messages without pieces yet that a search reads directly, at most, and
- * their tokens at most (the first always): the backlog is the seconds between a commit and
- * its indexing, or an old archive the maintenance sweep has not reached.
- */
-const BACKLOG_SCAN = 50;
-const BACKLOG_SCAN_TOKENS = 1_000_000;
 const MAX_MATCH_LINES = 3;
 /** A returned line's length at most (characters), around its match. */
 export const LINE_MAX_CHARS = 240;
@@ -96,18 +90,15 @@ async function searchFragment(db: DbOrTx, conversationId: string, query: string,
        group by p.archive_id
       union all
       select b.archive_id, 1, false
-        from (select a.archive_id, a.content, sum(a.tokens) over (order by a.seq desc, a.archive_id) - a.tokens as tokens_before
-                from archived_messages a
-               where a.conversation_id = ${conversationId} and ${isCandidate('a')}
-                 and not exists (select 1 from archived_recall_indexed i where i.archive_id = a.archive_id)
-               order by a.seq desc, a.archive_id limit ${BACKLOG_SCAN}) b
-       where b.tokens_before < ${BACKLOG_SCAN_TOKENS} and compactd_search_document(b.content) ilike ${pattern}
+        from ${unindexedBacklog(conversationId)} b
+       where compactd_search_document(b.content) ilike ${pattern}
     ),
     hits as (
       select a.archive_id, a.seq, a.role, a.job_id, m.indexed,
-             1 + ts_rank(a.search_text, websearch_to_tsquery('english'::regconfig, ${query}), 1) as rank, m.lines
+             1 + coalesce(ts_rank(i.search_text, websearch_to_tsquery('english'::regconfig, ${query}), 1), 0) as rank, m.lines
         from matched m
         join archived_messages a on a.archive_id = m.archive_id
+        left join archived_recall_indexed i on i.archive_id = a.archive_id
        where ${isCandidate('a')}
          and not exists (
            select 1 from archived_messages e

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { answeredToolUseIds, recallPieces, toolCallNames, type RecallPiece } from '../../compaction/recall-lines.js';
 import type { Block, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
+import { SEARCH_CONFIG, SEARCH_PIECE_BYTES, searchHeadVector } from '../schema.js';
 import { isCandidate } from './archive-order.js';
 
 /** What one indexing pass did. */
@@ -25,12 +26,21 @@ type PendingRow = {
   seq: string;
   role: Role;
   content: Block[];
+  bytes: number;
   running_bytes: string;
 };
 
+const regconfig = sql.raw(`'${SEARCH_CONFIG}'::regconfig`);
 /**
- * Fills the recall pieces (migration 0008) of a conversation's archived originals that have
- * none yet, oldest seq first, at most `limit` messages and about `maxBytes` of content a pass
+ * A message whose JSON is shorter has a search text of one piece: the text is never longer
+ * than the JSON it is drawn from, and the spaces the piece cutter adds to long runs (one per
+ * 128 bytes) keep it below `SEARCH_PIECE_BYTES`.
+ */
+const ONE_PIECE_JSON_BYTES = 60_000;
+
+/**
+ * Fills the recall pieces (migration 0008) and the full-text index (migration 0011) of a
+ * conversation's archived originals that have none yet, oldest seq first, at most `limit` messages and about `maxBytes` of content a pass
  * (always at least one message). Runs after a compaction commits, never inside its
  * transaction. Deterministic: a caller loops while `more`, and two indexers at once never
  * write a message twice (the marker's primary key decides who writes it).
@@ -42,7 +52,7 @@ export async function indexArchiveForRecall(
 ): Promise<RecallIndexPass> {
   const maxBytes = params.maxBytes ?? DEFAULT_MAX_BYTES;
   const pending = await db.execute<PendingRow>(sql`
-    select p.archive_id, p.seq, p.role, a.content, sum(p.bytes) over (order by p.seq, p.archive_id) as running_bytes
+    select p.archive_id, p.seq, p.role, a.content, p.bytes, sum(p.bytes) over (order by p.seq, p.archive_id) as running_bytes
       from (
         select a.archive_id, a.seq, a.role, octet_length(a.content::text) as bytes
           from archived_messages a
@@ -63,21 +73,32 @@ export async function indexArchiveForRecall(
 }
 
 /**
- * One statement (atomic without a transaction of its own): claims each message's marker and
- * writes the pieces of the messages it claimed; a message another indexer claimed first, or
- * one a revert removed meanwhile, is skipped.
+ * One statement (atomic without a transaction of its own): claims each message's marker with
+ * the full-text vector of its first piece, and writes the recall pieces (and, for a long
+ * message, every full-text piece) of the messages it claimed; a message another indexer claimed
+ * first, or one a revert removed meanwhile, is skipped.
  */
 async function writePieces(db: DbOrTx, conversationId: string, rows: ReadonlyArray<{ row: PendingRow; pieces: RecallPiece[] }>): Promise<number> {
   const flat = rows.flatMap((r) => r.pieces.map((piece) => ({ row: r.row, piece })));
   const column = <T>(pick: (r: { row: PendingRow; piece: RecallPiece }) => T) => sql.param(flat.map(pick));
   const [result] = await db.execute<{ written: string }>(sql`
     with claimed as (
-      insert into archived_recall_indexed (archive_id, conversation_id, pieces)
-      select m.archive_id, ${conversationId}, m.pieces
+      insert into archived_recall_indexed (archive_id, conversation_id, pieces, search_text)
+      select m.archive_id, ${conversationId}, m.pieces, ${searchHeadVector(sql`a.content`)}
         from unnest(${sql.param(rows.map((r) => r.row.archive_id))}::uuid[], ${sql.param(rows.map((r) => r.pieces.length))}::int[]) as m(archive_id, pieces)
-       where exists (select 1 from archived_messages a where a.archive_id = m.archive_id)
+        join archived_messages a on a.archive_id = m.archive_id
       on conflict (archive_id) do nothing
       returning archive_id
+    ),
+    long_pieces as (
+      insert into archived_search_pieces (archive_id, conversation_id, piece, body, search_text)
+      select a.archive_id, ${conversationId}, p.ord - 1, p.body, to_tsvector(${regconfig}, p.body)
+        from archived_messages a
+        cross join lateral (select compactd_search_pieces(compactd_search_document(a.content), ${SEARCH_PIECE_BYTES}, 0) as pieces offset 0) s
+        cross join lateral unnest(s.pieces) with ordinality as p(body, ord)
+       where a.archive_id = any(${sql.param(rows.filter((r) => Number(r.row.bytes) > ONE_PIECE_JSON_BYTES).map((r) => r.row.archive_id))}::uuid[])
+         and a.archive_id in (select archive_id from claimed) and cardinality(s.pieces) > 1
+      on conflict do nothing
     ),
     written as (
       insert into archived_recall_pieces (archive_id, conversation_id, seq, role, tool, line, part, text)

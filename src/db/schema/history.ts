@@ -77,12 +77,12 @@ export const messages = pgTable(
 
 export type ArchiveReason = 'summarized' | 'masked' | 'truncated' | 'superseded_clip';
 
-const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
+export const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
 
 /**
  * The searchable strings of a message's blocks, one a line: text, tool names, the string
  * values of tool inputs, tool-result text (not ids, block types or image data). A SQL
- * function (migration 0006) so the generated column, the piece trigger and the snippets
+ * function (migration 0006) so the indexer, the search of the unindexed backlog and the snippets
  * read the same text.
  */
 export const searchDocument = (content: SQL): SQL => sql`compactd_search_document(${content})`;
@@ -91,14 +91,17 @@ export const searchDocument = (content: SQL): SQL => sql`compactd_search_documen
  * A message's search text is indexed in pieces of at most this many bytes: one tsvector
  * holds at most 1 MB and adversarial text (unique short words, hyphenated compounds of
  * 4-byte letters) makes ~4 bytes of it per byte of input, so a piece's vector stays under
- * a third of the limit. The first piece is `archived_messages.search_text`; a message with
- * more has every piece in `archived_search_pieces` (migration 0006's trigger). Fixed in the
+ * a third of the limit. The first piece is `archived_recall_indexed.search_text`; a message with
+ * more has every piece in `archived_search_pieces` (both written by the recall indexer). Fixed in the
  * SQL functions of that migration: change both together.
  */
 export const SEARCH_PIECE_BYTES = 65536;
 
 /** Text-search configuration of the archive index; queries must use the same one. */
 export const SEARCH_CONFIG = 'english';
+
+/** The full-text vector of a message's first search piece: what the indexer stores and a search of the unindexed backlog computes. */
+export const searchHeadVector = (content: SQL): SQL => sql`to_tsvector(${sql.raw(`'${SEARCH_CONFIG}'`)}::regconfig, compactd_search_head(${content}))`;
 
 /** Originals as they were in `messages`, with the batch and job that archived them. */
 export const archivedMessages = pgTable(
@@ -116,17 +119,9 @@ export const archivedMessages = pgTable(
     jobId: uuid('job_id').notNull(),
     reason: text('reason').$type<ArchiveReason>().notNull(),
     archivedAt: timestamp('archived_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    /**
-     * full-text index of the archived content's first piece (GET …/archive/search, the recall
-     * tool); a longer message's other pieces are in `archived_search_pieces`
-     */
-    searchText: tsvector('search_text').generatedAlwaysAs(
-      (): SQL => sql`to_tsvector(${sql.raw(`'${SEARCH_CONFIG}'`)}::regconfig, compactd_search_head(content))`,
-    ),
   },
   (t) => [
     index('archived_conversation_seq_idx').on(t.conversationId, t.seq),
-    index('archived_search_gin').using('gin', t.searchText),
     index('archived_batch_idx').on(t.batchId, t.seq),
     index('archived_job_idx').on(t.jobId),
     index('archived_tool_use_ids_gin').using('gin', t.toolUseIds),
@@ -136,8 +131,8 @@ export const archivedMessages = pgTable(
 
 /**
  * The search pieces of an archived message whose text is longer than one piece (every piece,
- * the first included, so a snippet never re-reads the whole message). Filled by a trigger on
- * `archived_messages` (migration 0006), erased with the archived row.
+ * the first included, so a snippet never re-reads the whole message). Written after the
+ * compaction's commit by the recall indexer (migration 0011), erased with the archived row.
  */
 export const archivedSearchPieces = pgTable(
   'archived_search_pieces',
@@ -146,7 +141,7 @@ export const archivedSearchPieces = pgTable(
       .notNull()
       .references(() => archivedMessages.archiveId, { onDelete: 'cascade' }),
     conversationId: uuid('conversation_id').notNull(),
-    /** 0-based: piece 0 is the text `archived_messages.search_text` indexes */
+    /** 0-based: piece 0 is the text `archived_recall_indexed.search_text` indexes */
     piece: integer('piece').notNull(),
     body: text('body').notNull(),
     searchText: tsvector('search_text').notNull(),

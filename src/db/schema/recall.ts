@@ -1,6 +1,6 @@
 import { bigint, index, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import type { Role } from '../../compaction/types.js';
-import { archivedMessages } from './history.js';
+import { archivedMessages, tsvector } from './history.js';
 
 /**
  * Recall by fragment (SPEC §5.9, migration 0008): the lines of each archived original, matched
@@ -33,7 +33,11 @@ export const archivedRecallPieces = pgTable(
   ],
 );
 
-/** One row per archived message whose pieces are written (zero pieces for a message without text). */
+/**
+ * One row per archived original whose recall pieces are written (zero pieces for a message
+ * without text), with the full-text vector of its search text's first piece (migration 0011:
+ * written after the commit with the pieces, never inside it).
+ */
 export const archivedRecallIndexed = pgTable(
   'archived_recall_indexed',
   {
@@ -43,6 +47,12 @@ export const archivedRecallIndexed = pgTable(
     conversationId: uuid('conversation_id').notNull(),
     pieces: integer('pieces').notNull(),
     indexedAt: timestamp('indexed_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /** full-text index of the first piece (GET …/archive/search); a longer message's other pieces are in `archived_search_pieces` */
+    searchText: tsvector('search_text'),
   },
-  (t) => [index('archived_recall_indexed_conversation_idx').on(t.conversationId)],
+  (t) => [
+    index('archived_recall_indexed_conversation_idx').on(t.conversationId),
+    // btree_gin: words are looked up within their conversation, as fragments are
+    index('archived_recall_indexed_search_gin').using('gin', t.conversationId, t.searchText),
+  ],
 );

@@ -25,7 +25,7 @@ async function rowsOf(conversationId: string, externalId: string): Promise<Recor
       (select count(*) from conversations where id = ${conversationId}) as conversations,
       (select count(*) from messages where conversation_id = ${conversationId}) as messages,
       (select count(*) from archived_messages where conversation_id = ${conversationId}) as archived,
-      (select count(*) from archived_messages where conversation_id = ${conversationId} and search_text is not null) as indexed,
+      (select count(*) from archived_recall_indexed where conversation_id = ${conversationId} and search_text is not null) as indexed,
       (select count(*) from batches where conversation_id = ${conversationId}) as batches,
       (select count(*) from compaction_jobs where conversation_id = ${conversationId}) as jobs,
       (select count(*) from compaction_chunks r join compaction_jobs j on j.id = r.job_id where j.conversation_id = ${conversationId}) as chunks,

@@ -61,7 +61,7 @@ beforeAll(async () => {
   for (const id of ['recall-indexed', 'recall-backlog']) {
     await createWithMessages(t, id, crafted);
     const conversation = await conversationByExternalId(t.db.db, id);
-    jobs.set(id, await simulateCompaction(t.db.db, conversation, { chunks: [{ seqs: ARCHIVED, summary: 'The registry crash was investigated.' }] }));
+    jobs.set(id, await simulateCompaction(t.db.db, conversation, { chunks: [{ seqs: ARCHIVED, summary: 'The registry crash was investigated.' }] }, { indexAfterCommit: false }));
   }
 });
 afterAll(async () => {
@@ -196,9 +196,12 @@ describe('the maintenance backfill', () => {
     expect(said).toEqual(['recall backfill: every archived message is indexed']);
     await backfill.step();
     expect(said).toHaveLength(1);
-    // the same answers from the pieces
+    // the same answers from the pieces and the full-text vectors the indexer wrote
     const [hit] = await search('recall-backlog', 'undefined function fetch_pane/2');
     expect(hit).toMatchObject({ seq: 5, tool: 'Bash', match: 'fragment' });
+    const [withoutVector] = await t.db.db.execute<{ n: string }>(sql`select count(*) as n from archived_recall_indexed where search_text is null`);
+    expect(Number(withoutVector!.n)).toBe(0);
+    expect((await search('recall-backlog', 'deploying keys')).map((h) => [h.seq, h.match])).toEqual([[1, 'words']]);
   });
 });
 

@@ -10,6 +10,7 @@ import { createDb, type DbHandle } from '../../../src/db/client.js';
 import { runMigrations } from '../../../src/db/migrate.js';
 import { createApiKey } from '../../../src/db/repos/api-keys.js';
 import { archiveMessages } from '../../../src/db/repos/compaction-writes.js';
+import { indexArchiveForRecall } from '../../../src/db/repos/recall-index.js';
 import { countTokens } from '../../../src/lib/count-tokens.js';
 import { conversationByExternalId } from '../../helpers/archive-seed.js';
 import { startPrivatePostgres, type PrivatePostgres } from '../../helpers/private-services.js';
@@ -112,6 +113,8 @@ beforeAll(async () => {
       values (${conversation.tenantId}, ${conversation.id}, 'completed', 'api') returning id`);
     await archiveMessages(tx, { conversationId: conversation.id, jobId: job[0]!.id, reason: 'summarized', seqs: [...seqOf.values()], remove: true });
   });
+  // The search index, written after the commit: the statement that computes every piece's vector.
+  while ((await indexArchiveForRecall(db.db, conversation.id, { limit: 200 })).more);
 }, 600_000);
 
 afterAll(async () => {

@@ -18,7 +18,7 @@ export interface CompactdProcess {
   ready: Promise<void>;
   /** resolves with the exit code or signal name */
   exited: Promise<number | string>;
-  /** epoch ms of the SIGKILL, when this harness killed it */
+  /** epoch ms of the signal, when this harness stopped it (SIGKILL, or SIGTERM for a graceful stop) */
   killedAt: number | null;
   output(): string;
   kill(signal?: NodeJS.Signals): Promise<number | string>;
@@ -54,10 +54,10 @@ function logStream(file: string): WriteStream {
 export function spawnCompactd(
   role: Role,
   env: Record<string, string>,
-  options: { name?: string; logFile?: string; readyWhen?: () => Promise<boolean>; args?: string[] } = {},
+  options: { name?: string; logFile?: string; readyWhen?: () => Promise<boolean>; args?: string[]; nodeArgs?: string[] } = {},
 ): CompactdProcess {
   const name = options.name ?? role;
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/compactd.mjs'), role, ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), path.join(REPO_ROOT, 'bin/compactd.mjs'), role, ...(options.args ?? [])], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', LOG_PRETTY: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -124,7 +124,7 @@ export function spawnCompactd(
     output: () => output,
     kill: async (signal = 'SIGKILL') => {
       if (child.exitCode === null && child.signalCode === null) {
-        if (signal === 'SIGKILL') proc.killedAt = Date.now();
+        proc.killedAt = Date.now();
         child.kill(signal);
       }
       return exited;

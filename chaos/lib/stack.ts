@@ -45,7 +45,8 @@ export interface ChaosStack {
   /** api and worker processes that exited without being killed by the harness (each was started again) */
   crashes: Crash[];
   startWorker(extraEnv?: Record<string, string>, name?: string): Promise<CompactdProcess>;
-  startApi(extraEnv?: Record<string, string>): Promise<{ url: string; process: CompactdProcess }>;
+  /** `nodeArgs`: options for node itself (a CPU profile: `--cpu-prof`, which NODE_OPTIONS refuses) */
+  startApi(extraEnv?: Record<string, string>, nodeArgs?: string[]): Promise<{ url: string; process: CompactdProcess }>;
   /** `compactd llm-sim` as a process of its own (so its CPU is not the harness's) */
   startLlmSimProcess(args?: string[]): Promise<{ url: string; process: CompactdProcess }>;
   /** the API in this process (for `app.inject`), over its own deps */
@@ -142,11 +143,11 @@ function launchers(env: Record<string, string>, logFile: string, processes: Comp
   return {
     startWorker: (extraEnv: Record<string, string> = {}, name = `worker-${++workerCount}`) =>
       supervise(() => spawnCompactd('worker', { ...env, ...extraEnv }, { name, logFile })),
-    async startApi(extraEnv: Record<string, string> = {}) {
+    async startApi(extraEnv: Record<string, string> = {}, nodeArgs: string[] = []) {
       const port = await freePort();
       const url = `http://127.0.0.1:${port}`;
       const readyWhen = async () => (await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) })).ok;
-      const proc = await supervise(() => spawnCompactd('api', { ...env, HOST: '127.0.0.1', PORT: String(port), ...extraEnv }, { name: 'api', logFile, readyWhen }));
+      const proc = await supervise(() => spawnCompactd('api', { ...env, HOST: '127.0.0.1', PORT: String(port), ...extraEnv }, { name: 'api', logFile, readyWhen, nodeArgs }));
       return { url, process: proc };
     },
     async startLlmSimProcess(args: string[] = []) {

@@ -146,7 +146,9 @@ export async function runLoad(options: LoadOptions): Promise<ScenarioResult> {
   const random = seededRandom(options.seed);
   const stack = await startChaosStack(options.logDir ? { logDir: options.logDir } : {});
   try {
-    const api = await stack.startApi();
+    // CHAOS_PROFILE_API=<dir>: the API process writes a CPU profile there when it stops (what the p99 spends)
+    const profileDir = process.env['CHAOS_PROFILE_API'];
+    const api = await stack.startApi({}, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
     const http = fetchHttp(api.url, stack.keys.tenant);
     const ledger = new AppendLedger();
     const ids = await seedConversations(apiCalls(http), ledger, 'load', pickConversations(options.clients, 1_000), POLICY, { contextLimit: CONTEXT_LIMIT });
@@ -162,6 +164,8 @@ export async function runLoad(options: LoadOptions): Promise<ScenarioResult> {
     const saturated = await phase(http, ids, ledger, { warmupMs: 0, durationMs: options.saturationMs, think: () => 0, compactionsPerSecond: options.compactionsPerSecond, random, cpu });
     recordPhase(rec, `${options.clients} clients without pauses (saturation)`, saturated, null);
 
+    // a graceful stop: the profile is written on exit
+    if (profileDir) await api.process.kill('SIGTERM');
     recordCrashes(rec, stack.crashes);
     const stillActive = await waitForTerminalJobs(stack.db.db, 60_000);
     const statuses = await jobStatusCounts(stack.db.db);

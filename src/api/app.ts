@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { createAuthHook } from './auth.js';
 import type { ApiDeps } from './deps.js';
@@ -27,12 +27,25 @@ import { inspectRoutes } from './inspect/routes.js';
 
 export type { ApiDeps };
 
+/**
+ * One log line per request, written when it completes and naming the request, instead of
+ * fastify's two: each line is a synchronous write, most of the API's logging cost under load.
+ */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
+
 /** Builds the HTTP app without listening (tests use `app.inject`). */
 export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: deps.config.limits.maxBodyBytes,
     requestIdHeader: 'x-request-id',
+    logController: new OneLinePerRequest(),
     // Errors before routing are problem+json too (protocol-errors.ts).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: handleFrameworkError,

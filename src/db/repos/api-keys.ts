@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.js';
+import { preparedPerHandle } from '../prepared.js';
 import { apiKeys, tenants } from '../schema.js';
 
 const KEY_PREFIX = 'cpd_';
@@ -44,11 +45,16 @@ export async function createApiKey(db: DbOrTx, params: { tenantName: string; nam
   return { key, id: row.id, prefix: row.prefix, tenant };
 }
 
-export async function findTenantByApiKey(db: DbOrTx, key: string): Promise<{ tenantId: string; keyId: string } | null> {
-  const [row] = await db
+const liveKeyByHash = preparedPerHandle((db) =>
+  db
     .select({ tenantId: apiKeys.tenantId, keyId: apiKeys.id })
     .from(apiKeys)
-    .where(and(eq(apiKeys.hash, hashApiKey(key)), isNull(apiKeys.revokedAt)));
+    .where(and(eq(apiKeys.hash, sql.placeholder('hash')), isNull(apiKeys.revokedAt)))
+    .prepare('live_api_key_by_hash'),
+);
+
+export async function findTenantByApiKey(db: DbOrTx, key: string): Promise<{ tenantId: string; keyId: string } | null> {
+  const [row] = await liveKeyByHash(db).execute({ hash: hashApiKey(key) });
   return row ?? null;
 }
 

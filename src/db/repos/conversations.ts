@@ -1,6 +1,7 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
 import type { TriggerState } from '../../compaction/trigger.js';
 import type { DbOrTx, Tx } from '../client.js';
+import { preparedPerHandle } from '../prepared.js';
 import { compactionJobs, conversations, idempotencyKeys } from '../schema.js';
 
 export type ConversationRow = typeof conversations.$inferSelect;
@@ -24,16 +25,23 @@ export async function insertConversation(db: DbOrTx, params: NewConversation): P
   return row ?? null;
 }
 
-export async function getConversation(db: DbOrTx, tenantId: string, externalId: string): Promise<ConversationRow | null> {
-  const [row] = await db
+const byExternalId = preparedPerHandle((db) =>
+  db
     .select()
     .from(conversations)
-    .where(and(eq(conversations.tenantId, tenantId), eq(conversations.externalId, externalId)));
+    .where(and(eq(conversations.tenantId, sql.placeholder('tenantId')), eq(conversations.externalId, sql.placeholder('externalId'))))
+    .prepare('conversation_by_external_id'),
+);
+
+export async function getConversation(db: DbOrTx, tenantId: string, externalId: string): Promise<ConversationRow | null> {
+  const [row] = await byExternalId(db).execute({ tenantId, externalId });
   return row ?? null;
 }
 
+const byId = preparedPerHandle((db) => db.select().from(conversations).where(eq(conversations.id, sql.placeholder('id'))).prepare('conversation_by_id'));
+
 export async function getConversationById(db: DbOrTx, id: string): Promise<ConversationRow | null> {
-  const [row] = await db.select().from(conversations).where(eq(conversations.id, id));
+  const [row] = await byId(db).execute({ id });
   return row ?? null;
 }
 

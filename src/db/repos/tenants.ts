@@ -1,10 +1,13 @@
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { mergePolicy, type Policy, type PolicyOverride } from '../../config/policy.js';
 import type { DbOrTx } from '../client.js';
+import { preparedPerHandle } from '../prepared.js';
 import { tenants } from '../schema.js';
 
+const policyOfTenant = preparedPerHandle((db) => db.select({ policy: tenants.policy }).from(tenants).where(eq(tenants.id, sql.placeholder('tenantId'))).prepare('tenant_policy'));
+
 export async function getTenantPolicy(db: DbOrTx, tenantId: string): Promise<Record<string, unknown>> {
-  const [row] = await db.select({ policy: tenants.policy }).from(tenants).where(eq(tenants.id, tenantId));
+  const [row] = await policyOfTenant(db).execute({ tenantId });
   return row?.policy ?? {};
 }
 

@@ -46,13 +46,18 @@ export async function getConversationById(db: DbOrTx, id: string): Promise<Conve
 }
 
 /** The conversation's latest compaction; consolidations are follow-ups, listed with the jobs, not here. */
-export async function getLastJob(db: DbOrTx, conversationId: string) {
-  const [row] = await db
+const lastJob = preparedPerHandle((db) =>
+  db
     .select({ id: compactionJobs.id, status: compactionJobs.status })
     .from(compactionJobs)
-    .where(and(eq(compactionJobs.conversationId, conversationId), ne(compactionJobs.trigger, 'consolidate')))
+    .where(and(eq(compactionJobs.conversationId, sql.placeholder('conversationId')), ne(compactionJobs.trigger, 'consolidate')))
     .orderBy(sql`${compactionJobs.createdAt} desc`)
-    .limit(1);
+    .limit(1)
+    .prepare('last_job_of_conversation'),
+);
+
+export async function getLastJob(db: DbOrTx, conversationId: string) {
+  const [row] = await lastJob(db).execute({ conversationId });
   return row ?? null;
 }
 

@@ -1,5 +1,6 @@
 import { and, desc, eq, inArray, lt, ne, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.js';
+import { preparedPerHandle } from '../prepared.js';
 import { ACTIVE_JOB_STATUSES, compactionJobs, conversations, tenants, type JobStatus, type JobTrigger } from '../schema.js';
 
 export type JobRow = typeof compactionJobs.$inferSelect;
@@ -41,28 +42,40 @@ export async function findActiveJob(db: DbOrTx, conversationId: string): Promise
   return row ?? null;
 }
 
+const jobById = preparedPerHandle((db) => db.select().from(compactionJobs).where(eq(compactionJobs.id, sql.placeholder('id'))).prepare('job_by_id'));
+
 export async function getJob(db: DbOrTx, id: string): Promise<JobRow | null> {
-  const [row] = await db.select().from(compactionJobs).where(eq(compactionJobs.id, id));
+  const [row] = await jobById(db).execute({ id });
   return row ?? null;
 }
 
-/** A job with its conversation and its tenant's policy, in one query (what every step starts from). */
-export async function getJobWithConversation(db: DbOrTx, id: string) {
-  const [row] = await db
+const jobWithConversation = preparedPerHandle((db) =>
+  db
     .select({ job: compactionJobs, conversation: conversations, tenantPolicy: tenants.policy })
     .from(compactionJobs)
     .innerJoin(conversations, eq(conversations.id, compactionJobs.conversationId))
     .innerJoin(tenants, eq(tenants.id, conversations.tenantId))
-    .where(eq(compactionJobs.id, id));
+    .where(eq(compactionJobs.id, sql.placeholder('id')))
+    .prepare('job_with_conversation'),
+);
+
+/** A job with its conversation and its tenant's policy, in one query (what every step starts from). */
+export async function getJobWithConversation(db: DbOrTx, id: string) {
+  const [row] = await jobWithConversation(db).execute({ id });
   return row ?? null;
 }
 
-export async function getJobForTenant(db: DbOrTx, tenantId: string, id: string): Promise<JobWithConversation | null> {
-  const [row] = await db
+const jobOfTenant = preparedPerHandle((db) =>
+  db
     .select(withConversation)
     .from(compactionJobs)
     .innerJoin(conversations, eq(conversations.id, compactionJobs.conversationId))
-    .where(and(eq(compactionJobs.id, id), eq(compactionJobs.tenantId, tenantId)));
+    .where(and(eq(compactionJobs.id, sql.placeholder('id')), eq(compactionJobs.tenantId, sql.placeholder('tenantId'))))
+    .prepare('job_of_tenant'),
+);
+
+export async function getJobForTenant(db: DbOrTx, tenantId: string, id: string): Promise<JobWithConversation | null> {
+  const [row] = await jobOfTenant(db).execute({ id, tenantId });
   return row ? { ...row.job, conversationExternalId: row.conversationExternalId } : null;
 }
 

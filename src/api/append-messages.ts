@@ -161,6 +161,11 @@ function toRow(normalized: NormalizedMessage, countTokens: CountTokens): NewMess
  */
 export async function storeAppend(tx: Tx, conversation: ConversationRow, prepared: PreparedAppend) {
   await withConversationLock(tx, conversation.id);
+  return storeAppendLocked(tx, conversation, prepared);
+}
+
+/** `storeAppend` for a caller that already holds the conversation lock in `tx` (one round trip fewer). */
+export async function storeAppendLocked(tx: Tx, conversation: ConversationRow, prepared: PreparedAppend) {
   await checkToolPairing(tx, conversation.id, prepared.rows);
   const updated = await recordAppend(tx, {
     id: conversation.id,

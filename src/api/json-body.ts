@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.js';
 
 /** Any instance (the app's is typed by its logger and the zod type provider). */
@@ -12,7 +12,8 @@ type ParserHost = Pick<FastifyInstance, 'getDefaultJsonParser' | 'removeContentT
 // Reusable: a decode without `stream: true` keeps no state between calls.
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-export function registerJsonParser(app: ParserHost): void {
+/** `keepText`: hands a route the body's text as received (the gateway forwards it unchanged when it can). */
+export function registerJsonParser(app: ParserHost, keepText?: (request: FastifyRequest, text: string) => void): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
@@ -29,6 +30,7 @@ export function registerJsonParser(app: ParserHost): void {
       done(new AppError('INVALID_UTF8', 'the body is not valid UTF-8', { status: 400, field: 'body' }), undefined);
       return;
     }
+    keepText?.(request, text);
     parseJson(request, text, done);
   });
 }

@@ -1,13 +1,15 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../lib/errors.js';
 import { createGatewayAuthHook } from '../auth.js';
+import { registerJsonParser } from '../json-body.js';
 import type { ApiDeps } from '../deps.js';
 import type { Answer } from './answer.js';
 import { historyKey, historyStart, planSync, sharedPrefix, storableMessage } from './history.js';
 import { identifyConversation, type GatewayProvider } from './identity.js';
+import { keysOfHistory, rememberKeys } from './key-memo.js';
 import { relayResponse } from './relay.js';
 import { activeRowsOf, appendHistory, ensureConversation, getConversation, readActiveRows, readStoredKeys, storedKeysOf, startCompaction, waitForCompaction, type HistoryItem } from './store.js';
-import { buildUpstreamBody } from './upstream-body.js';
+import { buildUpstreamBody, isClientBody } from './upstream-body.js';
 import { isContextOverflow, overflowSizes, overflowTarget, providerError, UPSTREAM_KEY_HEADER, upstreamHeaders, upstreamUrl } from './upstream.js';
 import type { ConversationRow } from '../../db/repos/conversations.js';
 
@@ -37,6 +39,8 @@ export function gatewayRoutes(deps: ApiDeps): FastifyPluginAsync {
   return async (app) => {
     app.setErrorHandler((error: FastifyError | AppError, request, reply) => sendGatewayError(request, reply, error));
     app.addHook('onRequest', createGatewayAuthHook(deps.db));
+    // the body's text is kept: a context that is the client's own history is forwarded as those bytes
+    registerJsonParser(app, (request, text) => rawBodies.set(request, text));
     // The providers' own APIs, in their own shapes (README "Use compactd without changing your
     // agent"): not part of compactd's OpenAPI document, whose errors are problem+json.
     const hidden = { schema: { hide: true } };
@@ -67,7 +71,10 @@ interface ParsedRequest {
   messages: unknown[];
   start: number;
   history: unknown[];
-  storables: Json[];
+}
+
+interface KeyedRequest extends ParsedRequest {
+  /** the history key of each message of `history` (history.ts) */
   keys: string[];
 }
 
@@ -76,9 +83,20 @@ function parseRequest(provider: GatewayProvider, raw: unknown): ParsedRequest {
   const messages = raw['messages'];
   if (!Array.isArray(messages)) throw new AppError('INVALID_BODY', 'messages: must be an array', { status: 400, field: 'body.messages' });
   const start = historyStart(provider, messages);
-  const history = messages.slice(start);
-  const storables = history.map((message) => storableMessage(provider, message));
-  return { body: raw, messages, start, history, storables, keys: storables.map((storable, position) => historyKey(position, storable)) };
+  return { body: raw, messages, start, history: messages.slice(start) };
+}
+
+const rawBodies = new WeakMap<FastifyRequest, string>();
+const rawBodyOf = (request: FastifyRequest): string | undefined => rawBodies.get(request);
+
+/** Conversation ids are the tenant's own: one tenant's messages never answer for another's. */
+const memoId = (request: FastifyRequest, conversationId: string): string => `${request.tenantId}/${conversationId}`;
+
+/** The request's history keys, the messages its conversation's last request already carried not keyed again (key-memo.ts). */
+function keyRequest(provider: GatewayProvider, parsed: ParsedRequest, conversationId: string, request: FastifyRequest): KeyedRequest {
+  const keys = keysOfHistory(memoId(request, conversationId), provider, parsed.history);
+  rememberKeys(memoId(request, conversationId), provider, parsed.history, keys, rawBodyOf(request)?.length ?? JSON.stringify(parsed.history).length);
+  return { ...parsed, keys };
 }
 
 function prepareUpstream(deps: ApiDeps, provider: GatewayProvider, request: FastifyRequest): { url: string; headers: Record<string, string> } {
@@ -121,8 +139,9 @@ async function forwardAsIs(deps: ApiDeps, provider: GatewayProvider, request: Fa
 type Route = { mode: 'compacted'; conversation: ConversationRow } | { mode: 'passthrough'; reason: string };
 
 async function handleCompletion(deps: ApiDeps, provider: GatewayProvider, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const parsed = parseRequest(provider, request.body);
-  const identity = identifyConversation(provider, request.headers, parsed.body);
+  const unkeyed = parseRequest(provider, request.body);
+  const identity = identifyConversation(provider, request.headers, unkeyed.body);
+  const parsed = keyRequest(provider, unkeyed, identity.id, request);
   const { url, headers } = prepareUpstream(deps, provider, request);
   const abort = new AbortController();
   // the client went away before the answer was complete: the provider's work stops too
@@ -135,11 +154,14 @@ async function handleCompletion(deps: ApiDeps, provider: GatewayProvider, reques
   // the first build reads the conversation as the append left it; a retry reads it again (its compaction changed it)
   let fresh = true;
   const build = async (): Promise<string> => {
-    if (route.mode === 'passthrough') return JSON.stringify(parsed.body);
+    if (route.mode === 'passthrough') return rawBodyOf(request) ?? JSON.stringify(parsed.body);
     const current = fresh ? route.conversation : ((await getConversation(deps.db, request.tenantId, identity.id)) ?? route.conversation);
     fresh = false;
     const rows = await activeRowsOf(deps.db, current);
-    return JSON.stringify(buildUpstreamBody(provider, parsed.body, parsed.start, parsed.history, rows));
+    const upstreamBody = buildUpstreamBody(provider, parsed.body, parsed.start, parsed.history, rows);
+    // nothing compacted yet: the context is the client's body as it sent it, not serialized again
+    const raw = isClientBody(upstreamBody, parsed.body) ? rawBodyOf(request) : undefined;
+    return raw ?? JSON.stringify(upstreamBody);
   };
   const firstBody = await build();
   // what the gateway adds before the provider sees the request (body parse, keys, append, context)
@@ -179,7 +201,7 @@ async function handleCompletion(deps: ApiDeps, provider: GatewayProvider, reques
  * shape it does not take), is sent as the client sent it: the agent keeps working, the
  * response says why (`x-compactd-gateway: passthrough; reason=…`).
  */
-async function syncHistory(deps: ApiDeps, provider: GatewayProvider, request: FastifyRequest, parsed: ParsedRequest, conversationId: string, signal: AbortSignal): Promise<Route> {
+async function syncHistory(deps: ApiDeps, provider: GatewayProvider, request: FastifyRequest, parsed: KeyedRequest, conversationId: string, signal: AbortSignal): Promise<Route> {
   if (parsed.history.length === 0) return { mode: 'passthrough', reason: 'no-history' };
   const conversation = await ensureConversation(deps.db, request.tenantId, conversationId, parsed.body['model']);
   const plan = planSync(parsed.keys, await storedKeysOf(deps.db, conversation));
@@ -187,7 +209,11 @@ async function syncHistory(deps: ApiDeps, provider: GatewayProvider, request: Fa
     request.log.info({ conversationId, position: plan.position }, 'gateway history diverges from the stored one; forwarded as sent');
     return { mode: 'passthrough', reason: 'diverged' };
   }
-  const items = parsed.storables.slice(plan.fromPosition).map((storable, offset) => ({ position: plan.fromPosition + offset, key: parsed.keys[plan.fromPosition + offset] as string, storable }));
+  const items = parsed.history.slice(plan.fromPosition).map((message, offset) => ({
+    position: plan.fromPosition + offset,
+    key: parsed.keys[plan.fromPosition + offset] as string,
+    storable: storableMessage(provider, message),
+  }));
   let outcome;
   try {
     outcome = await appendHistory(deps, conversation, provider, items);
@@ -216,7 +242,7 @@ async function handleCountTokens(deps: ApiDeps, request: FastifyRequest, reply: 
   let body = parsed.body;
   const conversation = await getConversation(deps.db, request.tenantId, identity.id);
   if (conversation) {
-    const shared = sharedPrefix(parsed.keys, await readStoredKeys(deps.db, conversation.id));
+    const shared = sharedPrefix(keysOfHistory(memoId(request, identity.id), 'anthropic', parsed.history), await readStoredKeys(deps.db, conversation.id));
     if (shared > 0) {
       const rows = await readActiveRows(deps.db, conversation.id);
       // stored rows past the shared prefix (an answer the client has not sent back yet, a turn

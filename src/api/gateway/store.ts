@@ -7,7 +7,7 @@ export { getConversation };
 import { findActiveJob, getJob, insertJob } from '../../db/repos/jobs.js';
 import { archivedMessages, messages } from '../../db/schema.js';
 import { contextLimitFor, DEFAULT_CONTEXT_TOKENS } from '../../llm/models.js';
-import { prepareAppendOffLoop, storeAppend } from '../append-messages.js';
+import { prepareAppendOffLoop, storeAppendLocked } from '../append-messages.js';
 import type { ApiDeps, AppendEffects } from '../deps.js';
 import { cachedAt, remember, type CachedConversation } from './conversation-cache.js';
 import { positionOfKey } from './history.js';
@@ -107,7 +107,7 @@ export async function appendHistory(deps: ApiDeps, conversation: ConversationRow
     const fresh = items.map((item, index) => ({ item, row: prepared.rows[index] })).filter(({ item }) => !stored.has(item.position));
     if (fresh.length === 0) return { conversation: locked, compaction: null };
     const rows = fresh.flatMap(({ row }) => (row ? [row] : []));
-    const result = await storeAppend(tx, locked, { rows, reportedInputTokens: prepared.reportedInputTokens });
+    const result = await storeAppendLocked(tx, locked, { rows, reportedInputTokens: prepared.reportedInputTokens });
     const keys = new Map(stored);
     for (const { item } of fresh) keys.set(item.position, item.key);
     // the rows this append adds, at the end of the active history read at the locked version

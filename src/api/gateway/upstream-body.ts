@@ -30,6 +30,21 @@ export function buildUpstreamBody(provider: GatewayProvider, body: Json, start: 
   return provider === 'anthropic' ? anthropicBody(body, history, rows) : openAIBody(body, start, history, rows);
 }
 
+/**
+ * Whether an upstream body built by `buildUpstreamBody` is the client's body: every field the
+ * same value and every message the client's own object, in its order (no clip-archive, no
+ * rewritten or dropped message). Then the client's bytes can be forwarded as they came.
+ */
+export function isClientBody(upstream: Json, body: Json): boolean {
+  const keys = Object.keys(upstream);
+  if (keys.length !== Object.keys(body).length) return false;
+  for (const key of keys) if (key !== 'messages' && upstream[key] !== body[key]) return false;
+  const sent = upstream['messages'];
+  const own = body['messages'];
+  if (!Array.isArray(sent) || !Array.isArray(own) || sent.length !== own.length) return false;
+  return sent.every((message, index) => message === own[index]);
+}
+
 function textOf(content: readonly Block[] | null): string {
   return (content ?? []).map((b) => (b.type === 'text' ? b.text : '')).filter((t) => t.trim() !== '').join('\n\n');
 }

@@ -183,6 +183,21 @@ describe('conversation identity', () => {
     expect(textOf(stored[0]?.content)).toContain('task one');
   });
 
+  it('tells an edited earlier turn apart from the one the last request sent, and forwards that history as sent', async () => {
+    const client = anthropic({ 'x-compactd-conversation': 'edited' });
+    const first = await ask(client, { messages: [{ role: 'user', content: 'run the tests' }] });
+    await waitForMessages('edited', 2);
+    const answer = { role: 'assistant' as const, content: first.data.content.map((block) => ({ type: 'text' as const, text: block.type === 'text' ? block.text : '' })) };
+    const next = await ask(client, { messages: [{ role: 'user', content: 'run the tests' }, answer, { role: 'user', content: 'and the linter' }] });
+    expect(next.response.headers.get('x-compactd-gateway')).toBe('compacted');
+    await waitForMessages('edited', 4);
+    // the same history with its first turn edited: the earlier keys must not be reused for it
+    const edited = await ask(client, { messages: [{ role: 'user', content: 'run the benchmarks' }, answer, { role: 'user', content: 'and the linter' }] });
+    expect(edited.response.headers.get('x-compactd-gateway')).toBe('passthrough; reason=diverged');
+    expect(textOf(upstreamBodies()[2]?.messages[0]?.content)).toContain('run the benchmarks');
+    expect(textOf((await activeMessages(stack, 'edited'))[0]?.content)).toContain('run the tests');
+  });
+
   it('rejects an invalid conversation header, naming it', async () => {
     const error = await ask(anthropic({ 'x-compactd-conversation': 'no spaces/allowed' }), {}).catch((e: unknown) => e);
     expect((error as InstanceType<typeof Anthropic.APIError>).status).toBe(400);

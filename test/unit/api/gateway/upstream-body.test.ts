@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CONTEXT_OPENING_USER_TURN } from '../../../../src/compaction/render-context.js';
 import type { ActiveRow } from '../../../../src/api/gateway/upstream-body.js';
-import { buildUpstreamBody } from '../../../../src/api/gateway/upstream-body.js';
+import { buildUpstreamBody, isClientBody } from '../../../../src/api/gateway/upstream-body.js';
 
 const history = [
   { role: 'user', content: 'first', extra: 1 },
@@ -48,5 +48,22 @@ describe('buildUpstreamBody (OpenAI)', () => {
     const messages = [{ role: 'system', content: 'sys' }, { role: 'user', content: 'old' }, { role: 'assistant', content: 'x' }, { role: 'user', content: 'new' }];
     const out = buildUpstreamBody('openai', { model: 'g', messages }, 1, messages.slice(1), [clip, own(2)]);
     expect(out['messages']).toEqual([messages[0], { role: 'system', content: '<compactd-archive>earlier work</compactd-archive>' }, messages[3]]);
+  });
+});
+
+describe('isClientBody', () => {
+  const history = [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }];
+  const body = { model: 'm', system: 's', messages: history };
+  const own = (position: number) => ({ seq: position + 1, kind: 'message' as const, role: 'user' as const, position, rewritten: false, content: null });
+
+  it('is the client body while the context is the client history as sent', () => {
+    expect(isClientBody(buildUpstreamBody('anthropic', body, 0, history, [own(0), own(1)]), body)).toBe(true);
+  });
+
+  it('is not once a message is dropped, rewritten or a clip-archive is added', () => {
+    expect(isClientBody(buildUpstreamBody('anthropic', body, 0, history, [own(1)]), body)).toBe(false);
+    expect(isClientBody(buildUpstreamBody('anthropic', body, 0, history, [own(0), { ...own(1), rewritten: true, content: [{ type: 'text', text: 'masked' }] }]), body)).toBe(false);
+    const archive = { seq: 0, kind: 'clip_archive' as const, role: 'system' as const, position: null, rewritten: false, content: [{ type: 'text' as const, text: 'archive' }] };
+    expect(isClientBody(buildUpstreamBody('anthropic', body, 0, history, [archive, own(0), own(1)]), body)).toBe(false);
   });
 });

@@ -13,7 +13,7 @@ import type { GatewayProvider } from './identity.js';
  * The memo holds the parsed messages of one request per conversation; past MAX_BODY_CHARS of
  * request bodies in all, the least recently used conversation is forgotten (keyed in full next time).
  */
-const MAX_BODY_CHARS = 32 * 1024 * 1024;
+const MAX_BODY_CHARS = 16 * 1024 * 1024;
 
 interface Memo {
   provider: GatewayProvider;

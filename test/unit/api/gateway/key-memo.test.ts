@@ -41,7 +41,7 @@ describe('history key memo', () => {
   });
 
   it('forgets the least recently remembered conversations past its size bound', () => {
-    const huge = 20 * 1024 * 1024;
+    const huge = 10 * 1024 * 1024;
     rememberKeys('tenant/big-1', 'anthropic', history, ['m0-stale', 'm1-stale', 'm2-stale'], huge);
     rememberKeys('tenant/big-2', 'anthropic', history, ['m0-stale', 'm1-stale', 'm2-stale'], huge);
     // big-1 was forgotten to make room for big-2: its keys are computed again

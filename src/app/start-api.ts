@@ -40,6 +40,8 @@ async function runAppendEffects(deps: Deps, conversationId: string, effects: App
 /** Serves the API over shared deps; returns the step that stops it (first in shutdown order). */
 export async function listenApi(deps: Deps): Promise<{ url: string; steps: ShutdownStep[] }> {
   const app = await buildApp(apiDepsFrom(deps));
+  // the API counts every message appended: its tokenizer table loads before the first request, not during it (~1 s)
+  deps.countTokens('compactd api');
   const url = await app.listen({ host: deps.config.host, port: deps.config.port });
   deps.logger.info({ url, docs: `${url}/docs` }, 'compactd api listening');
   return { url, steps: [{ name: 'http', run: () => app.close() }] };

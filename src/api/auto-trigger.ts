@@ -1,8 +1,8 @@
 import { decideAutoCompaction } from '../compaction/trigger.js';
 import type { Tx } from '../db/client.js';
 import { setWarning, triggerStateOf, type ConversationRow } from '../db/repos/conversations.js';
-import { findActiveJob, insertJob } from '../db/repos/jobs.js';
-import { conversationPolicy } from '../db/repos/tenants.js';
+import { insertJob } from '../db/repos/jobs.js';
+import { autoTriggerInputs } from '../db/repos/tenants.js';
 import { recordWebhookEvent } from '../db/repos/webhooks.js';
 import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from '../config/env.js';
 import { autoCompactionDeferral } from './compaction-quota.js';
@@ -25,12 +25,8 @@ export async function autoTriggerAfterAppend(
   options: { autoCompact?: boolean; quotas?: TenantQuotas } = {},
 ): Promise<{ id: string; status: string } | null> {
   const autoCompact = options.autoCompact ?? true;
-  const policy = await conversationPolicy(tx, conversation);
-  const active = await findActiveJob(tx, conversation.id);
-  const decision = decideAutoCompaction(
-    triggerStateOf(conversation, active !== null),
-    policy,
-  );
+  const { policy, activeJob } = await autoTriggerInputs(tx, conversation);
+  const decision = decideAutoCompaction(triggerStateOf(conversation, activeJob), policy);
   if (decision.warning !== conversation.warning) await setWarning(tx, conversation.id, decision.warning);
   const tokens = Math.max(conversation.activeTokens, conversation.reportedInputTokens ?? 0);
   if (decision.warning && !conversation.warning) {

@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import { mergePolicy, type Policy, type PolicyOverride } from '../../config/policy.js';
 import type { DbOrTx } from '../client.js';
 import { preparedPerHandle } from '../prepared.js';
-import { tenants } from '../schema.js';
+import { ACTIVE_STATUS_SQL, compactionJobs, tenants } from '../schema.js';
 
 const policyOfTenant = preparedPerHandle((db) => db.select({ policy: tenants.policy }).from(tenants).where(eq(tenants.id, sql.placeholder('tenantId'))).prepare('tenant_policy'));
 
@@ -18,4 +18,23 @@ export async function conversationPolicy(
   request: PolicyOverride = {},
 ): Promise<Policy> {
   return mergePolicy((await getTenantPolicy(db, conversation.tenantId)) as PolicyOverride, conversation.policy as PolicyOverride, request);
+}
+
+/**
+ * What the automatic trigger reads after an append, in one statement: the conversation's
+ * policy (defaults ← tenant ← conversation) and whether it has an active compaction
+ * (consolidations run beside one and do not count; the predicate of the one-active index).
+ */
+export async function autoTriggerInputs(
+  db: DbOrTx,
+  conversation: { id: string; tenantId: string; policy: Record<string, unknown> },
+): Promise<{ policy: Policy; activeJob: boolean }> {
+  const [row] = await db.execute<{ policy: Record<string, unknown> | null; active_job: boolean }>(sql`
+    select (select policy from ${tenants} where id = ${conversation.tenantId}) as policy,
+           exists (select 1 from ${compactionJobs}
+                    where conversation_id = ${conversation.id} and status in ${ACTIVE_STATUS_SQL} and trigger <> 'consolidate') as active_job`);
+  return {
+    policy: mergePolicy((row?.policy ?? {}) as PolicyOverride, conversation.policy as PolicyOverride),
+    activeJob: row?.active_job === true,
+  };
 }

@@ -3,7 +3,7 @@ import { renderAnthropicContext, renderOpenAIContext } from '../../compaction/re
 import type { HistoryMessage } from '../../compaction/types.js';
 import type { Db } from '../../db/client.js';
 import { getConversation, type ConversationRow } from '../../db/repos/conversations.js';
-import { listActiveMessages } from '../../db/repos/messages.js';
+import { activeHistory, listActiveMessages } from '../../db/repos/messages.js';
 import { notFound } from '../../lib/errors.js';
 import { prepareAppendOffLoop, storeAppend } from '../append-messages.js';
 import type { ApiDeps, AppendEffects } from '../deps.js';
@@ -122,8 +122,7 @@ export function messageRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       },
       async (request) => {
         const conversation = await requireConversation(deps.db, request.tenantId, request.params.id);
-        const rows = await listActiveMessages(deps.db, conversation.id);
-        const history: Array<Pick<HistoryMessage, 'role' | 'content'>> = rows.map((r) => ({ role: r.role, content: r.content }));
+        const history: Array<Pick<HistoryMessage, 'role' | 'content'>> = await activeHistory(deps.db, conversation.id);
         const context = request.query.format === 'openai' ? renderOpenAIContext(history) : renderAnthropicContext(history);
         return context as { system?: string; messages: Array<Record<string, unknown>> };
       },

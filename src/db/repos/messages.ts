@@ -1,5 +1,6 @@
 import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.js';
+import { preparedPerHandle } from '../prepared.js';
 import { archivedMessages, messages } from '../schema.js';
 import type { Block, MessageKind, Role } from '../../compaction/types.js';
 
@@ -93,4 +94,18 @@ export async function listActiveMessages(db: DbOrTx, conversationId: string, opt
     : and(eq(messages.conversationId, conversationId), gt(messages.seq, options.after));
   const query = db.select().from(messages).where(where).orderBy(asc(messages.seq));
   return options.limit === undefined ? query : query.limit(options.limit);
+}
+
+const activeRolesAndContent = preparedPerHandle((db) =>
+  db
+    .select({ role: messages.role, content: messages.content })
+    .from(messages)
+    .where(eq(messages.conversationId, sql.placeholder('conversationId')))
+    .orderBy(asc(messages.seq))
+    .prepare('active_roles_and_content'),
+);
+
+/** The active history as the context renders it (role and content, in order): read on every context request. */
+export async function activeHistory(db: DbOrTx, conversationId: string): Promise<Array<{ role: Role; content: Block[] }>> {
+  return activeRolesAndContent(db).execute({ conversationId });
 }

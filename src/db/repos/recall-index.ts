@@ -42,9 +42,10 @@ const ONE_PIECE_JSON_BYTES = 60_000;
 /**
  * Fills the recall pieces (migration 0008) and the full-text index (migration 0011) of a
  * conversation's archived originals that have none yet, oldest seq first, at most `limit`
- * messages and about `maxBytes` of content a pass (always at least one message). Runs after a compaction commits, never inside its
- * transaction. Deterministic: a caller loops while `more`, and two indexers at once never
- * write a message twice (the marker's primary key decides who writes it).
+ * messages and about `maxBytes` of content a pass (always at least one message). Runs after
+ * a compaction commits, never inside its transaction. Deterministic: a caller loops while
+ * `more`, and two indexers at once never write a message twice (the marker's primary key
+ * decides who writes it).
  */
 export async function indexArchiveForRecall(
   db: DbOrTx,

@@ -4,8 +4,8 @@ import { capIdentifiers, rankChunkIdentifiers, withoutIdentifierLists } from '..
 import { buildRepairRequest, buildResummarizeRequest, buildSummarizeRequest } from '../compaction/prompt.js';
 import type { SummarizeRequest } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
-import type { ChunkRow } from '../db/repos/chunks.js';
-import { loadBatchesByIds, loadMessagesBySeqs, storedLedger, toHistoryMessage } from '../db/repos/snapshot.js';
+import { loadChunkMessages, type ChunkRow } from '../db/repos/chunks.js';
+import { loadBatchesByIds, storedLedger } from '../db/repos/snapshot.js';
 import { extractLedger, type Ledger } from '../compaction/ledger/index.js';
 import { mergedLedger } from './commit-parts.js';
 import type { WorkerDeps } from './deps.js';
@@ -56,9 +56,8 @@ export async function loadChunkSource(
       buildResummarizeRequest(inputs, policy, { ...common, identifiers: identifiers.slice(0, named), maxOutputTokens: target, ...capOption(cap) });
     return { buildRequest: request, buildRepairRequest: repair, identifiers, ledger: mergedLedger(batches.map((b) => ({ ...b, ledger: storedLedger(b.ledger) }))) };
   }
-  const rows = await loadMessagesBySeqs(deps.db, job.conversationId, chunk.seqs);
-  if (rows.length !== chunk.seqs.length) throw staleSnapshot(job.id, chunk.seqs.length - rows.length);
-  const messages = rows.map(toHistoryMessage);
+  const messages = await loadChunkMessages(deps.db, job.conversationId, chunk.seqs);
+  if (messages.length !== chunk.seqs.length) throw staleSnapshot(job.id, chunk.seqs.length - messages.length);
   const ranked = rankChunkIdentifiers(messages);
   const toName = capIdentifiers(ranked, named);
   const request = (target: number, cap?: number) =>

@@ -1,5 +1,4 @@
 import { blockCommands, extractIds, isObservation } from './identifier-sources.js';
-import { pushAll } from './push-all.js';
 import { renderMessageText, toolNamesOf, toolResultText } from './render.js';
 import type { HistoryMessage } from './types.js';
 
@@ -33,11 +32,34 @@ const MAX_ERROR_CHARS = 160;
 
 /** Trailing punctuation is prose; a trailing backslash is the escape of a quote in JSON-escaped text. */
 function trimPunctuation(value: string): string {
-  return value.replace(/[.,;:!?'"\\]+$/, '');
+  let end = value.length;
+  while (end > 0 && isTrailingPunctuation(value.charCodeAt(end - 1))) end -= 1;
+  return end === value.length ? value : value.slice(0, end);
+}
+
+/** . , ; : ! ? ' " and backslash */
+const isTrailingPunctuation = (code: number): boolean =>
+  code === 46 || code === 44 || code === 59 || code === 58 || code === 33 || code === 63 || code === 39 || code === 34 || code === 92;
+
+/**
+ * Each match of the global `pattern` (its `group`), trimmed of trailing punctuation, longer
+ * than one character, handed to `add` in order. An `exec` loop: `matchAll` clones the regex
+ * on every call. `add` must not run the same pattern (its lastIndex is the loop's).
+ */
+function eachMatch(text: string, pattern: RegExp, add: (value: string) => void, group = 0): void {
+  pattern.lastIndex = 0;
+  for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
+    if (m[0].length === 0) pattern.lastIndex += 1;
+    const value = trimPunctuation(m[group] ?? '');
+    if (value.length > 1) add(value);
+  }
+  pattern.lastIndex = 0;
 }
 
 function matches(text: string, pattern: RegExp, group = 0): string[] {
-  return [...text.matchAll(pattern)].map((m) => trimPunctuation(m[group] ?? '')).filter((v) => v.length > 1);
+  const out: string[] = [];
+  eachMatch(text, pattern, (value) => out.push(value), group);
+  return out;
 }
 
 /** A path-looking string worth checking: absolute with two segments or an extension, or relative with both. */
@@ -53,26 +75,85 @@ export function clipErrorLine(line: string): string {
   return line.slice(0, space > MAX_ERROR_CHARS / 2 ? space : MAX_ERROR_CHARS);
 }
 
+/**
+ * A word every ERROR_LINE pattern needs (a line starting with `E  ` aside): a line without one
+ * is no error line, and one test of this spares the six patterns on most lines of an output.
+ */
+const MAY_BE_ERROR = /error|exception|fail|fatal|panic|traceback|E {2}/i;
+
 /** Lines that read as error messages (exceptions, compiler and test-runner failures), trimmed. */
 export function errorLines(text: string): string[] {
   const out: string[] = [];
+  if (!MAY_BE_ERROR.test(text)) return out;
   for (const raw of text.split('\n')) {
+    if (!MAY_BE_ERROR.test(raw)) continue;
     const line = raw.trim();
     if (line.length >= 6 && ERROR_LINE.some((pattern) => pattern.test(line))) out.push(clipErrorLine(line));
   }
   return out;
 }
 
+/** The text with its URLs blanked (their paths are not paths); no copy when it holds none. */
+const withoutUrls = (text: string): string => (text.includes('://') ? text.replace(URL, ' ') : text);
+
+/** A character either path pattern can match: [A-Za-z0-9_.@+~/-]. */
+const isPathChar = (code: number): boolean =>
+  (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 45 && code <= 57) || code === 95 || code === 64 || code === 43 || code === 126;
+
+/**
+ * The runs of path characters that hold a `/`: the only places a path can match. The
+ * patterns' lookbehinds and `\b` read the same at a run's edges as in the whole text (the
+ * character beyond is no path character, so no word character), so matching each run gives
+ * the whole text's matches, in order, while the patterns never scan the prose between.
+ */
+function slashRuns(text: string): string[] {
+  const runs: string[] = [];
+  for (let slash = text.indexOf('/'); slash !== -1; ) {
+    let start = slash;
+    while (start > 0 && isPathChar(text.charCodeAt(start - 1))) start -= 1;
+    let end = slash + 1;
+    while (end < text.length && isPathChar(text.charCodeAt(end))) end += 1;
+    runs.push(text.slice(start, end));
+    slash = text.indexOf('/', end);
+  }
+  return runs;
+}
+
+/** Absolute then relative path matches of a text (URLs blanked), each handed to `add`. */
+function eachPathMatch(text: string, add: (value: string) => void): void {
+  const runs = slashRuns(withoutUrls(text));
+  for (const run of runs) eachMatch(run, ABSOLUTE_PATH, add);
+  for (const run of runs) eachMatch(run, RELATIVE_PATH, add);
+}
+
 export function extractPaths(text: string): string[] {
-  const withoutUrls = text.replace(URL, ' ');
-  return [...matches(withoutUrls, ABSOLUTE_PATH), ...matches(withoutUrls, RELATIVE_PATH)].filter(isPathLike);
+  const out: string[] = [];
+  eachPathMatch(text, (value) => {
+    if (isPathLike(value)) out.push(value);
+  });
+  return out;
+}
+
+/**
+ * The paths of a text added to `into`, in extractPaths' order; a path already there is not
+ * checked again (a tool output names the same file on many lines).
+ */
+function collectPaths(text: string, into: Set<string>): void {
+  eachPathMatch(text, (value) => {
+    if (!into.has(value) && isPathLike(value)) into.add(value);
+  });
+}
+
+/** URLs need a scheme: a text without `://` has none (the usual case) and the pattern is not run. */
+function collectUrls(text: string, into: Set<string>): void {
+  if (text.includes('://')) eachMatch(text, URL, (value) => into.add(value));
 }
 
 function byKind(text: string): Record<IdentifierKind, string[]> {
   return {
     error: errorLines(text),
     path: extractPaths(text),
-    url: matches(text, URL),
+    url: text.includes('://') ? matches(text, URL) : [],
     ticket: matches(text, TICKET),
     command: [],
     id: extractIds(text),
@@ -111,50 +192,72 @@ export function inputStrings(input: unknown, depth = 0): string[] {
   return entries.flatMap(([key, value]) => (CONTENT_KEYS.test(key) ? [] : inputStrings(value, depth + 1)));
 }
 
-/** A chunk's identifiers in rank order, with the per-kind lists the cap shares out. */
+/** A chunk's identifiers in rank order, with the per-kind lists the cap shares out (each without repeats). */
 export interface RankedIdentifiers {
   ordered: string[];
   byKind: Record<IdentifierKind, string[]>;
 }
 
-const emptyKinds = (): Record<IdentifierKind, string[]> => ({ error: [], path: [], url: [], ticket: [], command: [], id: [], tool: [], quoted: [], number: [] });
+type KindSets = Record<IdentifierKind, Set<string>>;
+
+const emptyKindSets = (): KindSets => ({
+  error: new Set(),
+  path: new Set(),
+  url: new Set(),
+  ticket: new Set(),
+  command: new Set(),
+  id: new Set(),
+  tool: new Set(),
+  quoted: new Set(),
+  number: new Set(),
+});
+
+function addAll(into: Set<string>, values: Iterable<string>): void {
+  for (const value of values) into.add(value);
+}
 
 /**
  * Every identifier of a chunk, ranked. Tool outputs are mostly file contents and listings,
  * so only their errors and URLs rank with the rest and their paths come last; quoted strings,
  * numbers and codes come from what was said or passed to a tool (inputs are JSON and code).
+ *
+ * Each kind is collected as a set: the ranking and the cap only ever read a kind's values in
+ * first-appearance order without repeats, and a value seen before is not checked again.
  */
 export function rankChunkIdentifiers(messages: readonly HistoryMessage[]): RankedIdentifiers {
-  const primary = emptyKinds();
-  const outputPaths: string[] = [];
+  const primary = emptyKindSets();
+  const outputPaths = new Set<string>();
   for (const message of messages) {
     for (const block of message.content) {
-      pushAll(primary.command, blockCommands(block, message.role));
+      addAll(primary.command, blockCommands(block, message.role));
       if (block.type === 'text') {
         const found = byKind(block.text);
         if (isObservation(message.role, block.text)) found.id = [];
-        for (const kind of PRIORITY) pushAll(primary[kind], found[kind]);
+        for (const kind of PRIORITY) addAll(primary[kind], found[kind]);
       } else if (block.type === 'tool_use') {
-        primary.tool.push(block.name);
+        primary.tool.add(block.name);
         for (const value of inputStrings(block.input)) {
-          pushAll(primary.error, errorLines(value));
-          pushAll(primary.path, extractPaths(value));
-          pushAll(primary.url, matches(value, URL));
-          pushAll(primary.ticket, matches(value, TICKET));
-          pushAll(primary.id, extractIds(value));
+          addAll(primary.error, errorLines(value));
+          collectPaths(value, primary.path);
+          collectUrls(value, primary.url);
+          eachMatch(value, TICKET, (ticket) => primary.ticket.add(ticket));
+          addAll(primary.id, extractIds(value));
         }
       } else if (block.type === 'tool_result') {
         const text = toolResultText(block);
         const errors = errorLines(text);
-        const firstLine = text.split('\n').find((line) => line.trim().length > 0)?.trim();
-        if (block.is_error === true && firstLine && errors.length === 0) errors.push(clipErrorLine(firstLine));
-        pushAll(primary.error, errors);
-        pushAll(primary.url, matches(text, URL));
-        pushAll(outputPaths, extractPaths(text));
+        if (block.is_error === true && errors.length === 0) {
+          const firstLine = text.split('\n').find((line) => line.trim().length > 0)?.trim();
+          if (firstLine) errors.push(clipErrorLine(firstLine));
+        }
+        addAll(primary.error, errors);
+        collectUrls(text, primary.url);
+        collectPaths(text, outputPaths);
       }
     }
   }
-  return { ordered: dedupe([...PRIORITY.flatMap((kind) => primary[kind]), ...outputPaths]), byKind: primary };
+  const byKindLists = Object.fromEntries(PRIORITY.map((kind) => [kind, [...primary[kind]]])) as Record<IdentifierKind, string[]>;
+  return { ordered: dedupe([...PRIORITY.flatMap((kind) => byKindLists[kind]), ...outputPaths]), byKind: byKindLists };
 }
 
 /** Every identifier of a chunk (uncapped), in rank order: what the gate checks. */

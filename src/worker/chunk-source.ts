@@ -4,8 +4,8 @@ import { capIdentifiers, rankChunkIdentifiers, withoutIdentifierLists } from '..
 import { buildRepairRequest, buildResummarizeRequest, buildSummarizeRequest } from '../compaction/prompt.js';
 import type { SummarizeRequest } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
-import type { ChunkRow } from '../db/repos/chunks.js';
-import { loadBatchesByIds, loadMessagesBySeqs, storedLedger, toHistoryMessage } from '../db/repos/snapshot.js';
+import { loadChunkMessages, type ChunkRow } from '../db/repos/chunks.js';
+import { loadBatchesByIds, storedLedger } from '../db/repos/snapshot.js';
 import { extractLedger, type Ledger } from '../compaction/ledger/index.js';
 import { mergedLedger } from './commit-parts.js';
 import type { WorkerDeps } from './deps.js';
@@ -22,8 +22,12 @@ export interface ChunkSource {
   buildRequest(target: number, cap?: number): SummarizeRequest;
   buildRepairRequest(draft: string, missing: readonly string[]): SummarizeRequest;
   identifiers: readonly string[];
-  /** the span's state ledger: extracted from the messages, or the exact merge of the absorbed batches' */
-  ledger: Ledger | null;
+  /**
+   * the span's state ledger: extracted from the messages, or the exact merge of the absorbed
+   * batches'. Computed when asked: the step asks after its calls, so the extraction never
+   * holds a provider slot.
+   */
+  ledger(): Ledger | null;
 }
 
 export interface ChunkJob {
@@ -54,16 +58,15 @@ export async function loadChunkSource(
     const inputs = batches.map((b) => ({ ...b, summary: withoutIdentifierLists(b.summary) }));
     const request = (target: number, cap?: number) =>
       buildResummarizeRequest(inputs, policy, { ...common, identifiers: identifiers.slice(0, named), maxOutputTokens: target, ...capOption(cap) });
-    return { buildRequest: request, buildRepairRequest: repair, identifiers, ledger: mergedLedger(batches.map((b) => ({ ...b, ledger: storedLedger(b.ledger) }))) };
+    return { buildRequest: request, buildRepairRequest: repair, identifiers, ledger: () => mergedLedger(batches.map((b) => ({ ...b, ledger: storedLedger(b.ledger) }))) };
   }
-  const rows = await loadMessagesBySeqs(deps.db, job.conversationId, chunk.seqs);
-  if (rows.length !== chunk.seqs.length) throw staleSnapshot(job.id, chunk.seqs.length - rows.length);
-  const messages = rows.map(toHistoryMessage);
+  const messages = await loadChunkMessages(deps.db, job.conversationId, chunk.seqs);
+  if (messages.length !== chunk.seqs.length) throw staleSnapshot(job.id, chunk.seqs.length - messages.length);
   const ranked = rankChunkIdentifiers(messages);
   const toName = capIdentifiers(ranked, named);
   const request = (target: number, cap?: number) =>
     buildSummarizeRequest(messages, job.header, policy, { ...common, storedTokens: true, identifiers: toName, maxOutputTokens: target, ...capOption(cap) });
-  return { buildRequest: request, buildRepairRequest: repair, identifiers: ranked.ordered, ledger: extractLedger(messages) };
+  return { buildRequest: request, buildRepairRequest: repair, identifiers: ranked.ordered, ledger: () => extractLedger(messages) };
 }
 
 const capOption = (cap: number | undefined): { capTokens?: number } => (cap === undefined ? {} : { capTokens: cap });

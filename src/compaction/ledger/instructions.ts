@@ -51,7 +51,11 @@ export function sentences(text: string): string[] {
 
 /** The first sentence of a request; a line ending in ':' runs on into the next; a lone word or path (a listing's line) is no sentence. */
 export function firstSentence(text: string): string | null {
-  const all = sentences(text).filter((s) => /\s/.test(s));
+  return firstOf(sentences(text));
+}
+
+function firstOf(textSentences: readonly string[]): string | null {
+  const all = textSentences.filter((s) => /\s/.test(s));
   let first = all[0];
   for (let i = 1; first !== undefined && first.endsWith(':') && i < all.length; i += 1) first = `${first} ${all[i] as string}`;
   return first === undefined ? null : capLine(first, MAX_REQUEST_CHARS);
@@ -59,7 +63,11 @@ export function firstSentence(text: string): string | null {
 
 /** Sentences that constrain the work, verbatim; one that ends in ':' states its rule too ("Commands must be … block:"). */
 export function constraintSentences(text: string): string[] {
-  return sentences(text)
+  return constraintsOf(sentences(text));
+}
+
+function constraintsOf(textSentences: readonly string[]): string[] {
+  return textSentences
     .filter((s) => CONSTRAINT.test(s))
     .map((s) => capLine(s, MAX_CONSTRAINT_CHARS));
 }
@@ -80,9 +88,11 @@ export function extractInstructions(messages: readonly HistoryMessage[]): Instru
     if (fencedAgent && messages[index - 1]?.role === 'assistant') return;
     const text = userText(message);
     if (text === null) return;
-    const request = firstSentence(text);
+    // one split serves both readings
+    const textSentences = sentences(text);
+    const request = firstOf(textSentences);
     if (request !== null) requests.push({ text: request, seq: message.seq });
-    constraintSentences(text).forEach((sentence, at) => constraints.push(at === 0 ? { text: sentence, seq: message.seq } : { text: sentence, seq: message.seq, at }));
+    constraintsOf(textSentences).forEach((sentence, at) => constraints.push(at === 0 ? { text: sentence, seq: message.seq } : { text: sentence, seq: message.seq, at }));
   });
   return { constraints, requests };
 }

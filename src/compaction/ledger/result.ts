@@ -59,8 +59,17 @@ export function isDeclined(text: string): boolean {
   return DECLINED.some((p) => p.test(start));
 }
 
+/**
+ * The first characters of a trimmed exit or wrapper line (`Exit code`, `[The command`,
+ * `Process exited`, `<returncode>`, `<output>`, `Wall time`, `Output:`): a line starting
+ * otherwise is program output, and its patterns are not tried (most lines of an output).
+ */
+const WRAPPER_STARTS = new Set(['E', '[', 'P', '<', 'W', 'O']);
+
 /** Strips `<tag>…</tag>` wrappers that sit on the same line as the text (`<tool_use_error>msg</tool_use_error>`). */
 function unwrapInline(line: string): string {
+  // every pattern below needs a `<` at the start or a `>` at the end
+  if (!line.startsWith('<') && !line.endsWith('>')) return line;
   return line.replace(/^<(tool_use_error|error|output)>(.*)<\/\1>$/, '$2').replace(/^<(?:tool_use_error|error|output)>/, '').replace(/<\/(?:tool_use_error|error|output)>$/, '');
 }
 
@@ -88,6 +97,10 @@ export function readResult(result: CallResult | null, isCommand: boolean): Resul
   const bodyLines: string[] = [];
   for (const raw of lines) {
     const line = raw.trim();
+    if (!WRAPPER_STARTS.has(line.charAt(0))) {
+      bodyLines.push(unwrapInline(raw));
+      continue;
+    }
     if (exitCode === undefined) {
       const code = EXIT_LINES.map((p) => p.exec(line)?.[1]).find((c) => c !== undefined);
       if (code !== undefined) exitCode = Number(code);

@@ -1,5 +1,6 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Ledger } from '../../compaction/ledger/index.js';
+import type { Block, HistoryMessage, MessageKind, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
 import { compactionChunks, compactionJobs, conversations, type ChunkUsage } from '../schema.js';
 
@@ -50,6 +51,37 @@ export async function loadChunkStep(db: DbOrTx, jobId: string, idx: number) {
   return row ?? null;
 }
 export type ChunkStep = NonNullable<Awaited<ReturnType<typeof loadChunkStep>>>;
+
+type ChunkMessageRow = { seq: string; role: Role; kind: MessageKind; content: Block[]; tokens: number; tool_use_ids: string[]; tool_result_ids: string[]; meta: boolean | null };
+
+/**
+ * A chunk's active messages in seq order, as its summarize step reads them: only what a
+ * HistoryMessage holds (not usage, name, timestamps, the rest of the metadata). The seqs go
+ * as one array parameter, so the statement is prepared once per connection whatever the
+ * chunk's length (an expanded `in (…)` list is a new statement, parsed and planned, per length).
+ */
+export async function loadChunkMessages(db: DbOrTx, conversationId: string, seqs: readonly number[]): Promise<HistoryMessage[]> {
+  if (seqs.length === 0) return [];
+  const rows = await db.execute<ChunkMessageRow>(sql`
+    select seq, role, kind, content, tokens, tool_use_ids, tool_result_ids,
+           -- a meta turn (meta-turns.ts) is rendered to the summarizer as such (the rule of toHistoryMessage)
+           case when role = 'user' and jsonb_typeof(metadata -> 'meta') = 'boolean' then (metadata ->> 'meta')::boolean end as meta
+      from messages
+     where conversation_id = ${conversationId} and seq = any(${`{${seqs.join(',')}}`}::bigint[])
+     order by seq`);
+  return rows.map((row): HistoryMessage => {
+    const message: HistoryMessage = {
+      seq: Number(row.seq),
+      role: row.role,
+      kind: row.kind,
+      content: row.content,
+      tokens: row.tokens,
+      toolUseIds: row.tool_use_ids,
+      toolResultIds: row.tool_result_ids,
+    };
+    return row.meta === null ? message : { ...message, meta: row.meta };
+  });
+}
 
 export interface ChunkDraft {
   text: string;

@@ -58,6 +58,14 @@ export function keywordPatterns(keywords: readonly string[]): string[] {
   return keywords.map((keyword) => `${/^\w/.test(keyword) ? '\\y' : ''}${escapeRegExp(keyword)}`);
 }
 
+/**
+ * One regex matching where any of the patterns matches: a text it does not match holds no
+ * keyword, and most messages then skip the scan per keyword (one pass instead of one per keyword).
+ */
+export function anyKeywordPattern(patterns: readonly string[]): string {
+  return patterns.map((pattern) => `(?:${pattern})`).join('|');
+}
+
 export interface PlanHistory {
   /** the active history in seq order, `features` set, `content` empty unless asked for */
   messages: HistoryMessage[];
@@ -67,14 +75,17 @@ export interface PlanHistory {
 
 /** The active history's metadata and scoring features, in seq order (one query). */
 export async function loadPlanHistory(db: DbOrTx, conversationId: string, keywords: readonly string[]): Promise<PlanHistory> {
+  const patterns = keywordPatterns(keywords);
   const rows = await db.execute<FeatureRow>(sql`
     select m.seq, m.role, m.kind, m.tokens, m.tool_use_ids, m.tool_result_ids, x.meta, m.pinned,
            (m.role = 'user' and d.typed ~ '\\S' and not x.meta) as user_text,
            (m.role = 'user' and strpos(d.typed, '?') > 0) as question,
            (m.role = 'user' and m.kind = 'message' and d.typed ~ '\\S' and d.typed !~ '^\\s*<(returncode|output)\\y' and not x.meta) as request,
            coalesce(length(d.doc), 0) as chars,
-           array(select (k.i - 1)::int from unnest(${sql.param(keywordPatterns(keywords))}::text[]) with ordinality as k(pattern, i)
-                  where d.doc ~* k.pattern) as keywords
+           case when d.doc ~* ${anyKeywordPattern(patterns)}
+                then array(select (k.i - 1)::int from unnest(${sql.param(patterns)}::text[]) with ordinality as k(pattern, i)
+                            where d.doc ~* k.pattern)
+                else '{}'::int[] end as keywords
       from messages m
       cross join lateral (${MESSAGE_TEXT}) d
       -- a meta turn (meta-turns.ts: flagged at append) is never the user's request nor a pinned user turn

@@ -82,7 +82,7 @@ async function completeChunks(ctx: JobContext, deps: FinalizeDeps, signal?: Abor
       signal: signal ?? new AbortController().signal,
       localMaxTokens: localBudget(summaryEstimate(ctx.policy, chunk.sourceTokens)),
     });
-    await completeChunk(deps.db, ctx.job.id, chunk.idx, chunkOutcome({ ...local, fallback: 'CHUNK_STEP_FAILED' }, source.identifiers, source.ledger));
+    await completeChunk(deps.db, ctx.job.id, chunk.idx, chunkOutcome({ ...local, fallback: 'CHUNK_STEP_FAILED' }, source.identifiers, source.ledger()));
   }
   return listChunks(deps.db, ctx.job.id);
 }

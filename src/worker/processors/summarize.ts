@@ -85,7 +85,7 @@ export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps
     });
     // the calls are done: the slot goes to the next step before this one writes its result
     await release(slot);
-    await completeChunk(deps.db, step.job.id, step.chunk.idx, chunkOutcome(outcome, source.identifiers, source.ledger));
+    await completeChunk(deps.db, step.job.id, step.chunk.idx, chunkOutcome(outcome, source.identifiers, source.ledger()));
     if (outcome.fallback) deps.logger.warn({ jobId: step.job.id, conversationId: step.job.conversationExternalId, tenantId: step.job.tenantId, chunk: step.chunk.idx, reason: outcome.fallback }, 'chunk summarized by the local fallback');
   } finally {
     await release(slot);

@@ -83,6 +83,18 @@ describe('plan history from metadata', () => {
     expect(keywordHits).toBeGreaterThan(0);
   });
 
+  it('matches each keyword on its own behind the any-keyword test: one keyword, none, and an empty list', async () => {
+    const all = await loadPlanHistory(db.db, conversationId, policy.scoring.keywords);
+    for (const [i, keyword] of policy.scoring.keywords.entries()) {
+      const { messages } = await loadPlanHistory(db.db, conversationId, [keyword]);
+      expect(messages.map((m) => m.features?.keywords), keyword).toEqual(all.messages.map((m) => (m.features?.keywords.includes(i) ? [0] : [])));
+    }
+    const none = await loadPlanHistory(db.db, conversationId, ['zz-no-such-word-zz']);
+    expect(none.messages.every((m) => m.features?.keywords.length === 0)).toBe(true);
+    const empty = await loadPlanHistory(db.db, conversationId, []);
+    expect(empty.messages.every((m) => m.features?.keywords.length === 0)).toBe(true);
+  });
+
   it('names the newest request, and reads content only for tool outputs Tier 1/2 may rewrite and their calls', async () => {
     const full = await fullHistory();
     const { latestRequestSeq } = await loadPlanHistory(db.db, conversationId, policy.scoring.keywords);

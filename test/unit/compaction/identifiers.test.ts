@@ -3,10 +3,12 @@ import {
   errorLines,
   extractChunkIdentifiers,
   extractIdentifiers,
+  extractPaths,
   findMissingIdentifiers,
   identifierRetention,
   IDENTIFIERS_HEADING,
   identifiersWithin,
+  rankChunkIdentifiers,
   renderChunkText,
   withoutIdentifierLists,
 } from '../../../src/compaction/identifiers.js';
@@ -125,5 +127,25 @@ describe('findMissingIdentifiers / identifiersWithin / identifierRetention', () 
   it('skips an identifier too long to fit and keeps listing shorter ones', () => {
     const huge = `https://example.com/${'a'.repeat(10_000)}`;
     expect(identifiersWithin(['src/a.ts', huge, 'PROJ-1'], 100)).toEqual(['src/a.ts', 'PROJ-1']);
+  });
+});
+
+describe('path extraction inside the runs that hold a slash', () => {
+  it('finds paths wrapped in punctuation, quotes and brackets as a scan of the whole text does', () => {
+    const text = '(src/a.ts), "lib/b/c.json"; see [./d/e.md] or `~/f/g.yml`, at x@src/h.ts\nand /usr/bin/env: ok, https://x.io/not/a.path';
+    // absolute (and home or dot) paths first, then relative ones: './d/e.md' matches both patterns
+    expect(extractPaths(text)).toEqual(['./d/e.md', '~/f/g.yml', '/usr/bin/env', 'src/a.ts', 'lib/b/c.json', './d/e.md', 'x@src/h.ts']);
+  });
+});
+
+describe('rankChunkIdentifiers', () => {
+  it('keeps each kind once, in first-appearance order, however often a tool output repeats a path', () => {
+    const output = Array.from({ length: 20 }, (_, i) => `ok ${i} src/mod/a.ts > case ${i}`).join('\n') + '\nError: expected 1 got 2 in src/mod/b.ts';
+    const chunk = conversation().user('Fix src/mod/a.ts and src/mod/a.ts').exchange('t1', 'Bash', { command: 'npm test' }, output, true).build();
+    const ranked = rankChunkIdentifiers(chunk);
+    expect(ranked.byKind.path).toEqual(['src/mod/a.ts']);
+    expect(ranked.byKind.error).toEqual(['Error: expected 1 got 2 in src/mod/b.ts']);
+    expect(ranked.ordered.filter((id) => id === 'src/mod/a.ts')).toHaveLength(1);
+    expect(ranked.ordered.at(-1)).toBe('src/mod/b.ts');
   });
 });

@@ -24,16 +24,6 @@ export function toHistoryMessage(
   return row.role === 'user' && typeof meta === 'boolean' ? { ...message, meta } : message;
 }
 
-/** Active messages with exactly these seqs, in seq order. */
-export async function loadMessagesBySeqs(db: DbOrTx, conversationId: string, seqs: readonly number[]): Promise<MessageRow[]> {
-  if (seqs.length === 0) return [];
-  return db
-    .select()
-    .from(messages)
-    .where(and(eq(messages.conversationId, conversationId), inArray(messages.seq, [...seqs])))
-    .orderBy(asc(messages.seq));
-}
-
 type BatchRow = typeof batches.$inferSelect;
 
 /** A live batch; its ledger is validated on first read (the plan step never reads it, the commit does). */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { isLlmError, LlmError, type ProviderName } from './port.js';
 import { abortableSleep } from './retry.js';
+import { runScript } from '../queue/redis-script.js';
 
 /**
  * A provider-wide concurrency cap and request rate shared by every worker process through
@@ -118,7 +119,7 @@ export function createProviderLimiter(redis: Redis | Cluster, options: ProviderL
     for (;;) {
       if (signal?.aborted === true) throw new LlmError('cancelled', 'cancelled while waiting for an LLM slot', { cause: signal.reason });
       const [leasesKey, bucketKey, pausedKey] = keys(provider);
-      const reply = (await redis.eval(ACQUIRE, 3, leasesKey, bucketKey, pausedKey, leaseId, options.concurrency, leaseTtlMs, ratePerMs, burst)) as [
+      const reply = (await runScript(redis, ACQUIRE, 3, leasesKey, bucketKey, pausedKey, leaseId, options.concurrency, leaseTtlMs, ratePerMs, burst)) as [
         number,
         number,
       ];
@@ -143,7 +144,7 @@ export function createProviderLimiter(redis: Redis | Cluster, options: ProviderL
       const [leasesKey] = keys(provider);
       await acquire(provider, leaseId, signal);
       const renewal = setInterval(() => {
-        redis.eval(RENEW, 1, leasesKey, leaseId, leaseTtlMs).catch(() => {
+        runScript(redis, RENEW, 1, leasesKey, leaseId, leaseTtlMs).catch(() => {
           // A failed renewal only shortens the lease; the call itself is unaffected.
         });
       }, Math.max(50, Math.floor(leaseTtlMs / 3)));
@@ -152,7 +153,7 @@ export function createProviderLimiter(redis: Redis | Cluster, options: ProviderL
         return await fn();
       } catch (error) {
         if (isLlmError(error) && (error.kind === 'rate_limit' || error.kind === 'overloaded') && error.retryAfterMs !== undefined && error.retryAfterMs > 0) {
-          await redis.eval(PAUSE, 1, keys(provider)[2], Math.ceil(error.retryAfterMs)).catch(() => {
+          await runScript(redis, PAUSE, 1, keys(provider)[2], Math.ceil(error.retryAfterMs)).catch(() => {
             // Unreachable Redis: the other calls find out from the provider themselves.
           });
         }
@@ -166,7 +167,7 @@ export function createProviderLimiter(redis: Redis | Cluster, options: ProviderL
     },
     async activeLeases(provider) {
       const [leasesKey] = keys(provider);
-      return Number(await redis.eval(COUNT, 1, leasesKey));
+      return Number(await runScript(redis, COUNT, 1, leasesKey));
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { queuePrefix, type QueueName } from './names.js';
+import { runScript } from './redis-script.js';
 
 /**
  * Fair share across tenants, with BullMQ's own priorities (per-tenant groups are not in the
@@ -43,14 +44,14 @@ return 0
 `;
 
 export interface FairShareQueues {
-  redis: Pick<Redis, 'eval' | 'hget' | 'del'>;
+  redis: Pick<Redis, 'eval' | 'evalsha' | 'hget' | 'del'>;
   prefix: string;
 }
 
 /** Tags for `count` steps of one tenant, as BullMQ priorities (consecutive, capped at MAX_PRIORITY). */
 export async function fairPriorities(queues: FairShareQueues, queue: QueueName, tenantId: string, count = 1): Promise<number[]> {
   if (count <= 0) return [];
-  const first = Number(await queues.redis.eval(TAG, 1, fairShareKey(queues.prefix, queue), tenantId, count));
+  const first = Number(await runScript(queues.redis, TAG, 1, fairShareKey(queues.prefix, queue), tenantId, count));
   return Array.from({ length: count }, (_, i) => Math.min(MAX_PRIORITY, first + i));
 }
 
@@ -62,7 +63,7 @@ export async function fairPriority(queues: FairShareQueues, queue: QueueName, te
 /** A worker started a step of this priority: the clock moves up to it. */
 export async function advanceFairClock(queues: FairShareQueues, queue: QueueName, priority: number | undefined): Promise<void> {
   if (priority === undefined || priority <= 0) return;
-  await queues.redis.eval(ADVANCE, 1, fairShareKey(queues.prefix, queue), priority);
+  await runScript(queues.redis, ADVANCE, 1, fairShareKey(queues.prefix, queue), priority);
 }
 
 /**

@@ -3,6 +3,7 @@ import { Job, type Queue } from 'bullmq';
 import type { RedisConnection } from './connection.js';
 import { tenantSlotCaps, type TenantSlotCaps } from './fair-share.js';
 import { queuePrefix } from './names.js';
+import { runScript } from './redis-script.js';
 
 /**
  * A tenant's share of a provider's call slots, held by its summarize steps across every worker
@@ -213,7 +214,7 @@ export function createFairSlots(redis: RedisConnection, queue: Queue, options: F
       const member = `${turn.tenantId}${SEP}${turn.stepId}`;
       for (;;) {
         const taken = Number(
-          await redis.eval(ENTER, 3, leasesKey, parkedKey, seenKey, lease, member, turn.priority, caps.alone, caps.alone, caps.shared, leaseTtlMs, windowMs),
+          await runScript(redis, ENTER, 3, leasesKey, parkedKey, seenKey, lease, member, turn.priority, caps.alone, caps.alone, caps.shared, leaseTtlMs, windowMs),
         );
         if (taken === 1) break;
         // parked steps come back at slightly different times, not as one wave
@@ -222,7 +223,7 @@ export function createFairSlots(redis: RedisConnection, queue: Queue, options: F
         await pause(Math.round(maxPollMs * (0.5 + Math.random() * 0.5)), signal);
       }
       const renewal = setInterval(() => {
-        redis.eval(RENEW, 1, leasesKey, lease, leaseTtlMs).catch(() => {
+        runScript(redis, RENEW, 1, leasesKey, lease, leaseTtlMs).catch(() => {
           // A failed renewal only shortens the lease; the step itself is unaffected.
         });
       }, Math.max(50, Math.floor(leaseTtlMs / 3)));
@@ -233,7 +234,7 @@ export function createFairSlots(redis: RedisConnection, queue: Queue, options: F
         leave: () =>
           (left ??= (async () => {
             clearInterval(renewal);
-            const members = (await redis.eval(LEAVE, 3, leasesKey, parkedKey, seenKey, lease, caps.alone, caps.alone, caps.shared, windowMs, SCAN_LIMIT)) as string[];
+            const members = (await runScript(redis, LEAVE, 3, leasesKey, parkedKey, seenKey, lease, caps.alone, caps.alone, caps.shared, windowMs, SCAN_LIMIT)) as string[];
             await promote(members);
           })().catch(() => {
             // Unreachable Redis: the lease expires on its own, and parked steps come back after parkMs.
@@ -241,7 +242,7 @@ export function createFairSlots(redis: RedisConnection, queue: Queue, options: F
       };
     },
     async held(provider) {
-      const leases = (await redis.eval(HELD, 1, keys(provider)[0])) as string[];
+      const leases = (await runScript(redis, HELD, 1, keys(provider)[0])) as string[];
       const held: Record<string, number> = {};
       for (const lease of leases) {
         const tenant = lease.slice(0, lease.indexOf(SEP));

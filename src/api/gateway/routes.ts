@@ -94,8 +94,9 @@ const memoId = (request: FastifyRequest, conversationId: string): string => `${r
 
 /** The request's history keys, the messages its conversation's last request already carried not keyed again (key-memo.ts). */
 function keyRequest(provider: GatewayProvider, parsed: ParsedRequest, conversationId: string, request: FastifyRequest): KeyedRequest {
-  const keys = keysOfHistory(memoId(request, conversationId), provider, parsed.history);
-  rememberKeys(memoId(request, conversationId), provider, parsed.history, keys, rawBodyOf(request)?.length ?? JSON.stringify(parsed.history).length);
+  const memo = memoId(request, conversationId);
+  const keys = keysOfHistory(memo, provider, parsed.history);
+  rememberKeys(memo, provider, parsed.history, keys, rawBodyOf(request)?.length ?? JSON.stringify(parsed.history).length);
   return { ...parsed, keys };
 }
 

@@ -2,6 +2,7 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Ledger } from '../../compaction/ledger/index.js';
 import type { Block, HistoryMessage, MessageKind, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
+import { toHistoryMessage } from './snapshot.js';
 import { compactionChunks, compactionJobs, conversations, type ChunkUsage } from '../schema.js';
 
 /**
@@ -52,7 +53,7 @@ export async function loadChunkStep(db: DbOrTx, jobId: string, idx: number) {
 }
 export type ChunkStep = NonNullable<Awaited<ReturnType<typeof loadChunkStep>>>;
 
-type ChunkMessageRow = { seq: string; role: Role; kind: MessageKind; content: Block[]; tokens: number; tool_use_ids: string[]; tool_result_ids: string[]; meta: boolean | null };
+type ChunkMessageRow = { seq: string; role: Role; kind: MessageKind; content: Block[]; tokens: number; tool_use_ids: string[]; tool_result_ids: string[]; meta: unknown };
 
 /**
  * A chunk's active messages in seq order, as its summarize step reads them: only what a
@@ -63,14 +64,12 @@ type ChunkMessageRow = { seq: string; role: Role; kind: MessageKind; content: Bl
 export async function loadChunkMessages(db: DbOrTx, conversationId: string, seqs: readonly number[]): Promise<HistoryMessage[]> {
   if (seqs.length === 0) return [];
   const rows = await db.execute<ChunkMessageRow>(sql`
-    select seq, role, kind, content, tokens, tool_use_ids, tool_result_ids,
-           -- a meta turn (meta-turns.ts) is rendered to the summarizer as such (the rule of toHistoryMessage)
-           case when role = 'user' and jsonb_typeof(metadata -> 'meta') = 'boolean' then (metadata ->> 'meta')::boolean end as meta
+    select seq, role, kind, content, tokens, tool_use_ids, tool_result_ids, metadata -> 'meta' as meta
       from messages
      where conversation_id = ${conversationId} and seq = any(${`{${seqs.join(',')}}`}::bigint[])
      order by seq`);
-  return rows.map((row): HistoryMessage => {
-    const message: HistoryMessage = {
+  return rows.map((row) =>
+    toHistoryMessage({
       seq: Number(row.seq),
       role: row.role,
       kind: row.kind,
@@ -78,9 +77,9 @@ export async function loadChunkMessages(db: DbOrTx, conversationId: string, seqs
       tokens: row.tokens,
       toolUseIds: row.tool_use_ids,
       toolResultIds: row.tool_result_ids,
-    };
-    return row.meta === null ? message : { ...message, meta: row.meta };
-  });
+      metadata: row.meta === null ? null : { meta: row.meta },
+    }),
+  );
 }
 
 export interface ChunkDraft {

@@ -333,11 +333,9 @@ describe('compaction through the gateway', () => {
   });
 });
 
+/** The conversation's active messages once at least `count` are stored (the answer is stored after the response). */
 async function waitForMessages(id: string, count: number) {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const messages = await activeMessages(stack, id);
-    if (messages.length >= count || Date.now() > deadline) return messages;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  let messages = await activeMessages(stack, id);
+  await waitFor(async () => (messages = await activeMessages(stack, id)).length >= count, 10_000, 50, `${count} messages stored in ${id}`);
+  return messages;
 }

@@ -1,13 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countMessageTokens } from '../../../src/compaction/tokens.js';
-import { toolIdsOf } from '../../../src/compaction/normalize.js';
 import { loadChunkMessages } from '../../../src/db/repos/chunks.js';
-import { insertMessages, listActiveMessages } from '../../../src/db/repos/messages.js';
+import { listActiveMessages } from '../../../src/db/repos/messages.js';
 import { toHistoryMessage } from '../../../src/db/repos/snapshot.js';
-import { conversations, tenants } from '../../../src/db/schema.js';
-import { countTokens } from '../../../src/lib/count-tokens.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
-import { loadRealTranscript } from '../../helpers/transcripts.js';
+import { storeRealSession } from '../../helpers/session-rows.js';
 
 /**
  * A summarize step reads its chunk's messages with only the columns a HistoryMessage holds:
@@ -20,15 +16,7 @@ let conversationId: string;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  const [tenant] = await db.db.insert(tenants).values({ name: 'chunk-messages' }).returning();
-  const [conversation] = await db.db.insert(conversations).values({ tenantId: tenant!.id, externalId: 'chunk-messages', contextLimit: 200_000 }).returning();
-  conversationId = conversation!.id;
-  const source = loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl', { compactBoundary: 'include' }).conversations[0]!.messages;
-  const rows = source.map((m) => {
-    const ids = toolIdsOf(m.content);
-    return { role: m.role, content: m.content, tokens: countMessageTokens(m, countTokens), toolUseIds: ids.opens, toolResultIds: ids.answers, metadata: m.metadata };
-  });
-  await insertMessages(db.db, conversationId, 1, rows);
+  conversationId = await storeRealSession(db, 'chunk-messages', 'spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl');
 });
 afterAll(async () => {
   await db?.drop();

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { markMetaTurn } from '../../../src/compaction/meta-turns.js';
 import { countMessageTokens } from '../../../src/compaction/tokens.js';
-import { toolIdsOf } from '../../../src/compaction/normalize.js';
 import { isUserTextMessage } from '../../../src/compaction/render.js';
 import { keywordMatchers, scoreUnit } from '../../../src/compaction/score.js';
 import type { HistoryMessage } from '../../../src/compaction/types.js';
@@ -14,7 +13,7 @@ import { toHistoryMessage } from '../../../src/db/repos/snapshot.js';
 import { conversations, tenants } from '../../../src/db/schema.js';
 import { countTokens } from '../../../src/lib/count-tokens.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
-import { loadRealTranscript } from '../../helpers/transcripts.js';
+import { storeRealSession } from '../../helpers/session-rows.js';
 
 /**
  * The plan step reads scoring features computed in SQL instead of the content: on real
@@ -28,19 +27,8 @@ const policy = mergePolicy({ scoring: { keywords: ['error', 'fail', 'todo', 'mus
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  const [tenant] = await db.db.insert(tenants).values({ name: 'features' }).returning();
-  const [conversation] = await db.db
-    .insert(conversations)
-    .values({ tenantId: tenant!.id, externalId: 'features', contextLimit: 200_000 })
-    .returning();
-  conversationId = conversation!.id;
   // the whole session, so its meta turns (task notifications, a /compact wrapper, isMeta lines) are in
-  const source = loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl', { compactBoundary: 'include' }).conversations[0]!.messages;
-  const rows = source.map((m) => {
-    const ids = toolIdsOf(m.content);
-    return { role: m.role, content: m.content, tokens: countMessageTokens(m, countTokens), toolUseIds: ids.opens, toolResultIds: ids.answers, metadata: m.metadata };
-  });
-  await insertMessages(db.db, conversationId, 1, rows);
+  conversationId = await storeRealSession(db, 'features', 'spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl');
 });
 afterAll(async () => {
   await db?.drop();

@@ -32,6 +32,10 @@ export const FINDINGS: readonly string[] = [
     'fix proposed in #1209, unreleased). It struck in three of the first four full runs of the restart suite. The same close also left the dead ' +
     'session\'s error behind, failing the next query on that connection with 57P01. Both are fixed by patches/postgres+3.4.9.patch, applied at ' +
     'install by patch-package (test/integration/db/backend-death.test.ts), and the suites now allow no crash at all.',
+  'One compaction request in a thousand of the duplicate storm answered 500 `UNSAFE_TRANSACTION`: with every pooled connection busy, postgres.js ' +
+    'pipelines a transaction\'s BEGIN behind other queries, and when that pipeline was full (or the socket pushed back) it skipped the step that ' +
+    'reserves the connection for the transaction, so the BEGIN completed on a shared connection and the driver refused it. The same patch ' +
+    'reserves the connection on every path (test/integration/db/pipelined-begin.test.ts reproduces it with a one-query pipeline).',
   'Clip-archive delimiters spelled with look-alike letters the escaper\'s table did not list (Greek rho for p, a small capital c, ❮, a combining overlay) passed through unescaped. The escaper now also treats the tag spelled with any non-ASCII letters in place of at most three of its own as a delimiter (src/compaction/clip-archive.ts).',
   'One tenant\'s 200 queued compactions made another tenant\'s compaction take 34.6 s instead of 3.1 s (both queues were FIFO), and one provider\'s 429 paused the whole summarize queue for every tenant. Steps now take their tenant\'s fair turn through BullMQ priorities (start-time fair queuing, src/queue/fair-share.ts), a provider\'s 429 defers only its own steps and pauses only that provider (src/worker/create-workers.ts, src/llm/rate-limit.ts), and per-tenant quotas answer 429 with retry-after (src/api/compaction-quota.ts); §9 has the figures.',
 ];

@@ -66,24 +66,31 @@ export interface ToolPairingState {
  * What the conversation already holds of these tool ids, in one statement: which were opened
  * (`opens`, checked against tool_use ids) and which answered (`answers`, against tool_result ids),
  * in the active history and the archive. No query at all when the append carries no tool blocks.
+ *
+ * The conversation's ids meet the asked ones in a hash join. Filtering each row with
+ * `ids && $asked` instead compares every id of the row with every asked id (a 500-message append
+ * asks ~250): 3 µs per row of the conversation, 30 ms per append at 10k messages, where the join
+ * takes half of that (the heap scan of the conversation's rows, which both need).
  */
 export async function toolPairingState(db: DbOrTx, conversationId: string, opens: readonly string[], answers: readonly string[]): Promise<ToolPairingState> {
   const state: ToolPairingState = { opened: new Set(), answered: new Set() };
   if (opens.length === 0 && answers.length === 0) return state;
-  const openParam = sql`${sql.param([...opens])}::text[]`;
-  const answerParam = sql`${sql.param([...answers])}::text[]`;
+  const openParam = sql`${sql.param([...new Set(opens)])}::text[]`;
+  const answerParam = sql`${sql.param([...new Set(answers)])}::text[]`;
   const rows = await db.execute<{ kind: 'o' | 'a'; id: string }>(sql`
-    select distinct 'o' as kind, u.id from (
-      select unnest(tool_use_ids) as id from ${messages} where conversation_id = ${conversationId} and tool_use_ids && ${openParam}
+    select 'o' as kind, asked.id from unnest(${openParam}) as asked(id) where asked.id in (
+      select held.id from ${messages} m cross join lateral unnest(m.tool_use_ids) as held(id)
+        where m.conversation_id = ${conversationId} and cardinality(m.tool_use_ids) > 0
       union all
-      select unnest(tool_use_ids) as id from ${archivedMessages} where conversation_id = ${conversationId} and tool_use_ids && ${openParam}
-    ) u where u.id = any(${openParam})
+      select held.id from ${archivedMessages} a cross join lateral unnest(a.tool_use_ids) as held(id)
+        where a.conversation_id = ${conversationId} and cardinality(a.tool_use_ids) > 0)
     union all
-    select distinct 'a' as kind, u.id from (
-      select unnest(tool_result_ids) as id from ${messages} where conversation_id = ${conversationId} and tool_result_ids && ${answerParam}
+    select 'a' as kind, asked.id from unnest(${answerParam}) as asked(id) where asked.id in (
+      select held.id from ${messages} m cross join lateral unnest(m.tool_result_ids) as held(id)
+        where m.conversation_id = ${conversationId} and cardinality(m.tool_result_ids) > 0
       union all
-      select unnest(tool_result_ids) as id from ${archivedMessages} where conversation_id = ${conversationId} and tool_result_ids && ${answerParam}
-    ) u where u.id = any(${answerParam})`);
+      select held.id from ${archivedMessages} a cross join lateral unnest(a.tool_result_ids) as held(id)
+        where a.conversation_id = ${conversationId} and cardinality(a.tool_result_ids) > 0)`);
   for (const row of rows) (row.kind === 'o' ? state.opened : state.answered).add(row.id);
   return state;
 }

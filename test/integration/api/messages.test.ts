@@ -154,6 +154,26 @@ describe('rejections store nothing', () => {
     });
   });
 
+  it('checks tool pairing against earlier appends: answers an earlier tool_use, rejects a reused id or a second result', async () => {
+    await createConversation('pairing-across');
+    const use = (id: string) => ({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'bash', input: { cmd: 'ls' } }] });
+    const result = (id: string) => ({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: 'ok' }] });
+    expect((await append('pairing-across', { messages: [{ role: 'user', content: 'go' }, use('t-1'), use('t-2')] })).statusCode).toBe(201);
+    expect((await append('pairing-across', { messages: [result('t-1')] })).statusCode).toBe(201);
+    const cases: Array<[unknown[], string, string]> = [
+      [[result('t-2'), use('t-1')], 'DUPLICATE_TOOL_USE_ID', 'messages.1.content.0.id'],
+      [[result('t-2'), result('t-1')], 'DUPLICATE_TOOL_RESULT', 'messages.1.content.0.tool_use_id'],
+      [[result('t-3')], 'ORPHAN_TOOL_RESULT', 'messages.0.content.0.tool_use_id'],
+    ];
+    for (const [messages, code, field] of cases) {
+      const res = await append('pairing-across', { messages });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({ code, errors: [{ field }] });
+    }
+    expect(await storedCount('pairing-across')).toBe(4);
+    expect((await append('pairing-across', { messages: [result('t-2'), use('t-3'), result('t-3')] })).statusCode).toBe(201);
+  });
+
   it('rejects a whole append when a later message is bad (first messages not stored)', async () => {
     await createConversation('atomic');
     const res = await append('atomic', { messages: [{ role: 'user', content: 'fine' }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'ghost', content: '' }] }] });

@@ -59,8 +59,8 @@ const turnsText = (request: SummarizeRequest) => request.messages.map((m) => m.c
 /** Tags our builder writes (section and fence tags), counted exactly in the raw text. */
 function realTags(text: string): { opens: number; closes: number } {
   return {
-    opens: (text.match(/<transcript-(turn|context|keep|draft|[0-9a-z]{8,64})[ >]/g) ?? []).length,
-    closes: (text.match(/<\/transcript-(turn|context|keep|draft|[0-9a-z]{8,64})>/g) ?? []).length,
+    opens: (text.match(/<transcript-(user|assistant|system|context|keep|draft|[0-9a-z]{8,64})[ >]/g) ?? []).length,
+    closes: (text.match(/<\/transcript-(context|keep|draft|[0-9a-z]{8,64})>/g) ?? []).length,
   };
 }
 

@@ -88,6 +88,7 @@ async function growAndCompact(ctx: BenchContext, rounds: number, perRound: numbe
     const plan = job.row.plan;
     if (!plan) throw new Error('completed job without a plan');
     const calls = analyzeCalls(job.allCalls);
+    if (process.env['TOKENS_DUMP'] && withFold) (await import('node:fs')).writeFileSync(`${process.env['TOKENS_DUMP']}/round-${r + 1}.json`, JSON.stringify(job.allCalls.map((c) => ({ inputTokens: c.inputTokens, body: c.body }))));
     const roundSource = plan.chunks.reduce((sum, c) => sum + c.messageTokens, 0);
     source += roundSource;
     compactd.input += calls.inputTokens;

@@ -46,16 +46,35 @@ function renderInput(input: unknown): string {
   }
 }
 
-export function renderBlock(block: Block, toolNames: ReadonlyMap<string, string>): string {
+/**
+ * Short stand-ins for tool_use ids, numbered in order of appearance: an id only pairs a call
+ * with its result, and a provider's id costs a summarizer some fifteen tokens each time.
+ */
+export function shortToolIds(messages: readonly HistoryMessage[]): Map<string, string> {
+  const ids = new Map<string, string>();
+  const note = (id: string) => {
+    if (!ids.has(id)) ids.set(id, String(ids.size + 1));
+  };
+  for (const message of messages) {
+    for (const block of message.content) {
+      if (block.type === 'tool_use') note(block.id);
+      else if (block.type === 'tool_result') note(block.tool_use_id);
+    }
+  }
+  return ids;
+}
+
+export function renderBlock(block: Block, toolNames: ReadonlyMap<string, string>, shortIds?: ReadonlyMap<string, string>): string {
+  const idOf = (id: string) => markerToken(shortIds?.get(id) ?? id);
   switch (block.type) {
     case 'text':
       return block.text;
     case 'tool_use':
-      return `[tool call ${markerToken(block.name)} id=${markerToken(block.id)}]\n${renderInput(block.input)}`;
+      return `[tool call ${markerToken(block.name)} id=${idOf(block.id)}]\n${renderInput(block.input)}`;
     case 'tool_result': {
       const name = markerToken(toolNames.get(block.tool_use_id) ?? 'unknown');
       const flag = block.is_error === true ? ' error' : '';
-      return `[tool result ${name} id=${markerToken(block.tool_use_id)}${flag}]\n${toolResultText(block)}`;
+      return `[tool result ${name} id=${idOf(block.tool_use_id)}${flag}]\n${toolResultText(block)}`;
     }
     case 'image':
       return '[image]';
@@ -66,8 +85,8 @@ export function renderBlock(block: Block, toolNames: ReadonlyMap<string, string>
  * A message's content as one text, blocks separated by blank lines. A meta turn opens with
  * its marker line, so a summarizer reads it as the harness's, not as the user's words.
  */
-export function renderMessageText(message: HistoryMessage, toolNames: ReadonlyMap<string, string>): string {
-  const text = message.content.map((block) => renderBlock(block, toolNames)).join('\n\n');
+export function renderMessageText(message: HistoryMessage, toolNames: ReadonlyMap<string, string>, shortIds?: ReadonlyMap<string, string>): string {
+  const text = message.content.map((block) => renderBlock(block, toolNames, shortIds)).join('\n\n');
   return message.meta === true ? `${META_TURN_MARKER}\n${text}` : text;
 }
 

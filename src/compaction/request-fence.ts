@@ -12,17 +12,24 @@ import type { SummarizeMessage } from './types.js';
  * invisible characters between them — is written `&lt;` (tag-escape.ts), so the real tags
  * are the only ones a reader sees, and the content cannot even guess the ID to some effect.
  *
+ * A turn is opened by its speaker's tag and runs to the next tag: since no content can hold
+ * a tag, the next one ends it as surely as a closing tag would, at half the tokens (a chunk
+ * request has one turn per message, so its tags are the fence's main cost).
+ *
  *   <transcript-ID>
- *   <transcript-context>            optional: the user's latest request, the task state
- *   <transcript-turn role="user">   one per message, in order
- *   <transcript-draft>              a repair's draft summary
- *   <transcript-keep>               "- identifier" lines
+ *   <transcript-context>            optional: the user's latest request, the task state; closed
+ *   <transcript-user>               one per message, in order (or -assistant, -system); not closed
+ *   <transcript-draft>              a repair's draft summary; closed
+ *   <transcript-keep>               "- identifier" lines; closed
  *   </transcript-ID>
  */
 
 export const FENCE_WORD = 'transcript';
 const WORDS = [FENCE_WORD] as const;
 const ID_PATTERN = /^[0-9a-z]{8,64}$/;
+/** Section tag names, which an ID of the same letters would be confused with. */
+const SECTION_NAMES = ['context', 'draft', 'keep', 'user', 'assistant', 'system'] as const;
+const NOT_A_SECTION = `(?!(?:${SECTION_NAMES.join('|')})\\b)`;
 
 export type FenceSection =
   | { kind: 'context'; text: string }
@@ -31,12 +38,12 @@ export type FenceSection =
   | { kind: 'keep'; items: readonly string[] };
 
 export function isFenceId(id: string): boolean {
-  return ID_PATTERN.test(id);
+  return ID_PATTERN.test(id) && !(SECTION_NAMES as readonly string[]).includes(id);
 }
 
 /** `transcript-ID` with the ID blanked: what two requests that differ only in their fence share. */
 export function withoutFenceIds(text: string): string {
-  return text.replace(/\btranscript-[0-9a-z]{8,64}\b/g, `${FENCE_WORD}-id`);
+  return text.replace(new RegExp(`\\b${FENCE_WORD}-${NOT_A_SECTION}[0-9a-z]{8,64}\\b`, 'g'), `${FENCE_WORD}-id`);
 }
 
 /**
@@ -60,10 +67,9 @@ export function contentFenceId(texts: readonly string[]): string {
 const escape = (text: string) => neutralizeTags(text, WORDS);
 
 function renderSection(section: FenceSection): string {
+  if (section.kind === 'turn') return `<${FENCE_WORD}-${section.role}>\n${escape(section.text)}`;
   const tag = `${FENCE_WORD}-${section.kind}`;
   switch (section.kind) {
-    case 'turn':
-      return `<${tag} role="${section.role}">\n${escape(section.text)}\n</${tag}>`;
     case 'keep':
       return `<${tag}>\n${section.items.map((item) => `- ${escape(item.replace(/\s+/g, ' ').trim())}`).join('\n')}\n</${tag}>`;
     default:
@@ -88,8 +94,9 @@ export interface ReadFence {
   after: string;
 }
 
-const OPEN = new RegExp(`<${FENCE_WORD}-([0-9a-z]{8,64})>\\n`);
-const SECTION = new RegExp(`<${FENCE_WORD}-(context|turn|draft|keep)(?: role="(user|assistant|system)")?>\\n([\\s\\S]*?)\\n</${FENCE_WORD}-\\1>`, 'g');
+const OPEN = new RegExp(`<${FENCE_WORD}-${NOT_A_SECTION}([0-9a-z]{8,64})>\\n`);
+const TAG = new RegExp(`<${FENCE_WORD}-(${SECTION_NAMES.join('|')})>\\n`, 'y');
+const NEXT_TAG = `\n<${FENCE_WORD}-`;
 
 /** Reads a fence back (llm-sim and the local summarizer read requests this way), or null when the text holds none. */
 export function readFence(text: string): ReadFence | null {
@@ -101,22 +108,40 @@ export function readFence(text: string): ReadFence | null {
   if (end === -1) return null;
   const inner = text.slice(open.index + open[0].length, end);
   const reading: ReadFence = { id, context: null, turns: [], draft: null, keep: [], before: text.slice(0, open.index), after: text.slice(end + close.length) };
-  for (const match of inner.matchAll(SECTION)) {
-    const content = restoreTags(match[3] ?? '', WORDS);
-    switch (match[1]) {
-      case 'context':
-        reading.context = content;
-        break;
-      case 'turn':
-        reading.turns.push({ role: (match[2] ?? 'user') as SummarizeMessage['role'], content });
-        break;
-      case 'draft':
-        reading.draft = content;
-        break;
-      case 'keep':
-        for (const line of content.split('\n')) if (line.startsWith('- ')) reading.keep.push(line.slice(2));
-        break;
+  let at = 0;
+  while (at < inner.length) {
+    TAG.lastIndex = at;
+    const tag = TAG.exec(inner);
+    if (tag === null) break;
+    const kind = tag[1] as (typeof SECTION_NAMES)[number];
+    const from = at + tag[0].length;
+    if (kind === 'user' || kind === 'assistant' || kind === 'system') {
+      // a turn runs to the next tag (no content can hold one) or to the fence's end
+      const next = inner.indexOf(NEXT_TAG, from);
+      const to = next === -1 ? inner.length : next;
+      reading.turns.push({ role: kind, content: restoreTags(inner.slice(from, to), WORDS) });
+      at = to + 1;
+      continue;
     }
+    const closing = `\n</${FENCE_WORD}-${kind}>`;
+    const to = inner.indexOf(closing, from);
+    if (to === -1) break;
+    readClosedSection(reading, kind, restoreTags(inner.slice(from, to), WORDS));
+    at = to + closing.length + 1;
   }
   return reading;
+}
+
+function readClosedSection(reading: ReadFence, kind: 'context' | 'draft' | 'keep', content: string): void {
+  switch (kind) {
+    case 'context':
+      reading.context = content;
+      break;
+    case 'draft':
+      reading.draft = content;
+      break;
+    case 'keep':
+      for (const line of content.split('\n')) if (line.startsWith('- ')) reading.keep.push(line.slice(2));
+      break;
+  }
 }

@@ -65,8 +65,26 @@ describe('buildSummarizeRequest (seed 003 AC1, SPEC §5.4)', () => {
   it('AC1.3: keeps the original roles (as the turns\' roles) and renders tool calls and results as text', () => {
     const body = excerptOf(buildSummarizeRequest(chunk, null, policy));
     expect(body.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
-    expect(body[1]?.content).toBe('[tool call Read id=t1]\n{"file_path":"src/auth/login.ts"}');
-    expect(body[2]?.content).toBe('[tool result Read id=t1]\nexport function login() {}');
+    expect(body[1]?.content).toBe('[tool call Read id=1]\n{"file_path":"src/auth/login.ts"}');
+    expect(body[2]?.content).toBe('[tool result Read id=1]\nexport function login() {}');
+  });
+
+  it('numbers tool ids within the chunk: a call still pairs with its result, the provider id is not resent', () => {
+    const messages = conversation()
+      .user('look at both')
+      .calls([
+        { id: 'toolu_01A09q90qw90lq917835lq9', name: 'Read', input: { file_path: 'a.ts' } },
+        { id: 'toolu_01B77zz0qw90lq917835zz1', name: 'Read', input: { file_path: 'b.ts' } },
+      ])
+      .results([
+        { id: 'toolu_01B77zz0qw90lq917835zz1', output: 'B' },
+        { id: 'toolu_01A09q90qw90lq917835lq9', output: 'A' },
+      ])
+      .build();
+    const body = excerptOf(buildSummarizeRequest(messages, null, policy));
+    expect(body[1]?.content).toBe('[tool call Read id=1]\n{"file_path":"a.ts"}\n\n[tool call Read id=2]\n{"file_path":"b.ts"}');
+    expect(body[2]?.content).toBe('[tool result Read id=2]\nB\n\n[tool result Read id=1]\nA');
+    expect(JSON.stringify(body)).not.toContain('toolu_');
   });
 
   it('renders role tool as user and error results with a flag', () => {
@@ -76,7 +94,7 @@ describe('buildSummarizeRequest (seed 003 AC1, SPEC §5.4)', () => {
       .results([{ id: 'x', output: 'make: *** No rule', isError: true }], 'tool')
       .build();
     const body = excerptOf(buildSummarizeRequest(messages, null, policy));
-    expect(body[2]).toEqual({ role: 'user', content: '[tool result Bash id=x error]\nmake: *** No rule' });
+    expect(body[2]).toEqual({ role: 'user', content: '[tool result Bash id=1 error]\nmake: *** No rule' });
   });
 
   it('lists the must-keep identifiers inside the fence; ends with a short directive: the length and the focus', () => {
@@ -108,7 +126,7 @@ describe('buildSummarizeRequest (seed 003 AC1, SPEC §5.4)', () => {
     const total = body.reduce((sum, m) => sum + countTokens(m.content), 0);
     expect(total).toBeLessThanOrEqual(1000);
     const output = body[2]?.content ?? '';
-    expect(output.startsWith('[tool result Read id=b]\nrow 0 ')).toBe(true);
+    expect(output.startsWith('[tool result Read id=1]\nrow 0 ')).toBe(true);
     expect(output).toMatch(/\[… \d+ tokens clipped from this summarizer input; the original is archived, recall finds it …\]/);
     expect(big[2]?.content[0]).toMatchObject({ content: filler(5000, 'row') });
   });

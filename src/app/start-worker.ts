@@ -10,6 +10,7 @@ import { createWorkers } from '../worker/create-workers.js';
 import type { WorkerDeps } from '../worker/deps.js';
 import { createJobEvents } from '../worker/job-events.js';
 import { instrumentSummarizers } from '../obs/llm-metrics.js';
+import { boundHeapGrowth } from './heap-growth.js';
 import { serveMetrics } from './metrics-server.js';
 import { createDeps, type Deps } from './deps.js';
 import { onShutdownSignal, type ShutdownStep } from './shutdown.js';
@@ -83,6 +84,7 @@ export function runWorkers(deps: Deps, overrides: Partial<WorkerDeps> = {}): { s
 
 /** `compactd worker`: the queue workers only. */
 export async function startWorker(config: Config): Promise<void> {
+  boundHeapGrowth();
   await runMigrations(config.databaseUrl);
   const { deps, closeSteps } = createDeps(config, { name: 'compactd-worker' });
   const workers = runWorkers(deps);

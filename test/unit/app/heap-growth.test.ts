@@ -1,0 +1,19 @@
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { boundHeapGrowth } from '../../../src/app/heap-growth.js';
+
+describe('the worker bounds V8 heap growth', () => {
+  it('uses a flag this Node’s V8 knows (an unknown one is a "bad option" at start)', () => {
+    const known = spawnSync(process.execPath, ['--heap-growing-percent=50', '-e', ''], { encoding: 'utf8' });
+    expect(known.status, known.stderr).toBe(0);
+    const unknown = spawnSync(process.execPath, ['--heap-growing-percent-nonexistent=50', '-e', ''], { encoding: 'utf8' });
+    expect(unknown.status).not.toBe(0);
+  });
+
+  it.each([
+    [['--heap-growing-percent=80'], ''],
+    [[], '--max-old-space-size=512 --heap_growing_percent=25'],
+  ])('leaves an operator’s own setting alone (argv %j, NODE_OPTIONS %j)', (execArgv, nodeOptions) => {
+    expect(boundHeapGrowth(execArgv, nodeOptions)).toBe(false);
+  });
+});

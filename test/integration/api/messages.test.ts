@@ -154,24 +154,36 @@ describe('rejections store nothing', () => {
     });
   });
 
-  it('checks tool pairing against earlier appends: answers an earlier tool_use, rejects a reused id or a second result', async () => {
-    await createConversation('pairing-across');
-    const use = (id: string) => ({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'bash', input: { cmd: 'ls' } }] });
-    const result = (id: string) => ({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: 'ok' }] });
-    expect((await append('pairing-across', { messages: [{ role: 'user', content: 'go' }, use('t-1'), use('t-2')] })).statusCode).toBe(201);
-    expect((await append('pairing-across', { messages: [result('t-1')] })).statusCode).toBe(201);
+  // An append asking few tool ids is checked through the ids' GIN indexes, one asking many through
+  // a join with the conversation's ids (messages.ts askedAmong): the padding of answered calls puts
+  // every case on the second path too.
+  it.each([
+    ['a few ids', 0],
+    ['many ids', 20],
+  ])('checks tool pairing against earlier appends (%s): answers an earlier tool_use, rejects a reused id or a second result', async (_label, padding) => {
+    const id = `pairing-across-${padding}`;
+    await createConversation(id);
+    const use = (toolId: string) => ({ role: 'assistant', content: [{ type: 'tool_use', id: toolId, name: 'bash', input: { cmd: 'ls' } }] });
+    const result = (toolId: string) => ({ role: 'user', content: [{ type: 'tool_result', tool_use_id: toolId, content: 'ok' }] });
+    let padded = 0;
+    const pad = (messages: unknown[]) => {
+      const extra = Array.from({ length: padding }, () => `pad-${padded++}`).flatMap((toolId) => [use(toolId), result(toolId)]);
+      return { messages: [...messages, ...extra] };
+    };
+    expect((await append(id, pad([{ role: 'user', content: 'go' }, use('t-1'), use('t-2')]))).statusCode).toBe(201);
+    expect((await append(id, pad([result('t-1')]))).statusCode).toBe(201);
     const cases: Array<[unknown[], string, string]> = [
       [[result('t-2'), use('t-1')], 'DUPLICATE_TOOL_USE_ID', 'messages.1.content.0.id'],
       [[result('t-2'), result('t-1')], 'DUPLICATE_TOOL_RESULT', 'messages.1.content.0.tool_use_id'],
       [[result('t-3')], 'ORPHAN_TOOL_RESULT', 'messages.0.content.0.tool_use_id'],
     ];
     for (const [messages, code, field] of cases) {
-      const res = await append('pairing-across', { messages });
+      const res = await append(id, pad(messages));
       expect(res.statusCode).toBe(400);
       expect(res.json()).toMatchObject({ code, errors: [{ field }] });
     }
-    expect(await storedCount('pairing-across')).toBe(4);
-    expect((await append('pairing-across', { messages: [result('t-2'), use('t-3'), result('t-3')] })).statusCode).toBe(201);
+    expect(await storedCount(id)).toBe(4 + 4 * padding);
+    expect((await append(id, pad([result('t-2'), use('t-3'), result('t-3')]))).statusCode).toBe(201);
   });
 
   it('rejects a whole append when a later message is bad (first messages not stored)', async () => {

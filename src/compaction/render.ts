@@ -3,8 +3,11 @@ import type { Block, HistoryMessage, ToolResultBlock } from './types.js';
 
 /**
  * Plain-text rendering of content blocks. The summarizer has no tools, so tool calls and
- * results reach it as text; the local summarizer and the identifier check read the same
- * rendering back, so the marker lines below are a format, not decoration.
+ * results reach it as text; the local summarizer reads the rendering back, so the marker lines
+ * below are a format, not decoration. A chunk's request numbers its tool ids (`shortToolIds`);
+ * other renderings (scoring, the local summarizer's own input) carry the provider's ids.
+ * A line of content shaped like a marker gets a backslash in front, so content cannot pose as
+ * another call's result (a numbered id is easy to guess).
  *
  *   [tool call NAME id=ID]            followed by the JSON input on the next line
  *   [tool result NAME id=ID]          followed by the output
@@ -13,6 +16,13 @@ import type { Block, HistoryMessage, ToolResultBlock } from './types.js';
 
 export const TOOL_CALL_MARKER = /^\[tool call (\S+) id=(\S+)\]$/;
 export const TOOL_RESULT_MARKER = /^\[tool result (\S+) id=(\S+)( error)?\]$/;
+
+const MARKER_SHAPED_LINE = /^(?=\[tool (?:call|result) )/gm;
+
+/** Content lines that would read as marker lines, quoted with a leading backslash. */
+export function quoteMarkerLines(text: string): string {
+  return text.includes('[tool ') ? text.replace(MARKER_SHAPED_LINE, '\\') : text;
+}
 
 /** Tool names and ids are rendered inside a marker line, so whitespace and brackets are replaced. */
 function markerToken(value: string): string {
@@ -68,13 +78,13 @@ export function renderBlock(block: Block, toolNames: ReadonlyMap<string, string>
   const idOf = (id: string) => markerToken(shortIds?.get(id) ?? id);
   switch (block.type) {
     case 'text':
-      return block.text;
+      return quoteMarkerLines(block.text);
     case 'tool_use':
       return `[tool call ${markerToken(block.name)} id=${idOf(block.id)}]\n${renderInput(block.input)}`;
     case 'tool_result': {
       const name = markerToken(toolNames.get(block.tool_use_id) ?? 'unknown');
       const flag = block.is_error === true ? ' error' : '';
-      return `[tool result ${name} id=${idOf(block.tool_use_id)}${flag}]\n${toolResultText(block)}`;
+      return `[tool result ${name} id=${idOf(block.tool_use_id)}${flag}]\n${quoteMarkerLines(toolResultText(block))}`;
     }
     case 'image':
       return '[image]';

@@ -41,9 +41,11 @@ export function isFenceId(id: string): boolean {
   return ID_PATTERN.test(id) && !(SECTION_NAMES as readonly string[]).includes(id);
 }
 
+const FENCE_ID_TAG = new RegExp(`\\b${FENCE_WORD}-${NOT_A_SECTION}[0-9a-z]{8,64}\\b`, 'g');
+
 /** `transcript-ID` with the ID blanked: what two requests that differ only in their fence share. */
 export function withoutFenceIds(text: string): string {
-  return text.replace(new RegExp(`\\b${FENCE_WORD}-${NOT_A_SECTION}[0-9a-z]{8,64}\\b`, 'g'), `${FENCE_WORD}-id`);
+  return text.replace(FENCE_ID_TAG, `${FENCE_WORD}-id`);
 }
 
 /**

@@ -13,9 +13,12 @@ import { setFlagsFromString } from 'node:v8';
  */
 const HEAP_GROWING_PERCENT = 50;
 
-/** Applies HEAP_GROWING_PERCENT unless the operator set the flag (NODE_OPTIONS or the command line). */
-export function boundHeapGrowth(execArgv: readonly string[] = process.execArgv, nodeOptions = process.env['NODE_OPTIONS'] ?? ''): boolean {
-  const given = [...execArgv, nodeOptions].some((arg) => /heap[-_]growing[-_]percent/.test(arg));
+/**
+ * Applies HEAP_GROWING_PERCENT unless the operator set the flag on the command line (Node
+ * refuses it in NODE_OPTIONS, so that is the only place it can come from).
+ */
+export function boundHeapGrowth(execArgv: readonly string[] = process.execArgv): boolean {
+  const given = execArgv.some((arg) => /heap[-_]growing[-_]percent/.test(arg));
   if (given) return false;
   // V8 reads this flag each time it sizes the heap after a full collection, so setting it at
   // start-up (before any job) applies to the whole process

@@ -75,7 +75,12 @@ export const messages = pgTable(
   ],
 );
 
-export type ArchiveReason = 'summarized' | 'masked' | 'truncated' | 'superseded_clip';
+/**
+ * Why an original is in the archive: a compaction `summarized` it, `masked` or `truncated` it in
+ * place, or `superseded_clip` (an older clip-archive); `rewound`: the gateway's client no longer
+ * sends it (a retry, an edited or rewound turn), so it left the active history without a job.
+ */
+export type ArchiveReason = 'summarized' | 'masked' | 'truncated' | 'superseded_clip' | 'rewound';
 
 export const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
 
@@ -116,7 +121,8 @@ export const archivedMessages = pgTable(
     id: uuid('id').notNull(),
     ...messageColumns(),
     batchId: uuid('batch_id'),
-    jobId: uuid('job_id').notNull(),
+    /** the compaction that archived it; null for a `rewound` original (no job archives those) */
+    jobId: uuid('job_id'),
     reason: text('reason').$type<ArchiveReason>().notNull(),
     archivedAt: timestamp('archived_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },

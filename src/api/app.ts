@@ -17,6 +17,7 @@ import { jobRoutes } from './routes/jobs.js';
 import { batchRoutes } from './routes/batches.js';
 import { exportRoutes } from './routes/export.js';
 import { searchRoutes } from './routes/search.js';
+import { createSearchSlots } from './search-slots.js';
 import { toolRoutes } from './routes/tools.js';
 import { adminRoutes } from './routes/admin.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -84,8 +85,16 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes(deps));
   await app.register(metricsRoutes(deps, metrics));
   await app.register(adminRoutes(deps));
-  await app.register(gatewayRoutes(deps));
-  await app.register(inspectRoutes(deps));
+  // one set of job waiters for the long-polls and the gateway's waits: one subscription, one per-tenant cap
+  const jobWaiters =
+    deps.jobWaiters ??
+    createJobWaitersFor(deps.db, deps.sql, { logger: deps.logger, maxWaitersPerTenant: deps.config.longPoll?.maxWaitersPerTenant ?? DEFAULT_MAX_WAITERS_PER_TENANT });
+  if (!deps.jobWaiters) app.addHook('preClose', () => jobWaiters.close());
+  const waiting: ApiDeps = { ...deps, jobWaiters };
+  await app.register(gatewayRoutes(waiting));
+  // per API process: each process counts its own searches, the API's and the inspector's together
+  const searchSlots = createSearchSlots(deps.config.apiLimits?.maxSearchesPerTenant);
+  await app.register(inspectRoutes(deps, searchSlots));
   await app.register(async (v1) => {
     v1.addHook('onRequest', createAuthHook(deps.db));
     await v1.register(conversationRoutes(deps));
@@ -93,10 +102,10 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     await v1.register(messageRoutes(deps));
     await v1.register(pinRoutes(deps));
     await v1.register(compactionRoutes(deps));
-    await v1.register(jobRoutes(deps, metrics));
+    await v1.register(jobRoutes(waiting, metrics));
     await v1.register(batchRoutes(deps));
     await v1.register(exportRoutes(deps));
-    await v1.register(searchRoutes(deps));
+    await v1.register(searchRoutes(deps, searchSlots));
     await v1.register(toolRoutes(deps));
     await v1.register(webhookRoutes(deps));
   });

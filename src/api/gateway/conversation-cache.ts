@@ -1,3 +1,4 @@
+import type { StoredKeys } from '../../db/repos/gateway-history.js';
 import type { ActiveRow } from './upstream-body.js';
 
 /**
@@ -12,8 +13,8 @@ const MAX_CONVERSATIONS = 1_000;
 
 export interface CachedConversation {
   version: number;
-  /** position → key of every message the gateway stored (active or archived) */
-  keys: Map<number, string>;
+  /** the keys of every message the gateway stored (active or compacted) */
+  stored: StoredKeys;
   /** the active history, when read (null: not read at this version) */
   rows: ActiveRow[] | null;
 }

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
+import { positionOfKey, type StoredKeys } from '../../db/repos/gateway-history.js';
 import type { GatewayProvider } from './identity.js';
+
+export { positionOfKey };
 
 /**
  * The client's history as compactd stores it. A gateway request carries the agent's whole
@@ -27,19 +30,55 @@ export function historyStart(provider: GatewayProvider, messages: readonly unkno
   return start;
 }
 
-/** The message in the shape compactd's normalizer takes for this provider's format. */
+/**
+ * The message in the shape compactd's normalizer takes for this provider's format. Text that
+ * Postgres cannot hold (a NUL, a lone UTF-16 surrogate: an agent that `cat`s a binary file
+ * sends them in a tool result) is stored with those characters replaced (U+2400 ␀, U+FFFD �):
+ * the provider still gets the client's own bytes, which the gateway forwards, and the message
+ * is stored rather than refused, so the conversation goes on being compacted.
+ */
 export function storableMessage(provider: GatewayProvider, raw: unknown): Json {
-  if (!isObject(raw)) return { role: 'user', content: String(raw) };
-  return provider === 'anthropic' ? storableAnthropic(raw) : storableOpenAI(raw);
+  if (!isObject(raw)) return { role: 'user', content: storableText(String(raw)) };
+  return withStorableText(provider === 'anthropic' ? storableAnthropic(raw) : storableOpenAI(raw)) as Json;
+}
+
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** `text` with every character Postgres cannot store replaced by a visible stand-in. */
+export function storableText(text: string): string {
+  return text.replace(UNSTORABLE, (char) => (char === '\u0000' ? '\u2400' : '\ufffd'));
+}
+
+/** Every string of a storable message (keys are the gateway's own) made storable; iterative, as inputs may nest deeply. */
+function withStorableText(value: unknown): unknown {
+  if (typeof value === 'string') return storableText(value);
+  if (typeof value !== 'object' || value === null) return value;
+  const root: unknown = Array.isArray(value) ? [...value] : { ...value };
+  const stack: Array<Record<string, unknown> | unknown[]> = [root as Record<string, unknown>];
+  while (stack.length > 0) {
+    const node = stack.pop() as Record<string, unknown>;
+    for (const key of Object.keys(node)) {
+      const child = node[key];
+      if (typeof child === 'string') node[key] = storableText(child);
+      else if (typeof child === 'object' && child !== null) {
+        const copy = Array.isArray(child) ? [...child] : { ...child };
+        node[key] = copy;
+        stack.push(copy as Record<string, unknown>);
+      }
+    }
+  }
+  return root;
 }
 
 const PLACEHOLDER = (type: string) => ({ type: 'text', text: `[${type}]` });
+const EMPTY = '[empty]';
 
 function storableAnthropic(message: Json): Json {
   const content = message['content'];
-  if (!Array.isArray(content)) return { role: message['role'], content: typeof content === 'string' && content.trim() !== '' ? content : '[empty]' };
+  if (!Array.isArray(content)) return { role: message['role'], content: typeof content === 'string' && content.trim() !== '' ? content : EMPTY };
   const blocks = content.map(storableAnthropicBlock).filter((b): b is Json => b !== null);
-  return { role: message['role'], content: blocks.length > 0 ? blocks : [PLACEHOLDER('empty')] };
+  // an empty list and an empty string are the same empty turn, whichever a client re-sends
+  return { role: message['role'], content: blocks.length > 0 ? blocks : EMPTY };
 }
 
 function storableAnthropicBlock(block: unknown): Json | null {
@@ -82,7 +121,8 @@ function storableOpenAI(message: Json): Json {
       if (part['type'] === 'image_url' && isObject(part['image_url'])) return { type: 'image_url', image_url: { url: String(part['image_url']['url'] ?? '') } };
       return PLACEHOLDER(String(part['type']));
     });
-  } else out['content'] = typeof content === 'string' ? content : null;
+    // `''` and `null` are the same absent content: an SDK re-sends a tool-call-only answer either way
+  } else out['content'] = typeof content === 'string' && content !== '' ? content : null;
   if (typeof message['name'] === 'string') out['name'] = message['name'];
   if (Array.isArray(message['tool_calls']) && message['tool_calls'].length > 0) {
     out['tool_calls'] = message['tool_calls'].filter(isObject).map((call) => {
@@ -91,7 +131,7 @@ function storableOpenAI(message: Json): Json {
     });
   }
   if (typeof message['tool_call_id'] === 'string') out['tool_call_id'] = message['tool_call_id'];
-  if (out['content'] === null && out['tool_calls'] === undefined) out['content'] = '[empty]';
+  if (out['content'] === null && out['tool_calls'] === undefined) out['content'] = EMPTY;
   return out;
 }
 
@@ -100,33 +140,37 @@ export function historyKey(position: number, storable: Json): string {
   return `m${position}-${createHash('sha256').update(JSON.stringify(storable)).digest('hex').slice(0, 24)}`;
 }
 
-export function positionOfKey(key: string): number | null {
-  const match = /^m(\d+)-/.exec(key);
-  return match ? Number(match[1]) : null;
-}
 
 export type SyncPlan =
   /** append `fromPosition`.. of the history (nothing when it equals the history's length) */
   | { kind: 'extend'; fromPosition: number }
-  /** the history is not a continuation of the stored one: it differs at `position` */
-  | { kind: 'diverged'; position: number };
+  /**
+   * the client continues an earlier point of the active history (a retry, an edited or rewound
+   * turn): the stored turns from `position` on leave for the archive, the client's are appended
+   */
+  | { kind: 'rewind'; position: number }
+  /** the client's history differs from the stored one inside its compacted prefix, at `position` */
+  | { kind: 'diverged-compacted'; position: number }
+  /** the client's history shares not even its first message with the stored one: another thread */
+  | { kind: 'other-thread' };
 
 /**
- * Compares the keys of the client's history with the keys compactd stored for the
- * conversation (position → key). The stored history must be a prefix of the client's:
- * then the rest is appended. A client history that differs from it at some position (another
- * agent under the same conversation id, an edited or rewound history) is not mixed in.
+ * Compares the keys of the client's history with the stored ones. The client's history is the
+ * truth for what the provider sees: when the stored history is a prefix of it, the rest is
+ * appended; when it continues an earlier point of the stored history, the stored history
+ * follows it (rewind). A divergence inside the compacted prefix cannot be followed (the
+ * originals there are summarized): that request alone is forwarded as sent. A history that
+ * differs at its very first message is not this conversation's (a side request, a sub-agent,
+ * another agent under the same id, an edited first turn): it is stored as a thread of its own.
  */
-export function planSync(clientKeys: readonly string[], stored: ReadonlyMap<number, string>): SyncPlan {
+export function planSync(clientKeys: readonly string[], stored: StoredKeys): SyncPlan {
   let storedLength = 0;
-  for (const position of stored.keys()) storedLength = Math.max(storedLength, position + 1);
-  for (let position = 0; position < storedLength; position += 1) {
-    const key = clientKeys[position];
-    if (key === undefined) return { kind: 'diverged', position };
-    const known = stored.get(position);
-    if (known !== undefined && known !== key) return { kind: 'diverged', position };
-  }
-  return { kind: 'extend', fromPosition: storedLength };
+  for (const position of stored.keys.keys()) storedLength = Math.max(storedLength, position + 1);
+  const shared = sharedPrefix(clientKeys, stored.keys);
+  if (shared === storedLength) return { kind: 'extend', fromPosition: storedLength };
+  if (shared === 0) return { kind: 'other-thread' };
+  if (shared < stored.activeFrom) return { kind: 'diverged-compacted', position: shared };
+  return { kind: 'rewind', position: shared };
 }
 
 /**

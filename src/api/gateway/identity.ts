@@ -6,12 +6,22 @@ export type GatewayProvider = 'anthropic' | 'openai';
 export const CONVERSATION_HEADER = 'x-compactd-conversation';
 
 /** Where a gateway request's conversation id came from (README "Use compactd without changing your agent"). */
-export type IdentitySource = 'header' | 'metadata.user_id' | 'user' | 'first-turn-hash';
+export type IdentitySource = 'header' | 'metadata.user_id' | 'user' | 'session-header' | 'first-turn-hash';
 
 export interface ConversationIdentity {
   id: string;
   source: IdentitySource;
+  /**
+   * a sub-agent of the client (Claude Code's `x-claude-code-agent-id`): `id` is its own
+   * conversation, `parentId` the conversation of the agent that started it
+   */
+  parentId?: string;
 }
+
+/** Claude Code names its session and, since 2.1.139, the sub-agent a request comes from and that agent's parent. */
+export const SESSION_HEADER = 'x-claude-code-session-id';
+export const AGENT_HEADER = 'x-claude-code-agent-id';
+export const PARENT_AGENT_HEADER = 'x-claude-code-parent-agent-id';
 
 const ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -23,10 +33,44 @@ const sha = (text: string) => createHash('sha256').update(text).digest('hex').sl
  * 2. the provider's own end-user field: Anthropic `metadata.user_id`, OpenAI `user` — used
  *    as is when it is a valid id, else as `user-<sha256 prefix>` (Claude Code sends a JSON
  *    object naming its session there, so each session is a conversation of its own);
- * 3. `h-<sha256 prefix>` of the system prompt and the first user message: two runs of the same
- *    agent on the same task share it (see README: collisions).
+ * 3. Claude Code's session header: `cc-<session id>`;
+ * 4. `h-<sha256 prefix>` of the system prompt and the first user message: two runs of the same
+ *    agent on the same task share it (docs/gateway.md: collisions).
+ * A request from a sub-agent (`x-claude-code-agent-id`) is the sub-agent's own conversation,
+ * `<id>.a-<agent id>`, linked to its parent's. Within one id, a history that does not start
+ * with the stored one's first message is a thread of its own (`threadId`).
  */
 export function identifyConversation(provider: GatewayProvider, headers: Record<string, unknown>, body: Record<string, unknown>): ConversationIdentity {
+  const base = baseIdentity(provider, headers, body);
+  const agent = headerValue(headers, AGENT_HEADER);
+  if (agent === undefined || agent === '') return base;
+  const parent = headerValue(headers, PARENT_AGENT_HEADER);
+  const agentId = (name: string) => childId(base.id, 'a', name);
+  return { id: agentId(agent), source: base.source, parentId: parent === undefined || parent === '' ? base.id : agentId(parent) };
+}
+
+/**
+ * The conversation of a request whose history shares not even its first message with the one
+ * stored under its id (a side request such as a title, an edited first turn, another agent):
+ * a thread of its own, named after that first message, so every later request of the same
+ * thread finds it again.
+ */
+export function threadId(baseId: string, firstKey: string): string {
+  return childId(baseId, 't', sha(firstKey).slice(0, 16));
+}
+
+/** `<base>.<kind>-<part>`, or a hash of both when that is not a valid id (too long, other characters). */
+function childId(baseId: string, kind: 'a' | 't', part: string): string {
+  const plain = `${baseId}.${kind}-${part}`;
+  return ID_PATTERN.test(plain) ? plain : `${kind}-${sha(`${baseId}\n${part}`)}`;
+}
+
+function headerValue(headers: Record<string, unknown>, name: string): string | undefined {
+  const value = headers[name];
+  return typeof value === 'string' ? value.trim() : Array.isArray(value) && typeof value[0] === 'string' ? value[0].trim() : undefined;
+}
+
+function baseIdentity(provider: GatewayProvider, headers: Record<string, unknown>, body: Record<string, unknown>): ConversationIdentity {
   const header = headers[CONVERSATION_HEADER];
   if (header !== undefined) {
     const value = Array.isArray(header) ? header[0] : header;
@@ -43,6 +87,8 @@ export function identifyConversation(provider: GatewayProvider, headers: Record<
     const source = provider === 'anthropic' ? 'metadata.user_id' : 'user';
     return { id: ID_PATTERN.test(endUser) && endUser !== '.' && endUser !== '..' ? endUser : `user-${sha(endUser)}`, source };
   }
+  const session = headerValue(headers, SESSION_HEADER);
+  if (session !== undefined && session !== '') return { id: ID_PATTERN.test(`cc-${session}`) ? `cc-${session}` : `cc-${sha(session)}`, source: 'session-header' };
   return { id: `h-${sha(JSON.stringify([instructionsOf(provider, body), firstUserMessage(body)]))}`, source: 'first-turn-hash' };
 }
 

@@ -4,12 +4,13 @@ import { createGatewayAuthHook } from '../auth.js';
 import { registerJsonParser } from '../json-body.js';
 import type { ApiDeps } from '../deps.js';
 import type { Answer } from './answer.js';
-import { historyKey, historyStart, planSync, sharedPrefix, storableMessage } from './history.js';
-import { identifyConversation, type GatewayProvider } from './identity.js';
+import { historyKey, historyStart, sharedPrefix, storableMessage } from './history.js';
+import { identifyConversation, type ConversationIdentity, type GatewayProvider } from './identity.js';
 import { keysOfHistory, rememberKeys } from './key-memo.js';
 import { relayResponse } from './relay.js';
-import { activeRowsOf, appendHistory, ensureConversation, getConversation, readActiveRows, readStoredKeys, storedKeysOf, startCompaction, waitForCompaction, type HistoryItem } from './store.js';
-import { buildUpstreamBody, isClientBody } from './upstream-body.js';
+import { activeRowsOf, getConversation, startCompaction, storedKeysOf, syncHistory, waitForCompaction, type ClientHistory } from './store.js';
+import { conversationOf, existingConversationOf, firstKeyOf } from './thread.js';
+import { buildUpstreamBody, contextRows, isClientBody } from './upstream-body.js';
 import { isContextOverflow, overflowSizes, overflowTarget, providerError, UPSTREAM_KEY_HEADER, upstreamHeaders, upstreamUrl } from './upstream.js';
 import type { ConversationRow } from '../../db/repos/conversations.js';
 
@@ -56,10 +57,16 @@ export function gatewayRoutes(deps: ApiDeps): FastifyPluginAsync {
   };
 }
 
-function sendGatewayError(request: FastifyRequest, reply: FastifyReply, error: FastifyError | AppError): FastifyReply {
+function sendGatewayError(request: FastifyRequest, reply: FastifyReply, error: FastifyError | AppError): FastifyReply | undefined {
   const provider = providerOf(request);
+  // the client gave up (closed the connection mid-request): nobody to answer, and not a failure of the gateway
+  if (reply.raw.destroyed || request.raw.socket?.destroyed === true) {
+    request.log.info({ reason: error.message }, 'gateway client went away before its answer');
+    return undefined;
+  }
   const status = error instanceof AppError ? error.status : typeof error.statusCode === 'number' ? error.statusCode : 500;
   if (status >= 500) request.log.error({ err: error }, 'gateway request failed');
+  if (error instanceof AppError && error.retryAfterMs !== undefined) void reply.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))));
   const field = error instanceof AppError ? error.field : error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'body' : undefined;
   const message = status >= 500 ? 'the gateway could not complete the request' : error.message;
   const shaped = providerError(provider, status, message, field);
@@ -89,15 +96,25 @@ function parseRequest(provider: GatewayProvider, raw: unknown): ParsedRequest {
 const rawBodies = new WeakMap<FastifyRequest, string>();
 const rawBodyOf = (request: FastifyRequest): string | undefined => rawBodies.get(request);
 
-/** Conversation ids are the tenant's own: one tenant's messages never answer for another's. */
-const memoId = (request: FastifyRequest, conversationId: string): string => `${request.tenantId}/${conversationId}`;
-
-/** The request's history keys, the messages its conversation's last request already carried not keyed again (key-memo.ts). */
-function keyRequest(provider: GatewayProvider, parsed: ParsedRequest, conversationId: string, request: FastifyRequest): KeyedRequest {
-  const memo = memoId(request, conversationId);
+/**
+ * The request's history keys, the messages its thread's last request already carried not keyed
+ * again (key-memo.ts). Memos are the tenant's own (one tenant's messages never answer for
+ * another's) and per thread: a side request does not push the main loop's memo out.
+ */
+function keyRequest(provider: GatewayProvider, parsed: ParsedRequest, identity: ConversationIdentity, request: FastifyRequest): KeyedRequest & { firstKey: string | null } {
+  const firstKey = firstKeyOf(provider, parsed.history);
+  const memo = `${request.tenantId}/${identity.id}/${firstKey ?? ''}`;
   const keys = keysOfHistory(memo, provider, parsed.history);
   rememberKeys(memo, provider, parsed.history, keys, rawBodyOf(request)?.length ?? JSON.stringify(parsed.history).length);
-  return { ...parsed, keys };
+  return { ...parsed, keys, firstKey };
+}
+
+/** The client's history as the store reads it: its keys, and each message's storable form on demand. */
+function clientHistory(provider: GatewayProvider, history: readonly unknown[], keys: readonly string[], answer?: Record<string, unknown>): ClientHistory {
+  return {
+    keys,
+    storable: (position) => (answer !== undefined && position === history.length ? answer : storableMessage(provider, history[position])),
+  };
 }
 
 function prepareUpstream(deps: ApiDeps, provider: GatewayProvider, request: FastifyRequest): { url: string; headers: Record<string, string> } {
@@ -114,7 +131,8 @@ function prepareUpstream(deps: ApiDeps, provider: GatewayProvider, request: Fast
 
 async function callUpstream(url: string, method: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal): Promise<Response> {
   try {
-    return await fetch(url, { method, headers, ...(body === undefined ? {} : { body }), signal });
+    // never follows a redirect: it would carry the provider key to another origin
+    return await fetch(url, { method, headers, ...(body === undefined ? {} : { body }), signal, redirect: 'manual' });
   } catch (error) {
     if (signal.aborted) throw error;
     throw new AppError('UPSTREAM_UNREACHABLE', `the provider could not be reached (${(error as Error).message})`, { status: 502, cause: error });
@@ -137,32 +155,32 @@ async function forwardAsIs(deps: ApiDeps, provider: GatewayProvider, request: Fa
 }
 
 /** What the gateway does with a request's history, decided before it is forwarded. */
-type Route = { mode: 'compacted'; conversation: ConversationRow } | { mode: 'passthrough'; reason: string };
+type Route = { mode: 'compacted'; conversation: ConversationRow } | { mode: 'passthrough'; reason: string; conversation?: ConversationRow };
 
 async function handleCompletion(deps: ApiDeps, provider: GatewayProvider, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const unkeyed = parseRequest(provider, request.body);
   const identity = identifyConversation(provider, request.headers, unkeyed.body);
-  const parsed = keyRequest(provider, unkeyed, identity.id, request);
+  const parsed = keyRequest(provider, unkeyed, identity, request);
   const { url, headers } = prepareUpstream(deps, provider, request);
   const abort = new AbortController();
   // the client went away before the answer was complete: the provider's work stops too
   reply.raw.on('close', () => {
     if (!reply.raw.writableFinished) abort.abort();
   });
-  void reply.header('x-compactd-conversation', identity.id);
 
-  const route = await syncHistory(deps, provider, request, parsed, identity.id, abort.signal);
+  const route = await routeHistory(deps, provider, request, parsed, identity, abort.signal);
+  void reply.header('x-compactd-conversation', route.conversation?.externalId ?? identity.id);
   // the first build reads the conversation as the append left it; a retry reads it again (its compaction changed it)
   let fresh = true;
   const build = async (): Promise<string> => {
-    if (route.mode === 'passthrough') return rawBodyOf(request) ?? JSON.stringify(parsed.body);
-    const current = fresh ? route.conversation : ((await getConversation(deps.db, request.tenantId, identity.id)) ?? route.conversation);
+    const client = rawBodyOf(request) ?? JSON.stringify(parsed.body);
+    if (route.mode === 'passthrough') return client;
+    const current = fresh ? route.conversation : ((await getConversation(deps.db, request.tenantId, route.conversation.externalId)) ?? route.conversation);
     fresh = false;
-    const rows = await activeRowsOf(deps.db, current);
-    const upstreamBody = buildUpstreamBody(provider, parsed.body, parsed.start, parsed.history, rows);
+    const upstreamBody = await contextBody(deps, provider, parsed, current);
     // nothing compacted yet: the context is the client's body as it sent it, not serialized again
-    const raw = isClientBody(upstreamBody, parsed.body) ? rawBodyOf(request) : undefined;
-    return raw ?? JSON.stringify(upstreamBody);
+    if (upstreamBody === null || isClientBody(upstreamBody, parsed.body)) return client;
+    return JSON.stringify(upstreamBody);
   };
   const firstBody = await build();
   // what the gateway adds before the provider sees the request (body parse, keys, append, context)
@@ -170,90 +188,92 @@ async function handleCompletion(deps: ApiDeps, provider: GatewayProvider, reques
   let upstream = await callUpstream(url, 'POST', headers, firstBody, abort.signal);
   if (route.mode === 'compacted' && (upstream.status === 400 || upstream.status === 413)) {
     const text = await upstream.text();
+    upstream = new Response(text, { status: upstream.status, headers: upstream.headers });
     if (isContextOverflow(provider, upstream.status, text)) {
-      // the provider counts differently than compactd does: compact now, then try once more
-      request.log.info({ conversationId: identity.id }, 'upstream context overflow; compacting and retrying once');
+      // the provider counts differently than compactd does: compact now (if the policy and the quotas allow), then try once more
       const sizes = overflowSizes(text);
-      const current = (await getConversation(deps.db, request.tenantId, identity.id)) ?? route.conversation;
-      const jobId = await startCompaction(deps, current, sizes ? overflowTarget(current.activeTokens, sizes) : Math.floor(current.activeTokens / 2));
-      await waitForCompaction(deps, route.conversation.tenantId, jobId, COMPACTION_WAIT_MS, abort.signal);
-      upstream = await callUpstream(url, 'POST', headers, await build(), abort.signal);
-    } else {
-      upstream = new Response(text, { status: upstream.status, headers: upstream.headers });
+      const current = (await getConversation(deps.db, request.tenantId, route.conversation.externalId)) ?? route.conversation;
+      const started = await startCompaction(deps, current, sizes ? overflowTarget(current.activeTokens, sizes) : Math.floor(current.activeTokens / 2));
+      request.log.info({ conversationId: current.externalId, compaction: started }, 'upstream context overflow');
+      if ('jobId' in started) {
+        await waitForCompaction(deps, current.tenantId, started.jobId, COMPACTION_WAIT_MS, abort.signal);
+        upstream = await callUpstream(url, 'POST', headers, await build(), abort.signal);
+      }
     }
   }
   void reply.header('server-timing', `gateway;desc="compactd before forwarding";dur=${preparedMs.toFixed(1)}`);
   void reply.header(GATEWAY_MODE_HEADER, route.mode === 'compacted' ? 'compacted' : `passthrough; reason=${route.reason}`);
   const onAnswer = (answer: Answer) => {
     if (route.mode !== 'compacted') return;
-    const position = parsed.history.length;
     const storable = storableMessage(provider, answer.message);
-    const item: HistoryItem = { position, key: historyKey(position, storable), storable };
-    appendHistory(deps, route.conversation, provider, [item], answer.inputTokens).catch((error: unknown) =>
-      request.log.warn({ err: error, conversationId: identity.id }, 'gateway could not store the answer; the next request stores it'),
+    const keys = [...parsed.keys, historyKey(parsed.history.length, storable)];
+    // stored only where it extends the history this request sent: a client that moved on since keeps its history
+    syncHistory(deps, route.conversation, provider, clientHistory(provider, parsed.history, keys, storable), 'extensions', answer.inputTokens).catch((error: unknown) =>
+      request.log.warn({ err: error, conversationId: route.conversation.externalId }, 'gateway could not store the answer; the next request stores it'),
     );
   };
   return relayResponse(provider, upstream, reply, onAnswer, abort);
 }
 
 /**
- * Stores what compactd does not hold yet of the client's history. A history that does not
- * continue the stored one, or that compactd cannot store (a message over the size limit, a
- * shape it does not take), is sent as the client sent it: the agent keeps working, the
- * response says why (`x-compactd-gateway: passthrough; reason=…`).
+ * The request's body with its history replaced by the conversation's context (upstream-body.ts),
+ * from the stored rows the client's history shares and the client's own messages after them;
+ * null when the client's history differs from the stored one inside its compacted prefix (a
+ * concurrent request moved it): that request goes as the client sent it.
  */
-async function syncHistory(deps: ApiDeps, provider: GatewayProvider, request: FastifyRequest, parsed: KeyedRequest, conversationId: string, signal: AbortSignal): Promise<Route> {
-  if (parsed.history.length === 0) return { mode: 'passthrough', reason: 'no-history' };
-  const conversation = await ensureConversation(deps.db, request.tenantId, conversationId, parsed.body['model']);
-  const plan = planSync(parsed.keys, await storedKeysOf(deps.db, conversation));
-  if (plan.kind === 'diverged') {
-    request.log.info({ conversationId, position: plan.position }, 'gateway history diverges from the stored one; forwarded as sent');
-    return { mode: 'passthrough', reason: 'diverged' };
-  }
-  const items = parsed.history.slice(plan.fromPosition).map((message, offset) => ({
-    position: plan.fromPosition + offset,
-    key: parsed.keys[plan.fromPosition + offset] as string,
-    storable: storableMessage(provider, message),
-  }));
-  let outcome;
-  try {
-    outcome = await appendHistory(deps, conversation, provider, items);
-  } catch (error) {
-    if (!(error instanceof AppError) || error.status >= 500) throw error;
-    request.log.warn({ conversationId, code: error.code, field: error.field }, 'gateway could not store the history; forwarded as sent');
-    return { mode: 'passthrough', reason: 'not-stored' };
-  }
-  const current = outcome.conversation;
-  // Only a request that would not fit the window waits for its compaction (bounded).
-  if (current.activeTokens > current.contextLimit) {
-    const jobId = outcome.compaction?.id ?? (await startCompaction(deps, current));
-    await waitForCompaction(deps, current.tenantId, jobId, COMPACTION_WAIT_MS, signal);
-    // the compaction rewrote the active history: the context is read as it left it
-    return { mode: 'compacted', conversation: (await getConversation(deps.db, current.tenantId, current.externalId)) ?? current };
-  }
-  return { mode: 'compacted', conversation: current };
+async function contextBody(deps: ApiDeps, provider: GatewayProvider, parsed: KeyedRequest, conversation: ConversationRow): Promise<Json | null> {
+  const stored = await storedKeysOf(deps.db, conversation);
+  const shared = sharedPrefix(parsed.keys, stored.keys);
+  if (shared < stored.activeFrom && stored.keys.size > 0) return null;
+  const rows = contextRows(await activeRowsOf(deps.db, conversation), shared, parsed.history.length);
+  return buildUpstreamBody(provider, parsed.body, parsed.start, parsed.history, rows);
 }
 
-/** count_tokens counts what the gateway would send: the stored context and the new messages, nothing stored. */
+/**
+ * Makes the stored conversation follow the client's history (store.ts `syncHistory`: appends
+ * what is new, follows a retry, an edit or a rewind). A history compactd cannot follow — it
+ * differs inside the compacted prefix — is sent as the client sent it, that request only: the
+ * agent keeps working, the response says why (`x-compactd-gateway: passthrough; reason=…`). A
+ * request that would not fit the window waits for its compaction (bounded), when the policy
+ * and the tenant's quotas allow one; else it goes as it is and the provider answers.
+ */
+async function routeHistory(deps: ApiDeps, provider: GatewayProvider, request: FastifyRequest, parsed: KeyedRequest & { firstKey: string | null }, identity: ConversationIdentity, signal: AbortSignal): Promise<Route> {
+  if (parsed.history.length === 0) return { mode: 'passthrough', reason: 'no-history' };
+  const conversation = await conversationOf(deps.db, request.tenantId, identity, parsed.firstKey, parsed.body['model']);
+  let outcome;
+  try {
+    outcome = await syncHistory(deps, conversation, provider, clientHistory(provider, parsed.history, parsed.keys), 'rewinds');
+  } catch (error) {
+    if (!(error instanceof AppError) || error.status >= 500) throw error;
+    request.log.warn({ conversationId: conversation.externalId, code: error.code, field: error.field }, 'gateway could not store the history; forwarded as sent');
+    return { mode: 'passthrough', reason: 'not-stored', conversation };
+  }
+  if (outcome.kind === 'not-followed') {
+    request.log.info({ conversationId: conversation.externalId, plan: outcome.plan }, 'gateway history diverges from the stored one; forwarded as sent');
+    return { mode: 'passthrough', reason: outcome.plan.kind === 'diverged-compacted' ? 'diverged-compacted' : 'diverged', conversation };
+  }
+  if (outcome.rewound > 0) request.log.info({ conversationId: conversation.externalId, rewound: outcome.rewound }, 'gateway client went back in its history; the stored history follows it');
+  const current = outcome.conversation;
+  if (current.activeTokens <= current.contextLimit) return { mode: 'compacted', conversation: current };
+  const started = outcome.compaction ? { jobId: outcome.compaction.id } : await startCompaction(deps, current);
+  if (!('jobId' in started)) {
+    request.log.info({ conversationId: current.externalId, refused: started.refused }, 'history over the window; no compaction allowed now, forwarded as it is');
+    return { mode: 'compacted', conversation: current };
+  }
+  await waitForCompaction(deps, current.tenantId, started.jobId, COMPACTION_WAIT_MS, signal);
+  // the compaction rewrote the active history: the context is read as it left it
+  return { mode: 'compacted', conversation: (await getConversation(deps.db, current.tenantId, current.externalId)) ?? current };
+}
+
+/** count_tokens counts what the completion route would send for the same body: the stored context and the new messages, nothing stored. */
 async function handleCountTokens(deps: ApiDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const parsed = parseRequest('anthropic', request.body);
-  const identity = identifyConversation('anthropic', request.headers, parsed.body);
+  const unkeyed = parseRequest('anthropic', request.body);
+  const identity = identifyConversation('anthropic', request.headers, unkeyed.body);
+  const parsed = keyRequest('anthropic', unkeyed, identity, request);
   const { url, headers } = prepareUpstream(deps, 'anthropic', request);
   const abort = new AbortController();
-  let body = parsed.body;
-  const conversation = await getConversation(deps.db, request.tenantId, identity.id);
-  if (conversation) {
-    const shared = sharedPrefix(keysOfHistory(memoId(request, identity.id), 'anthropic', parsed.history), await readStoredKeys(deps.db, conversation.id));
-    if (shared > 0) {
-      const rows = await readActiveRows(deps.db, conversation.id);
-      // stored rows past the shared prefix (an answer the client has not sent back yet, a turn
-      // it rewound) and whatever was appended after them are not part of what it asks about
-      const firstAfter = rows.find((row) => row.position !== null && row.position >= shared)?.seq ?? Number.MAX_SAFE_INTEGER;
-      const context = rows.filter((row) => row.seq < firstAfter);
-      const tail = parsed.history.slice(shared).map((_, offset) => ({ seq: Number.MAX_SAFE_INTEGER, kind: 'message' as const, role: 'user' as const, position: shared + offset, rewritten: false, content: null }));
-      body = buildUpstreamBody('anthropic', parsed.body, 0, parsed.history, [...context, ...tail]);
-    }
-  }
+  const conversation = await existingConversationOf(deps.db, request.tenantId, identity, parsed.firstKey);
+  const body = (conversation ? await contextBody(deps, 'anthropic', parsed, conversation) : null) ?? parsed.body;
   const upstream = await callUpstream(url, 'POST', headers, JSON.stringify(body), abort.signal);
   return relayResponse('anthropic', upstream, reply, () => undefined, abort);
 }

@@ -1,34 +1,43 @@
-import { sql } from 'drizzle-orm';
-import type { Block, MessageKind, Role } from '../../compaction/types.js';
+import { decideAutoCompaction } from '../../compaction/trigger.js';
 import type { Db } from '../../db/client.js';
 import { withConversationLock } from '../../db/locks.js';
-import { getConversation, getConversationById, insertConversation, type ConversationRow } from '../../db/repos/conversations.js';
-export { getConversation };
-import { findActiveJob, getJob, insertJob } from '../../db/repos/jobs.js';
-import { archivedMessages, messages } from '../../db/schema.js';
+import { getConversation, getConversationById, insertConversation, triggerStateOf, type ConversationRow } from '../../db/repos/conversations.js';
+import { GATEWAY_KEY, positionOfKey, readActiveRows, readStoredKeys, rewindActiveHistory, type StoredKeys } from '../../db/repos/gateway-history.js';
+import { findActiveJob, insertJob } from '../../db/repos/jobs.js';
+import { autoTriggerInputs } from '../../db/repos/tenants.js';
+import { AppError } from '../../lib/errors.js';
 import { contextLimitFor, DEFAULT_CONTEXT_TOKENS } from '../../llm/models.js';
-import { prepareAppendOffLoop, storeAppendLocked } from '../append-messages.js';
+import { autoCompactionDeferral } from '../compaction-quota.js';
+import { prepareAppendOffLoop, storeAppendLocked, type PreparedAppend } from '../append-messages.js';
 import type { ApiDeps, AppendEffects } from '../deps.js';
 import { cachedAt, remember, type CachedConversation } from './conversation-cache.js';
-import { positionOfKey } from './history.js';
+import { planSync, type SyncPlan } from './history.js';
 import type { GatewayProvider } from './identity.js';
+import { unstorableStandIn } from './stand-in.js';
 import type { ActiveRow } from './upstream-body.js';
 
-/** Metadata key under which the gateway records a stored message's history key (history.ts). */
-export const GATEWAY_KEY = 'gatewayKey';
+export { getConversation, GATEWAY_KEY };
+
+/** Where a conversation the gateway creates comes from: the client's first request, or another conversation it is a thread or sub-agent of. */
+export interface Origin {
+  model: unknown;
+  /** the conversation this one branches from (a thread of the same session, a sub-agent's parent): its settings are inherited */
+  parent?: { conversation: ConversationRow; relation: 'thread' | 'agent' };
+}
 
 /** The conversation, created on first sight with the model's window (an existing one keeps its settings). */
-export async function ensureConversation(db: Db, tenantId: string, externalId: string, model: unknown): Promise<ConversationRow> {
+export async function ensureConversation(db: Db, tenantId: string, externalId: string, origin: Origin): Promise<ConversationRow> {
   const existing = await getConversation(db, tenantId, externalId);
   if (existing) return existing;
-  const name = typeof model === 'string' && model !== '' ? model : null;
+  const name = typeof origin.model === 'string' && origin.model !== '' ? origin.model : null;
+  const parent = origin.parent?.conversation;
   await insertConversation(db, {
     tenantId,
     externalId,
-    model: name,
-    contextLimit: name ? contextLimitFor(name) : DEFAULT_CONTEXT_TOKENS,
-    policy: {},
-    metadata: { createdBy: 'gateway' },
+    model: parent?.model ?? name,
+    contextLimit: parent?.contextLimit ?? (name ? contextLimitFor(name) : DEFAULT_CONTEXT_TOKENS),
+    policy: parent?.policy ?? {},
+    metadata: { createdBy: 'gateway', ...(origin.parent ? { parent: origin.parent.conversation.externalId, relation: origin.parent.relation } : {}) },
   });
   const row = await getConversation(db, tenantId, externalId);
   if (!row) throw new Error(`conversation ${externalId} vanished after creation`);
@@ -36,161 +45,203 @@ export async function ensureConversation(db: Db, tenantId: string, externalId: s
 }
 
 /** The stored keys of `conversation` as of its row's version: from the cache when that version is the cached one. */
-export async function storedKeysOf(db: Pick<Db, 'execute'>, conversation: Pick<ConversationRow, 'id' | 'version'>): Promise<Map<number, string>> {
+export async function storedKeysOf(db: Pick<Db, 'execute'>, conversation: Pick<ConversationRow, 'id' | 'version'>): Promise<StoredKeys> {
   const cached = cachedAt(conversation.id, conversation.version);
-  if (cached) return cached.keys;
-  const keys = await readStoredKeys(db, conversation.id);
-  remember(conversation.id, { version: conversation.version, keys, rows: null });
-  return keys;
+  if (cached) return cached.stored;
+  const stored = await readStoredKeys(db, conversation.id);
+  remember(conversation.id, { version: conversation.version, stored, rows: null });
+  return stored;
 }
 
 /** The active history of `conversation` as of its row's version (conversation-cache.ts). */
 export async function activeRowsOf(db: Db, conversation: Pick<ConversationRow, 'id' | 'version'>): Promise<ActiveRow[]> {
   const cached = cachedAt(conversation.id, conversation.version);
   if (cached?.rows) return cached.rows;
-  const rows = await readActiveRows(db, conversation.id);
+  const rows = (await readActiveRows(db, conversation.id)).map(({ key, ...row }) => ({ ...row, position: key === null ? null : positionOfKey(key) }));
   if (cached) cached.rows = rows;
-  else remember(conversation.id, { version: conversation.version, keys: await readStoredKeys(db, conversation.id), rows });
+  else remember(conversation.id, { version: conversation.version, stored: await readStoredKeys(db, conversation.id), rows });
   return rows;
 }
 
-/** position → key of every message the gateway stored in the conversation, active or archived. */
-export async function readStoredKeys(db: Pick<Db, 'execute'>, conversationId: string): Promise<Map<number, string>> {
-  const rows = await db.execute<{ key: string }>(sql`
-    select ${messages.metadata} ->> ${GATEWAY_KEY} as key from ${messages}
-     where ${messages.conversationId} = ${conversationId} and ${messages.metadata} ? ${GATEWAY_KEY}
-    union
-    select ${archivedMessages.metadata} ->> ${GATEWAY_KEY} from ${archivedMessages}
-     where ${archivedMessages.conversationId} = ${conversationId} and ${archivedMessages.metadata} ? ${GATEWAY_KEY}`);
-  const stored = new Map<number, string>();
-  for (const { key } of rows) {
-    const position = positionOfKey(key);
-    if (position !== null) stored.set(position, key);
-  }
-  return stored;
+/** The client's history, keyed (history.ts), in the storable form of each message. */
+export interface ClientHistory {
+  keys: readonly string[];
+  storable(position: number): Record<string, unknown>;
 }
 
-export interface HistoryItem {
-  position: number;
-  key: string;
-  storable: Record<string, unknown>;
-}
-
-export interface AppendOutcome {
-  conversation: ConversationRow;
-  compaction: { id: string; status: string } | null;
-}
+export type SyncOutcome =
+  | { kind: 'stored'; conversation: ConversationRow; compaction: { id: string; status: string } | null; rewound: number }
+  /** nothing stored: the plan under the lock was not one this call follows */
+  | { kind: 'not-followed'; conversation: ConversationRow; plan: SyncPlan };
 
 /**
- * Appends the history items compactd has not stored yet, in one transaction under the
- * conversation lock; the stored keys are read again under the lock, so two requests of one
- * conversation (or a request and the previous answer being stored) never store a message twice.
- * `inputTokens`: the provider-reported prompt of the call that produced the last item.
+ * Makes the stored history the client's, in one transaction under the conversation lock: the
+ * plan (history.ts `planSync`) is made again under the lock, so two requests of one
+ * conversation (or a request and the previous answer being stored) never store a message
+ * twice. `follow: 'rewinds'` (a request) also follows a client that went back to an earlier
+ * point; `follow: 'extensions'` (storing the answer to a request) stores only what extends the
+ * stored history: a client that moved on since is not undone by an older request's answer.
+ * A message compactd cannot store as it is (too large, a shape it refuses, a tool id the
+ * conversation already used) is stored as a marked stand-in (stand-in.ts): whatever the
+ * gateway cannot store, the conversation goes on. `inputTokens`: the provider-reported prompt
+ * of the call that produced the last message.
  */
-export async function appendHistory(deps: ApiDeps, conversation: ConversationRow, provider: GatewayProvider, items: readonly HistoryItem[], inputTokens?: number): Promise<AppendOutcome> {
-  if (items.length === 0) return { conversation, compaction: null };
-  const prepared = await prepareAppendOffLoop(
-    {
-      format: provider,
-      messages: items.map((item) => ({ ...item.storable, metadata: { [GATEWAY_KEY]: item.key } })),
-      ...(inputTokens === undefined ? {} : { usage: { inputTokens } }),
-    },
+export async function syncHistory(
+  deps: ApiDeps,
+  conversation: ConversationRow,
+  provider: GatewayProvider,
+  client: ClientHistory,
+  follow: 'rewinds' | 'extensions',
+  inputTokens?: number,
+): Promise<SyncOutcome> {
+  const first = planSync(client.keys, await storedKeysOf(deps.db, conversation));
+  const fromOf = (plan: SyncPlan) => (plan.kind === 'extend' ? plan.fromPosition : plan.kind === 'rewind' ? plan.position : client.keys.length);
+  const stand: Map<number, Record<string, unknown>> = new Map();
+  for (let attempt = 0; ; attempt += 1) {
+    let from = fromOf(first);
+    let prepared = await prepareItems(deps, provider, client, from, stand, inputTokens);
+    try {
+      return await storeUnderLock();
+    } catch (error) {
+      const position = failedPosition(error, from);
+      // each attempt stands in one more message: bounded by the history's length
+      if (position === null || stand.has(position) || attempt > client.keys.length) throw error;
+      stand.set(position, unstorableStandIn(client.storable(position), error as AppError, deps.config.limits.maxMessageBytes));
+    }
+
+    async function storeUnderLock(): Promise<SyncOutcome> {
+      const effects: AppendEffects = { webhookDeliveryIds: [], idleCheckDelayMs: null };
+      const committed: { entry: CachedConversation | null } = { entry: null };
+      const outcome = await deps.db.transaction(async (tx): Promise<SyncOutcome> => {
+        await withConversationLock(tx, conversation.id);
+        let locked = (await getConversationById(tx, conversation.id)) ?? conversation;
+        const stored = await storedKeysOf(tx, locked);
+        const plan = planSync(client.keys, stored);
+        const followed = plan.kind === 'extend' || (plan.kind === 'rewind' && follow === 'rewinds');
+        if (!followed) return { kind: 'not-followed', conversation: locked, plan };
+        // another request moved the stored history since the first plan: prepare what this one needs
+        if (fromOf(plan) !== from) {
+          from = fromOf(plan);
+          prepared = await prepareItems(deps, provider, client, from, stand, inputTokens);
+        }
+        let rewound = 0;
+        const keys = new Map(stored.keys);
+        let activeFrom = stored.activeFrom;
+        if (plan.kind === 'rewind') {
+          rewound = await rewindActiveHistory(tx, locked.id, plan.position);
+          for (const position of [...keys.keys()]) if (position >= plan.position) keys.delete(position);
+          locked = (await getConversationById(tx, conversation.id)) ?? locked;
+        }
+        if (prepared.rows.length === 0) {
+          committed.entry = { version: locked.version, stored: { keys, activeFrom: Math.min(activeFrom, keys.size) }, rows: null };
+          return { kind: 'stored', conversation: locked, compaction: null, rewound };
+        }
+        const result = await storeAppendLocked(tx, locked, prepared);
+        for (let position = from; position < client.keys.length; position += 1) keys.set(position, client.keys[position] as string);
+        if (activeFrom >= from) activeFrom = Math.min(activeFrom, from);
+        // the rows this append adds, at the end of the active history read at the locked version
+        const before = rewound === 0 ? (cachedAt(conversation.id, locked.version)?.rows ?? null) : null;
+        const added: ActiveRow[] = result.inserted.map((inserted, index) => ({
+          seq: inserted.seq,
+          kind: 'message',
+          role: prepared.rows[index]?.role ?? 'user',
+          position: from + index,
+          rewritten: false,
+          content: null,
+        }));
+        // cached only once committed: a rolled-back append must not leave its keys behind
+        committed.entry = { version: result.conversation.version, stored: { keys, activeFrom }, rows: before ? [...before, ...added] : null };
+        const compaction = await deps.afterAppend(tx, result.conversation, effects, { quotas: deps.config.quotas });
+        return { kind: 'stored', conversation: result.conversation, compaction, rewound };
+      });
+      if (committed.entry) remember(conversation.id, committed.entry);
+      if (outcome.kind === 'stored') {
+        if (outcome.compaction !== null || effects.webhookDeliveryIds.length > 0 || effects.idleCheckDelayMs !== null) {
+          await deps.onAppendCommitted?.(conversation.id, effects);
+        }
+        if (outcome.compaction?.status === 'queued') await deps.compactions.enqueue({ id: outcome.compaction.id, tenantId: conversation.tenantId });
+      }
+      return outcome;
+    }
+  }
+}
+
+function prepareItems(
+  deps: ApiDeps,
+  provider: GatewayProvider,
+  client: ClientHistory,
+  from: number,
+  stand: ReadonlyMap<number, Record<string, unknown>>,
+  inputTokens: number | undefined,
+): Promise<PreparedAppend> {
+  const messages = [];
+  for (let position = from; position < client.keys.length; position += 1) {
+    const standIn = stand.get(position);
+    const message = standIn ?? client.storable(position);
+    messages.push({ ...message, metadata: { ...(message['metadata'] as object | undefined), [GATEWAY_KEY]: client.keys[position] } });
+  }
+  return prepareAppendOffLoop(
+    { format: provider, messages, ...(inputTokens === undefined ? {} : { usage: { inputTokens } }) },
     { countTokens: deps.countTokens, countTokensOffLoop: deps.countTokensOffLoop, offLoopThreads: deps.offLoopThreads, maxMessageBytes: deps.config.limits.maxMessageBytes },
   );
-  const effects: AppendEffects = { webhookDeliveryIds: [], idleCheckDelayMs: null };
-  const committed: { entry: CachedConversation | null } = { entry: null };
-  const outcome = await deps.db.transaction(async (tx) => {
-    await withConversationLock(tx, conversation.id);
-    // under the lock: what is stored now (another request may have appended since the plan)
-    const locked = (await getConversationById(tx, conversation.id)) ?? conversation;
-    const stored = await storedKeysOf(tx, locked);
-    const fresh = items.map((item, index) => ({ item, row: prepared.rows[index] })).filter(({ item }) => !stored.has(item.position));
-    if (fresh.length === 0) return { conversation: locked, compaction: null };
-    const rows = fresh.flatMap(({ row }) => (row ? [row] : []));
-    const result = await storeAppendLocked(tx, locked, { rows, reportedInputTokens: prepared.reportedInputTokens });
-    const keys = new Map(stored);
-    for (const { item } of fresh) keys.set(item.position, item.key);
-    // the rows this append adds, at the end of the active history read at the locked version
-    const before = cachedAt(conversation.id, locked.version)?.rows ?? null;
-    const added: ActiveRow[] = result.inserted.map((inserted, index) => ({
-      seq: inserted.seq,
-      kind: 'message',
-      role: rows[index]?.role ?? 'user',
-      position: fresh[index]?.item.position ?? null,
-      rewritten: false,
-      content: null,
-    }));
-    // cached only once committed: a rolled-back append must not leave its keys behind
-    committed.entry = { version: result.conversation.version, keys, rows: before ? [...before, ...added] : null };
-    const compaction = await deps.afterAppend(tx, result.conversation, effects, { quotas: deps.config.quotas });
-    return { conversation: result.conversation, compaction };
-  });
-  if (committed.entry) remember(conversation.id, committed.entry);
-  if (outcome.compaction !== null || effects.webhookDeliveryIds.length > 0 || effects.idleCheckDelayMs !== null) {
-    await deps.onAppendCommitted?.(conversation.id, effects);
-  }
-  if (outcome.compaction?.status === 'queued') await deps.compactions.enqueue({ id: outcome.compaction.id, tenantId: conversation.tenantId });
-  return outcome;
 }
 
-/** The active history in seq order; content only for the rows not sent as the client's own message. */
-export async function readActiveRows(db: Db, conversationId: string): Promise<ActiveRow[]> {
-  const rows = await db.execute<{ seq: string; kind: MessageKind; role: Role; key: string | null; rewritten: boolean; content: Block[] | null }>(sql`
-    select m.seq, m.kind, m.role, m.key, m.rewritten, case when m.key is null or m.rewritten then m.content end as content
-      from (
-        select ${messages.seq} as seq, ${messages.kind} as kind, ${messages.role} as role, ${messages.content} as content,
-               ${messages.metadata} ->> ${GATEWAY_KEY} as key,
-               exists (select 1 from ${archivedMessages} a
-                        where a.conversation_id = ${messages.conversationId} and a.seq = ${messages.seq} and a.reason in ('masked', 'truncated')) as rewritten
-          from ${messages} where ${messages.conversationId} = ${conversationId}
-      ) m
-     order by m.seq`);
-  return rows.map((row) => ({
-    seq: Number(row.seq),
-    kind: row.kind,
-    role: row.role,
-    position: row.key === null ? null : positionOfKey(row.key),
-    rewritten: row.rewritten,
-    content: row.content,
-  }));
+/** The history position of the message an append refused (its error names `messages.<index>`), or null when it refused the append as a whole. */
+function failedPosition(error: unknown, from: number): number | null {
+  if (!(error instanceof AppError) || error.status >= 500) return null;
+  const fields = [error.field, ...((error.details as Array<{ field?: string }> | undefined) ?? []).map((d) => d.field)];
+  for (const field of fields) {
+    const match = /^messages\.(\d+)/.exec(field ?? '');
+    if (match) return from + Number(match[1]);
+  }
+  return null;
 }
+
+/** Why a gateway request does not get a compaction now, or the job it waits for. */
+export type CompactionStart = { jobId: string } | { refused: string };
 
 /**
- * The conversation's active compaction, or a new one: an `api` job down to `targetTokens`
- * (a provider said the prompt does not fit), else an `auto` job (the policy's target).
+ * A compaction for a request that does not fit: the conversation's active one, or a new one
+ * under the same rules as the append's auto trigger — the policy (auto off, idle schedule,
+ * cooldown, the pause after a revert or a failed attempt, too few messages) and the tenant's
+ * compaction quotas. `targetTokens`: a provider said the prompt does not fit, compact down to
+ * this (an `api` job); else an `auto` job with the policy's target.
  */
-export async function startCompaction(deps: ApiDeps, conversation: ConversationRow, targetTokens?: number): Promise<string> {
-  const job = await deps.db.transaction(async (tx) => {
-    const active = await findActiveJob(tx, conversation.id);
-    if (active) return { id: active.id, fresh: false };
+export async function startCompaction(deps: ApiDeps, conversation: ConversationRow, targetTokens?: number): Promise<CompactionStart> {
+  const started = await deps.db.transaction(async (tx): Promise<CompactionStart & { fresh?: boolean }> => {
+    await withConversationLock(tx, conversation.id);
+    const locked = (await getConversationById(tx, conversation.id)) ?? conversation;
+    const active = await findActiveJob(tx, locked.id);
+    if (active) return { jobId: active.id };
+    const { policy } = await autoTriggerInputs(tx, locked);
+    // the window is known to be exceeded (by compactd's count or the provider's): every other rule stands
+    const state = triggerStateOf({ ...locked, activeTokens: Math.max(locked.activeTokens, locked.contextLimit) }, false);
+    const decision = decideAutoCompaction(state, policy);
+    if (!decision.compact) return { refused: `policy-${decision.reason.replaceAll('_', '-')}` };
+    const deferred = await autoCompactionDeferral(tx, locked.tenantId, deps.config.quotas);
+    if (deferred) return { refused: 'quota' };
     const inserted = await insertJob(
       tx,
       targetTokens === undefined
-        ? { tenantId: conversation.tenantId, conversationId: conversation.id, trigger: 'auto', options: {} }
-        : { tenantId: conversation.tenantId, conversationId: conversation.id, trigger: 'api', options: { target: { tokens: targetTokens } } },
+        ? { tenantId: locked.tenantId, conversationId: locked.id, trigger: 'auto', options: {} }
+        : { tenantId: locked.tenantId, conversationId: locked.id, trigger: 'api', options: { target: { tokens: targetTokens } } },
     );
-    if (inserted) return { id: inserted.id, fresh: true };
-    const raced = await findActiveJob(tx, conversation.id);
-    if (!raced) throw new Error(`no compaction could be started for conversation ${conversation.externalId}`);
-    return { id: raced.id, fresh: false };
+    if (!inserted) return { refused: 'not-started' };
+    return { jobId: inserted.id, fresh: true };
   });
-  if (job.fresh) await deps.compactions.enqueue({ id: job.id, tenantId: conversation.tenantId });
-  return job.id;
+  if ('jobId' in started && started.fresh) await deps.compactions.enqueue({ id: started.jobId, tenantId: conversation.tenantId });
+  return 'jobId' in started ? { jobId: started.jobId } : started;
 }
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'noop']);
 
-/** Waits for a compaction to end, at most `waitMs`; true when it ended (however it ended). */
+/**
+ * Waits for a compaction to end, at most `waitMs`, on the job waiters (LISTEN/NOTIFY: no
+ * polling), under the tenant's cap of open waiters (past it: a 429 AppError with retry-after).
+ * True when it ended (however it ended).
+ */
 export async function waitForCompaction(deps: ApiDeps, tenantId: string, jobId: string, waitMs: number, signal: AbortSignal): Promise<boolean> {
-  if (deps.jobWaiters) {
-    const job = await deps.jobWaiters.wait({ tenantId, jobId, waitMs, signal });
-    return job !== null && TERMINAL.has(job.status);
-  }
-  const deadline = Date.now() + waitMs;
-  while (Date.now() < deadline && !signal.aborted) {
-    const job = await getJob(deps.db, jobId);
-    if (!job || TERMINAL.has(job.status)) return job !== null;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return false;
+  if (!deps.jobWaiters) throw new Error('the gateway needs the job waiters (api/app.ts wires them)');
+  const job = await deps.jobWaiters.wait({ tenantId, jobId, waitMs, signal });
+  return job !== null && TERMINAL.has(job.status);
 }

@@ -127,3 +127,21 @@ function openAIMessagesOf(row: ActiveRow): Json[] {
   }
   return [{ role: row.role === 'tool' ? 'user' : row.role, content: text === '' ? '[empty]' : text }];
 }
+
+/**
+ * The rows to build a request's context from, when the client's history shares its first
+ * `shared` messages with the stored one: the stored rows up to the first one past that shared
+ * prefix (an answer the client has not sent back yet, turns another request of the same
+ * conversation stored meanwhile), then the client's own messages from `shared` on. So the
+ * context never holds a stored turn the client did not send (nor an empty stand-in for it), and
+ * count_tokens counts what the completion route sends.
+ */
+export function contextRows(rows: readonly ActiveRow[], shared: number, historyLength: number): ActiveRow[] {
+  const cut = rows.findIndex((row) => row.position !== null && row.position >= shared);
+  const kept = cut === -1 ? [...rows] : rows.slice(0, cut);
+  const last = kept.at(-1)?.seq ?? 0;
+  for (let position = shared; position < historyLength; position += 1) {
+    kept.push({ seq: last + 1 + position - shared, kind: 'message', role: 'user', position, rewritten: false, content: null });
+  }
+  return kept;
+}

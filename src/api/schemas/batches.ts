@@ -5,9 +5,12 @@ import { BlockSchema, safeText } from './common.js';
 
 const RoleSchema = z.enum(['system', 'user', 'assistant', 'tool']);
 const ReasonSchema = z
-  .enum(['summarized', 'masked', 'truncated'])
+  .enum(['summarized', 'masked', 'truncated', 'rewound'])
   .nullable()
-  .meta({ description: 'why the message was last archived: summarized (out of the active history), masked or truncated (a rewritten version is active); null while active as appended' });
+  .meta({
+    description:
+      'why the message was last archived: summarized (out of the active history), masked or truncated (a rewritten version is active), rewound (the gateway\'s client went back to an earlier point of its history and no longer sends it); null while active as appended',
+  });
 const BatchIdRefSchema = z.uuid().nullable().meta({ description: 'the level-0 batch whose summary covers the message; null unless summarized' });
 
 export const BatchSchema = z
@@ -102,7 +105,7 @@ export const SearchHitSchema = z
     seq: z.number().int(),
     role: RoleSchema,
     batchId: BatchIdRefSchema,
-    jobId: z.uuid().meta({ description: 'the compaction that archived the original' }),
+    jobId: z.uuid().nullable().meta({ description: 'the compaction that archived the original; null for an original the gateway archived as rewound' }),
     rank: z.number(),
     snippet: z.string().meta({ description: 'matching fragments, matches in **bold**' }),
     tool: z.string().nullable().meta({ description: 'the tool of the first matching line (its tool call or tool result); null for plain text' }),

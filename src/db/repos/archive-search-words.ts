@@ -14,7 +14,7 @@ export interface WordHit {
   /** the level-0 batch whose summary covers the seq; null when the original was masked or truncated but not summarized */
   batchId: string | null;
   /** the compaction that archived the original */
-  jobId: string;
+  jobId: string | null;
   rank: number;
   snippet: string;
 }

@@ -74,7 +74,7 @@ interface FragmentHit {
   archiveId: string;
   seq: number;
   role: Role;
-  jobId: string;
+  jobId: string | null;
   batchId: string | null;
   rank: number;
   indexed: boolean;

@@ -47,7 +47,8 @@ export async function archiveMessages(
   db: DbOrTx,
   params: {
     conversationId: string;
-    jobId: string;
+    /** null only for `rewound` originals, which no job archives */
+    jobId: string | null;
     reason: ArchiveReason;
     seqs: readonly number[];
     /** batch per seq (same order), or null */

@@ -94,11 +94,12 @@ const FEW_ASKED_IDS = 16;
 function askedAmong(asked: readonly string[], column: 'tool_use_ids' | 'tool_result_ids', conversationId: string): SQL {
   const param = sql`${sql.param([...asked])}::text[]`;
   const ids = sql.raw(column);
-  const held = (table: typeof messages | typeof archivedMessages) =>
+  // a rewound original is no longer part of the conversation: its client sends its calls again
+  const held = (table: typeof messages | typeof archivedMessages, extra: SQL = sql``) =>
     asked.length <= FEW_ASKED_IDS
-      ? sql`select unnest(t.${ids}) from ${table} t where t.conversation_id = ${conversationId} and t.${ids} && ${param}`
-      : sql`select held.id from ${table} t cross join lateral unnest(t.${ids}) as held(id) where t.conversation_id = ${conversationId} and cardinality(t.${ids}) > 0`;
-  return sql`select asked.id from unnest(${param}) as asked(id) where asked.id in (${held(messages)} union all ${held(archivedMessages)})`;
+      ? sql`select unnest(t.${ids}) from ${table} t where t.conversation_id = ${conversationId} and t.${ids} && ${param}${extra}`
+      : sql`select held.id from ${table} t cross join lateral unnest(t.${ids}) as held(id) where t.conversation_id = ${conversationId} and cardinality(t.${ids}) > 0${extra}`;
+  return sql`select asked.id from unnest(${param}) as asked(id) where asked.id in (${held(messages)} union all ${held(archivedMessages, sql` and t.reason <> 'rewound'`)})`;
 }
 
 export async function listActiveMessages(db: DbOrTx, conversationId: string, options: { after?: number; limit?: number } = {}) {

@@ -171,19 +171,27 @@ describe('conversation identity', () => {
     expect(other.response.headers.get('x-compactd-conversation')).not.toBe(id);
   });
 
-  it('forwards a colliding agent whose history diverges as it sent it, and keeps the stored one intact', async () => {
+  it('stores a history that shares not even its first message as a thread of its own, and keeps the stored one intact', async () => {
     const a = await ask(anthropic({ 'x-compactd-conversation': 'shared' }), { messages: [{ role: 'user', content: 'task one' }] });
     expect(a.response.headers.get('x-compactd-gateway')).toBe('compacted');
     await waitForMessages('shared', 2);
     const b = await ask(anthropic({ 'x-compactd-conversation': 'shared' }), { messages: [{ role: 'user', content: 'a different task' }] });
-    expect(b.response.headers.get('x-compactd-gateway')).toBe('passthrough; reason=diverged');
+    expect(b.response.headers.get('x-compactd-gateway')).toBe('compacted');
+    const thread = b.response.headers.get('x-compactd-conversation');
+    expect(thread).toMatch(/^shared\.t-[0-9a-f]{16}$/);
     expect(upstreamBodies()[1]?.messages).toEqual([{ role: 'user', content: 'a different task' }]);
     const stored = await activeMessages(stack, 'shared');
     expect(stored).toHaveLength(2);
     expect(textOf(stored[0]?.content)).toContain('task one');
+    expect(textOf((await waitForMessages(thread!, 2))[0]?.content)).toContain('a different task');
+    // the first history goes on under its own id
+    const answer = { role: 'assistant' as const, content: a.data.content.map((block) => ({ type: 'text' as const, text: block.type === 'text' ? block.text : '' })) };
+    const c = await ask(anthropic({ 'x-compactd-conversation': 'shared' }), { messages: [{ role: 'user', content: 'task one' }, answer, { role: 'user', content: 'go on' }] });
+    expect(c.response.headers.get('x-compactd-conversation')).toBe('shared');
+    expect(await waitForMessages('shared', 4)).toHaveLength(4);
   });
 
-  it('tells an edited earlier turn apart from the one the last request sent, and forwards that history as sent', async () => {
+  it('follows an edited earlier turn: the stored turns after it are archived as rewound, the client\'s appended', async () => {
     const client = anthropic({ 'x-compactd-conversation': 'edited' });
     const first = await ask(client, { messages: [{ role: 'user', content: 'run the tests' }] });
     await waitForMessages('edited', 2);
@@ -191,11 +199,17 @@ describe('conversation identity', () => {
     const next = await ask(client, { messages: [{ role: 'user', content: 'run the tests' }, answer, { role: 'user', content: 'and the linter' }] });
     expect(next.response.headers.get('x-compactd-gateway')).toBe('compacted');
     await waitForMessages('edited', 4);
-    // the same history with its first turn edited: the earlier keys must not be reused for it
-    const edited = await ask(client, { messages: [{ role: 'user', content: 'run the benchmarks' }, answer, { role: 'user', content: 'and the linter' }] });
-    expect(edited.response.headers.get('x-compactd-gateway')).toBe('passthrough; reason=diverged');
-    expect(textOf(upstreamBodies()[2]?.messages[0]?.content)).toContain('run the benchmarks');
-    expect(textOf((await activeMessages(stack, 'edited'))[0]?.content)).toContain('run the tests');
+    // the same history with its third turn edited
+    const edited = await ask(client, { messages: [{ role: 'user', content: 'run the tests' }, answer, { role: 'user', content: 'and the benchmarks' }] });
+    expect(edited.response.headers.get('x-compactd-gateway')).toBe('compacted');
+    expect(textOf(upstreamBodies()[2]?.messages[2]?.content)).toContain('and the benchmarks');
+    const stored = await waitForMessages('edited', 4);
+    await waitFor(async () => textOf((await activeMessages(stack, 'edited'))[2]?.content).includes('benchmarks'));
+    expect(stored.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    // nothing lost: the turns the client no longer sends are in the export, archived as rewound
+    const exported = await stack.app.inject({ method: 'GET', url: '/v1/conversations/edited/export', headers: stack.auth() });
+    expect(exported.body).toContain('and the linter');
+    expect(exported.body).toContain('rewound');
   });
 
   it('rejects an invalid conversation header, naming it', async () => {

@@ -117,10 +117,13 @@ ${constraints.shown.length > 0 && html`<h3>Constraints (${fmt(ledger.instruction
 
 function recallSection(viewer: Viewer, data: ConversationPageData): Html {
   const { conversation, recall } = data;
+  // a rewound original belongs to no batch nor job: it links to its place in the conversation
   const hitHref = (hit: SearchHit) =>
     hit.batchId
       ? conversationHref(viewer, conversation, { open: hit.batchId, at: hit.seq }) + `#seq-${hit.seq}`
-      : jobHref(hit.jobId);
+      : hit.jobId
+        ? jobHref(hit.jobId)
+        : conversationHref(viewer, conversation) + `#seq-${hit.seq}`;
   return html`<section aria-labelledby="recall-h"><h2 id="recall-h">Search the archive (recall)</h2>
 <form method="get" action="${conversationHref(viewer, conversation)}" role="search">
 ${'tenantId' in viewer.scope ? '' : html`<input type="hidden" name="tenant" value="${conversation.tenantId}">`}

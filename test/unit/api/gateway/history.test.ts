@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { historyKey, historyStart, planSync, positionOfKey, sharedPrefix, storableMessage } from '../../../../src/api/gateway/history.js';
+import { historyKey, historyStart, planSync, positionOfKey, sharedPrefix, storableMessage, storableText } from '../../../../src/api/gateway/history.js';
 
 describe('storableMessage', () => {
   it('keys a message the same whether or not the client marked it for caching or kept its thinking', () => {
@@ -20,7 +20,7 @@ describe('storableMessage', () => {
       role: 'user',
       content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'out' }], is_error: true }],
     });
-    expect(storableMessage('anthropic', { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'x' }] })).toEqual({ role: 'assistant', content: [{ type: 'text', text: '[empty]' }] });
+    expect(storableMessage('anthropic', { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'x' }] })).toEqual({ role: 'assistant', content: '[empty]' });
   });
 
   it('keeps OpenAI tool calls and drops the SDK echo fields (refusal, annotations)', () => {
@@ -39,14 +39,37 @@ describe('historyStart', () => {
 
 describe('planSync', () => {
   const keys = ['m0-a', 'm1-b', 'm2-c', 'm3-d'];
+  const stored = (entries: Array<[number, string]>, activeFrom = 0) => ({ keys: new Map(entries), activeFrom });
   it('appends what follows the stored history', () => {
-    expect(planSync(keys, new Map())).toEqual({ kind: 'extend', fromPosition: 0 });
-    expect(planSync(keys, new Map([[0, 'm0-a'], [1, 'm1-b']]))).toEqual({ kind: 'extend', fromPosition: 2 });
-    expect(planSync(keys, new Map(keys.map((key, i) => [i, key])))).toEqual({ kind: 'extend', fromPosition: 4 });
+    expect(planSync(keys, stored([]))).toEqual({ kind: 'extend', fromPosition: 0 });
+    expect(planSync(keys, stored([[0, 'm0-a'], [1, 'm1-b']]))).toEqual({ kind: 'extend', fromPosition: 2 });
+    expect(planSync(keys, stored(keys.map((key, i) => [i, key])))).toEqual({ kind: 'extend', fromPosition: 4 });
   });
-  it('reports where a history stops continuing the stored one', () => {
-    expect(planSync(keys, new Map([[0, 'm0-a'], [1, 'm1-x']]))).toEqual({ kind: 'diverged', position: 1 });
-    expect(planSync(['m0-a'], new Map([[0, 'm0-a'], [1, 'm1-b']]))).toEqual({ kind: 'diverged', position: 1 });
+  it('follows a client that went back to an earlier point of the active history: an edit, a rewind, a retry', () => {
+    // turn 1 edited
+    expect(planSync(keys, stored([[0, 'm0-a'], [1, 'm1-x']]))).toEqual({ kind: 'rewind', position: 1 });
+    // a retry of a request whose answer is stored: the client sends one message fewer
+    expect(planSync(['m0-a'], stored([[0, 'm0-a'], [1, 'm1-b']]))).toEqual({ kind: 'rewind', position: 1 });
+  });
+  it('does not follow a divergence inside the compacted prefix, and tells another thread apart', () => {
+    expect(planSync(keys, stored([[0, 'm0-a'], [1, 'm1-x'], [2, 'm2-c'], [3, 'm3-d']], 3))).toEqual({ kind: 'diverged-compacted', position: 1 });
+    expect(planSync(keys, stored([[0, 'm0-a'], [1, 'm1-b'], [2, 'm2-x']], 2))).toEqual({ kind: 'rewind', position: 2 });
+    expect(planSync(['m0-z', 'm1-b'], stored([[0, 'm0-a'], [1, 'm1-b']]))).toEqual({ kind: 'other-thread' });
+  });
+});
+
+describe('storable text', () => {
+  it('stores a NUL or a lone surrogate as a visible stand-in, and keys it the same every time', () => {
+    const sent = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ELF\u0000\u0001 bad \ud800 end' }] };
+    const storable = storableMessage('anthropic', sent);
+    expect(JSON.stringify(storable)).not.toMatch(/\\u0000|\\ud800/);
+    expect(storableText('a\u0000b\ud800c\udc00d\ud83d\ude00')).toBe('a\u2400b\ufffdc\ufffdd\ud83d\ude00');
+    expect(historyKey(2, storable)).toBe(historyKey(2, storableMessage('anthropic', structuredClone(sent))));
+  });
+  it('keys an OpenAI tool-call-only answer the same with content null or empty, and an empty Anthropic turn either way', () => {
+    const call = { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } };
+    expect(historyKey(1, storableMessage('openai', { role: 'assistant', content: null, tool_calls: [call] }))).toBe(historyKey(1, storableMessage('openai', { role: 'assistant', content: '', tool_calls: [call] })));
+    expect(historyKey(1, storableMessage('anthropic', { role: 'assistant', content: [] }))).toBe(historyKey(1, storableMessage('anthropic', { role: 'assistant', content: '' })));
   });
 });
 

@@ -1,0 +1,37 @@
+import type { Db } from '../../db/client.js';
+import type { ConversationRow } from '../../db/repos/conversations.js';
+import { historyKey, storableMessage } from './history.js';
+import { threadId, type ConversationIdentity, type GatewayProvider } from './identity.js';
+import { ensureConversation, getConversation, storedKeysOf } from './store.js';
+
+/** The key of a history's first message: the thread it belongs to under its conversation id. */
+export function firstKeyOf(provider: GatewayProvider, history: readonly unknown[]): string | null {
+  return history.length === 0 ? null : historyKey(0, storableMessage(provider, history[0]));
+}
+
+/**
+ * The conversation a request's history belongs to, created on first sight. Under one id
+ * (identity.ts) a client may send histories that share not even their first message: Claude
+ * Code run interactively sends side requests (a session title, a summary) with the main loop's
+ * session and user ids. The first history stored under the id keeps it; a history whose first
+ * message differs is a thread of its own (`<id>.t-<hash of that message>`), linked to it and
+ * with its settings, so no history takes another's place. A sub-agent's conversation is linked
+ * to its parent's.
+ */
+export async function conversationOf(db: Db, tenantId: string, identity: ConversationIdentity, firstKey: string | null, model: unknown): Promise<ConversationRow> {
+  const parent = identity.parentId === undefined ? null : await getConversation(db, tenantId, identity.parentId);
+  const base = await ensureConversation(db, tenantId, identity.id, { model, ...(parent ? { parent: { conversation: parent, relation: 'agent' } } : {}) });
+  if (firstKey === null) return base;
+  const first = (await storedKeysOf(db, base)).keys.get(0);
+  if (first === undefined || first === firstKey) return base;
+  return ensureConversation(db, tenantId, threadId(identity.id, firstKey), { model, parent: { conversation: base, relation: 'thread' } });
+}
+
+/** `conversationOf` without creating anything (count_tokens stores nothing): null when the history's conversation does not exist yet. */
+export async function existingConversationOf(db: Db, tenantId: string, identity: ConversationIdentity, firstKey: string | null): Promise<ConversationRow | null> {
+  const base = await getConversation(db, tenantId, identity.id);
+  if (!base || firstKey === null) return base;
+  const first = (await storedKeysOf(db, base)).keys.get(0);
+  if (first === undefined || first === firstKey) return base;
+  return getConversation(db, tenantId, threadId(identity.id, firstKey));
+}

@@ -9,6 +9,8 @@ import { handleFrameworkError, MAX_PARAM_LENGTH, requireHost, sendClientError } 
 import { conversationRoutes } from './routes/conversations.js';
 import { conversationLifecycleRoutes } from './routes/conversation-lifecycle.js';
 import { registerJsonParser } from './json-body.js';
+import { createJobWaitersFor } from './job-waiters.js';
+import { DEFAULT_MAX_WAITERS_PER_TENANT } from '../config/env.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
 import { pinRoutes } from './routes/pins.js';

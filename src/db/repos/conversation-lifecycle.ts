@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../client.js';
-import { withConversationLock } from '../locks.js';
+import { lockArchiveForRemoval, withConversationLock } from '../locks.js';
 import { conversations, idempotencyKeys } from '../schema.js';
 import type { ConversationRow } from './conversations.js';
 
@@ -44,7 +44,7 @@ export async function updateConversation(db: DbOrTx, id: string, changes: Conver
 
 /**
  * Erases a conversation and everything that belongs to it. The active and archived messages
- * (and with them the archive's search index, a generated column), batches, compaction jobs,
+ * (and with them the archive's recall and search index), batches, compaction jobs,
  * their chunk rows, webhook endpoints and deliveries all reference the conversation with
  * ON DELETE CASCADE, so deleting the row removes them in the same statement. Idempotency
  * records carry no foreign key: they are found by the routes they were stored under, which
@@ -61,5 +61,7 @@ export async function eraseConversation(tx: Tx, row: Pick<ConversationRow, 'id' 
           or (${idempotencyKeys.route} = 'POST /v1/conversations' and ${idempotencyKeys.response} ->> 'id' = ${row.externalId}))`,
       ),
     );
+  // the cascade deletes the archive: not while a recall indexer pass holds it (db/locks.ts)
+  await lockArchiveForRemoval(tx, row.id);
   await tx.delete(conversations).where(eq(conversations.id, row.id));
 }

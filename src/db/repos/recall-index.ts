@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { answeredToolUseIds, recallPieces, toolCallNames, type RecallPiece } from '../../compaction/recall-lines.js';
 import type { Block, Role } from '../../compaction/types.js';
-import type { DbOrTx } from '../client.js';
+import type { Db, DbOrTx, Tx } from '../client.js';
+import { lockArchiveForIndexing } from '../locks.js';
 import { SEARCH_CONFIG, SEARCH_PIECE_BYTES, searchHeadVector } from '../schema.js';
 import { isCandidate } from './archive-order.js';
 
@@ -43,15 +44,20 @@ const ONE_PIECE_JSON_BYTES = 60_000;
  * Fills the recall pieces (migration 0008) and the full-text index (migration 0011) of a
  * conversation's archived originals that have none yet, oldest seq first, at most `limit`
  * messages and about `maxBytes` of content a pass (always at least one message). Runs after
- * a compaction commits, never inside its transaction. Deterministic: a caller loops while
- * `more`, and two indexers at once never write a message twice (the marker's primary key
- * decides who writes it).
+ * a compaction commits, never inside its transaction: each pass is a transaction of its own
+ * holding the archive lock shared (db/locks.ts), so a revert or an erase of the same archive
+ * runs entirely before or entirely after it, and the rows a pass reads are still there when it
+ * writes. Deterministic: a caller loops while `more`, and two indexers at once never write a
+ * message twice (the marker's primary key decides who writes it).
  */
-export async function indexArchiveForRecall(
-  db: DbOrTx,
-  conversationId: string,
-  params: { limit: number; maxBytes?: number },
-): Promise<RecallIndexPass> {
+export async function indexArchiveForRecall(db: Db, conversationId: string, params: { limit: number; maxBytes?: number }): Promise<RecallIndexPass> {
+  return db.transaction(async (tx) => {
+    await lockArchiveForIndexing(tx, conversationId);
+    return indexPass(tx, conversationId, params);
+  });
+}
+
+async function indexPass(db: Tx, conversationId: string, params: { limit: number; maxBytes?: number }): Promise<RecallIndexPass> {
   const maxBytes = params.maxBytes ?? DEFAULT_MAX_BYTES;
   const pending = await db.execute<PendingRow>(sql`
     select p.archive_id, p.seq, p.role, a.content, p.bytes, sum(p.bytes) over (order by p.seq, p.archive_id) as running_bytes
@@ -75,12 +81,11 @@ export async function indexArchiveForRecall(
 }
 
 /**
- * One statement (atomic without a transaction of its own): claims each message's marker with
- * the full-text vector of its first piece, and writes the recall pieces (and, for a long
- * message, every full-text piece) of the messages it claimed; a message another indexer claimed
- * first, or one a revert removed meanwhile, is skipped.
+ * One statement: claims each message's marker with the full-text vector of its first piece, and
+ * writes the recall pieces (and, for a long message, every full-text piece) of the messages it
+ * claimed; a message another indexer claimed first is skipped.
  */
-async function writePieces(db: DbOrTx, conversationId: string, rows: ReadonlyArray<{ row: PendingRow; pieces: RecallPiece[] }>): Promise<number> {
+async function writePieces(db: Tx, conversationId: string, rows: ReadonlyArray<{ row: PendingRow; pieces: RecallPiece[] }>): Promise<number> {
   const flat = rows.flatMap((r) => r.pieces.map((piece) => ({ row: r.row, piece })));
   const column = <T>(pick: (r: { row: PendingRow; piece: RecallPiece }) => T) => sql.param(flat.map(pick));
   const [result] = await db.execute<{ written: string }>(sql`

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CONTEXT_OPENING_USER_TURN } from '../../../../src/compaction/render-context.js';
 import type { ActiveRow } from '../../../../src/api/gateway/upstream-body.js';
-import { buildUpstreamBody, isClientBody } from '../../../../src/api/gateway/upstream-body.js';
+import { buildUpstreamBody, contextRows, isClientBody } from '../../../../src/api/gateway/upstream-body.js';
 
 const history = [
   { role: 'user', content: 'first', extra: 1 },
@@ -65,5 +65,17 @@ describe('isClientBody', () => {
     expect(isClientBody(buildUpstreamBody('anthropic', body, 0, history, [own(0), { ...own(1), rewritten: true, content: [{ type: 'text', text: 'masked' }] }]), body)).toBe(false);
     const archive = { seq: 0, kind: 'clip_archive' as const, role: 'system' as const, position: null, rewritten: false, content: [{ type: 'text' as const, text: 'archive' }] };
     expect(isClientBody(buildUpstreamBody('anthropic', body, 0, history, [archive, own(0), own(1)]), body)).toBe(false);
+  });
+});
+
+describe('contextRows', () => {
+  const row = (seq: number, position: number | null): ActiveRow => ({ seq, kind: position === null ? 'clip_archive' : 'message', role: 'user', position, rewritten: false, content: null });
+  it('keeps the stored rows up to the first past the shared prefix, then the client\'s own messages', () => {
+    const rows = [row(1, null), row(5, 3), row(6, 4), row(7, 5)];
+    // the client shares positions 0..4; position 5 is an answer it has not sent back yet
+    expect(contextRows(rows, 5, 6).map((r) => [r.seq, r.position])).toEqual([[1, null], [5, 3], [6, 4], [8, 5]]);
+    // a concurrent request stored other turns from position 4 on: the client's own are sent instead
+    expect(contextRows(rows, 4, 6).map((r) => r.position)).toEqual([null, 3, 4, 5]);
+    expect(contextRows(rows, 4, 6).slice(2).every((r) => r.seq > 5)).toBe(true);
   });
 });

@@ -13,7 +13,7 @@ describe('unstorableStandIn', () => {
     const clipped = (standIn['content'] as Array<{ content?: string; text?: string }>)[0]!.content!;
     expect(clipped.startsWith('head head')).toBe(true);
     expect(clipped.endsWith('tail tail')).toBe(true);
-    expect(clipped).toMatch(/\[… clipped by compactd: \d+ of 230000 characters …\]/);
+    expect(clipped).toMatch(/\[… clipped by compactd: \d+ of \d+ characters …\]/);
     expect((standIn['content'] as Array<{ text?: string }>)[1]!.text).toBe('short note');
     expect(standIn['metadata']).toEqual({ [STAND_IN_KEY]: 'clipped' });
   });

@@ -73,7 +73,7 @@ describe('contextRows', () => {
   it('keeps the stored rows up to the first past the shared prefix, then the client\'s own messages', () => {
     const rows = [row(1, null), row(5, 3), row(6, 4), row(7, 5)];
     // the client shares positions 0..4; position 5 is an answer it has not sent back yet
-    expect(contextRows(rows, 5, 6).map((r) => [r.seq, r.position])).toEqual([[1, null], [5, 3], [6, 4], [8, 5]]);
+    expect(contextRows(rows, 5, 6).map((r) => [r.seq, r.position])).toEqual([[1, null], [5, 3], [6, 4], [7, 5]]);
     // a concurrent request stored other turns from position 4 on: the client's own are sent instead
     expect(contextRows(rows, 4, 6).map((r) => r.position)).toEqual([null, 3, 4, 5]);
     expect(contextRows(rows, 4, 6).slice(2).every((r) => r.seq > 5)).toBe(true);

@@ -20,6 +20,7 @@ import {
 } from '../../db/repos/inspector.js';
 import { notFound } from '../../lib/errors.js';
 import type { ApiDeps } from '../deps.js';
+import type { SearchSlots } from '../search-slots.js';
 import { EXPORT_PAGE_BYTES, EXPORT_PAGE_SIZE, exportChunks } from '../routes/export.js';
 import { ConversationIdSchema, UuidParamsSchema } from '../schemas/common.js';
 import { actionRoutes } from './action-routes.js';
@@ -62,9 +63,10 @@ async function jobData(deps: Pick<ApiDeps, 'db'>, viewer: Viewer, id: string): P
 /**
  * The inspector (SPEC §6.2): server-rendered pages over the same data as the JSON API, one
  * stylesheet and one script from this process, a strict CSP. Everything the pages show from
- * a conversation goes through `html` (escaped as text).
+ * a conversation goes through `html` (escaped as text). A recall search holds one of
+ * `searchSlots`, the API's: it counts against the conversation's tenant like the search route.
  */
-export function inspectRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
+export function inspectRoutes(deps: ApiDeps, searchSlots: SearchSlots): FastifyPluginAsyncZod {
   return async (app) => {
     const assets = loadAssets();
     app.addHook('onSend', securityHeaders);
@@ -109,13 +111,15 @@ export function inspectRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
           const found = open ? await findBatch(deps.db, viewer.scope, open) : null;
           const openBatch = found && found.conversationId === conversation.id && found.level === 0 ? found : null;
           const after = openBatch && request.query.after === 0 ? Math.max(0, (openBatch.seqs[0] ?? 1) - 1) : request.query.after;
+          // refused (429) before the page's reads start when the tenant's searches are all taken
+          const search = q ? searchSlots.run(conversation.tenantId, () => searchArchive(deps.db, conversation.id, { query: q, limit: 20 })) : Promise.resolve(null);
           const [page, jobs, clipArchive, tree, ledgers, hits] = await Promise.all([
             activePage(deps.db, conversation.id, after, HISTORY_PAGE + 1),
             jobsForGauge(deps.db, conversation.id, GAUGE_JOBS),
             activeClipArchive(deps.db, conversation),
             treeBatches(deps.db, conversation.id, TREE_BATCHES),
             liveLedgers(deps.db, conversation.id),
-            q ? searchArchive(deps.db, conversation.id, { query: q, limit: 20 }) : Promise.resolve(null),
+            search,
           ]);
           const batches = tree.rows;
           let shown = page.slice(0, HISTORY_PAGE);

@@ -101,6 +101,29 @@ describe('concurrent searches per tenant', () => {
   });
 });
 
+describe("the inspector's recall search", () => {
+  const inspect = () => t.app.inject({ method: 'GET', url: '/inspect/conversations/limits?q=kestrel', headers: t.auth() });
+
+  it("shares the API's cap: past it, the inspector's search and the API's both answer 429", async () => {
+    let held: Array<ReturnType<typeof search>> = [];
+    await withArchiveLocked(async () => {
+      // the cap (4) taken half by each
+      held = [search(), search(), inspect(), inspect()];
+      await waitFor(async () => (await searchesWaiting()) === MAX_SEARCHES, 20_000, 50, 'searches blocked on the lock');
+      for (const refused of [await inspect(), await search()]) {
+        expect(refused.statusCode, refused.body).toBe(429);
+        expect(refused.json()).toMatchObject({ status: 429, code: 'TOO_MANY_SEARCHES' });
+        expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      }
+    });
+    const answers = await Promise.all(held);
+    expect(answers.map((r) => r.statusCode)).toEqual(Array(MAX_SEARCHES).fill(200));
+    expect(answers.at(-1)?.body).toContain('kestrel');
+    // the inspector gives its slots back: more pages in a row than the cap all answer
+    for (let i = 0; i < 2 * MAX_SEARCHES; i++) expect((await inspect()).statusCode).toBe(200);
+  });
+});
+
 describe('statement timeout', () => {
   let timed: DbHandle;
   let app: Awaited<ReturnType<typeof buildApp>>;

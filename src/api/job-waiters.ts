@@ -233,16 +233,19 @@ export function createJobWaiters(deps: JobWaitersDeps): JobWaiters {
         release();
         answer();
       };
-      const waiter: Waiter = { tenantId, settle: (row) => finish(() => resolve(row)), fail: (error) => finish(() => reject(error)) };
+      // Every path answers through here, and every read is shared by all the job's waiters
+      // whatever their tenant (the first read, a wake-up, the sweep, the deadline, shutdown):
+      // another tenant's job is not found, whichever read settles the waiter.
+      const settle = (row: WaitedJob | null) => finish(() => resolve(row !== null && row.tenantId === tenantId ? row : null));
+      const waiter: Waiter = { tenantId, settle, fail: (error) => finish(() => reject(error)) };
       const onAbort = () => waiter.settle(null);
       const deadline = setTimeout(() => readFresh(jobId).then((row) => waiter.settle(row), waiter.fail), waitMs);
       add(jobId, waiter);
       if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
       readFresh(jobId).then((row) => {
-        // the read is shared by every tenant's waiters: another tenant's job is not found
-        if (!row || row.tenantId !== tenantId) waiter.settle(null);
-        else if (!isActive(row.status)) waiter.settle(row);
+        // a job of another tenant is answered at once (as not found), not waited for
+        if (!row || row.tenantId !== tenantId || !isActive(row.status)) waiter.settle(row);
       }, waiter.fail);
     });
   }

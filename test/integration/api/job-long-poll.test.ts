@@ -2,11 +2,12 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import type { LightMyRequestResponse } from 'fastify';
-import { createJobWaitersFor, type JobWaiters } from '../../../src/api/job-waiters.js';
+import { createJobWaiters, createJobWaitersFor, type JobWaiters } from '../../../src/api/job-waiters.js';
 import { createDb, type DbHandle } from '../../../src/db/client.js';
+import { pingJobStatusChannel, subscribeJobStatus } from '../../../src/db/job-status-channel.js';
 import { findTenantByApiKey } from '../../../src/db/repos/api-keys.js';
 import { getConversation } from '../../../src/db/repos/conversations.js';
-import { insertJob, transitionJob } from '../../../src/db/repos/jobs.js';
+import { getJobsByIds, insertJob, transitionJob } from '../../../src/db/repos/jobs.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
@@ -279,6 +280,40 @@ describe('GET /v1/jobs/:id?wait=', () => {
     // the code before: p50 1233 ms, max 2136 ms on this scenario (issue 26); generous bounds on a shared machine
     expect(p50).toBeLessThan(200);
     expect(max).toBeLessThan(2_000);
+  });
+
+  it.each(['the sweep', 'shutdown'] as const)("%s never hands a job to another tenant's waiter who knows its id", async (path) => {
+    // The waiter's own first read (which answers a foreign job as not found) is held back, so
+    // the read of `path`, shared by every waiter of the job, reaches the waiter first.
+    let releaseFirstRead = () => {};
+    const firstReadHeld = new Promise<void>((resolve) => (releaseFirstRead = resolve));
+    let reads = 0;
+    const held = createJobWaiters({
+      readJobs: async (ids) => {
+        if (reads++ === 0) await firstReadHeld;
+        return getJobsByIds(counted.db, ids);
+      },
+      subscribe: (handlers) => subscribeJobStatus(counted.sql, handlers),
+      ping: (nonce) => pingJobStatusChannel(counted.sql, nonce),
+      logger: pino({ level: 'silent' }),
+      maxWaitersPerTenant: 10,
+      resyncEveryMs: path === 'the sweep' ? 200 : SWEEP_MS,
+    });
+    try {
+      const jobId = await runningJob();
+      await transitionJob(api.db.db, jobId, ['summarizing'], { status: 'completed', finishedAt: new Date(), result: {} });
+      const otherTenantId = (await findTenantByApiKey(api.db.db, api.otherKey))!.tenantId;
+      const answer = held.wait({ tenantId: otherTenantId, jobId, waitMs: 30_000, signal: new AbortController().signal });
+      await waitFor(() => held.size() === 1 && reads === 1, 10_000, 10, 'waiter with its first read held');
+      if (path === 'shutdown') await held.close();
+      expect(await answer).toBeNull();
+      releaseFirstRead();
+      // the job's own tenant still gets it
+      expect((await held.wait({ tenantId, jobId, waitMs: 1_000, signal: new AbortController().signal }))?.status).toBe('completed');
+    } finally {
+      releaseFirstRead();
+      await held.close();
+    }
   });
 
   it('a lost notification costs a sweep period, not the whole wait', async () => {

@@ -11,6 +11,7 @@ import { conversationLifecycleRoutes } from './routes/conversation-lifecycle.js'
 import { registerJsonParser } from './json-body.js';
 import { createJobWaitersFor } from './job-waiters.js';
 import { DEFAULT_MAX_WAITERS_PER_TENANT } from '../config/env.js';
+import { unreadBodyHooks } from './unread-body.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
 import { pinRoutes } from './routes/pins.js';
@@ -56,6 +57,11 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     http: { requireHostHeader: false },
   }).withTypeProvider<ZodTypeProvider>();
   app.addHook('onRequest', requireHost);
+  // before any route plugin, so the gateway's answers inherit them too
+  const unreadBody = unreadBodyHooks();
+  app.addHook('onSend', unreadBody.onSend);
+  app.addHook('onResponse', unreadBody.onResponse);
+  app.addHook('preClose', unreadBody.preClose);
   // JSON only: other bodies (text/plain is parsed by default) get a 415, not a confusing 400.
   app.removeContentTypeParser('text/plain');
   registerJsonParser(app);

@@ -43,6 +43,30 @@ export const METADATA_BOUNDS: JsonBounds = { maxDepth: 32, maxChars: 64 * 1024 }
 export const MESSAGE_BOUNDS: JsonBounds = { maxDepth: 100, maxChars: Number.POSITIVE_INFINITY, checkText: false };
 
 /**
+ * Nesting any JSON body may have, checked as it is parsed: walkers and serializers past the
+ * schemas (the gateway's history keys stringify whole messages) recurse, and a 200,000-deep
+ * tool input overflowed the stack into a 500. Far above any real tool input and above what
+ * the API's own rules allow (a message's `MESSAGE_BOUNDS.maxDepth` inside a body's few levels
+ * of envelope, so those keep naming the message); far below what overflows a stack.
+ */
+export const JSON_BODY_MAX_DEPTH = 512;
+
+/**
+ * Whether `value` nests arrays and objects more than `maxDepth` levels deep (`[]` is one
+ * level). Descends at most `maxDepth + 1` levels, so the check itself never overflows.
+ */
+export function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (maxDepth === 0) return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (nestsDeeperThan(item, maxDepth - 1)) return true;
+    return false;
+  }
+  for (const key in value) if (nestsDeeperThan((value as Record<string, unknown>)[key], maxDepth - 1)) return true;
+  return false;
+}
+
+/**
  * Checks free-form JSON without recursion (a 5,000-deep document must not exhaust the stack):
  * depth, total size, and every key and string by `textProblem`. Returns the path and the
  * problem of the first violation, or null.

@@ -105,10 +105,14 @@ describe('strings outside messages', () => {
 });
 
 describe('free-form JSON', () => {
-  it('refuses metadata nested 5,000 levels deep, and accepts 20 levels', async () => {
+  it('refuses metadata nested 5,000 levels deep (the body, as parsed) or 200 (the field), and accepts 20 levels', async () => {
     // As text: the injector's own serializer recurses and would overflow first.
-    const payload = `{"metadata":${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}}`;
-    const res = await t.app.inject({ method: 'POST', url: '/v1/conversations', headers: { ...t.auth(), 'content-type': 'application/json' }, payload });
+    const nested = (levels: number) => `{"metadata":${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}}`;
+    const json = { ...t.auth(), 'content-type': 'application/json' };
+    const tooDeep = await t.app.inject({ method: 'POST', url: '/v1/conversations', headers: json, payload: nested(5_000) });
+    expect(tooDeep.statusCode).toBe(400);
+    expect(tooDeep.json()).toMatchObject({ code: 'BODY_TOO_DEEP', errors: [{ field: 'body' }] });
+    const res = await t.app.inject({ method: 'POST', url: '/v1/conversations', headers: json, payload: nested(200) });
     expect(res.statusCode).toBe(400);
     expect(res.json().errors[0].field).toMatch(/^body\.metadata(\.a)+$/);
     expect(res.json().errors[0].message).toMatch(/nest deeper than 32/);

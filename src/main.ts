@@ -9,6 +9,7 @@ const USAGE = `usage: compactd <command>
   migrate          apply database migrations and exit
   keys create --tenant NAME | keys list | keys revoke ID
   tenants quotas NAME [--max-active N|default] [--per-minute N|default]
+  tenants gateway-access NAME [--models ID,…|default] [--server-tools TYPE,…|default]
   llm-sim          loopback Anthropic/OpenAI-compatible simulator (see --help)
   demo             import a real Claude Code session into a running service and compact it
   import FILE      append a transcript file to a conversation (see --help)

@@ -2,8 +2,12 @@ import type { Config } from '../config/env.js';
 import { createDb } from '../db/client.js';
 import { runMigrations } from '../db/migrate.js';
 import { getTenantIdByName, setTenantQuotas, tenantQuotas } from '../db/repos/tenant-quotas.js';
+import { getGatewayAccess, setGatewayAccess } from '../db/repos/tenant-gateway-access.js';
+import { GatewayAccessPatchSchema, type GatewayAccessPatch } from '../api/gateway/model-access.js';
 
-const USAGE = 'usage: compactd tenants quotas NAME [--max-active N|default] [--per-minute N|default]\n';
+const USAGE =
+  'usage: compactd tenants quotas NAME [--max-active N|default] [--per-minute N|default]\n' +
+  '       compactd tenants gateway-access NAME [--models ID,ID…|default] [--server-tools TYPE,TYPE…|default]\n';
 
 /** A quota value: a positive integer, or `default` (back to the COMPACTD_TENANT_* default). */
 function parseQuota(value: string | undefined): number | null | undefined | 'invalid' {
@@ -18,7 +22,7 @@ function parseQuota(value: string | undefined): number | null | undefined | 'inv
  */
 export async function runTenants(config: Config, args: string[]): Promise<number> {
   const [command, name, ...rest] = args;
-  if (command !== 'quotas' || !name || name.startsWith('--')) {
+  if ((command !== 'quotas' && command !== 'gateway-access') || !name || name.startsWith('--')) {
     process.stderr.write(USAGE);
     return 2;
   }
@@ -26,6 +30,7 @@ export async function runTenants(config: Config, args: string[]): Promise<number
     const index = rest.indexOf(`--${flag}`);
     return index >= 0 ? rest[index + 1] ?? '' : undefined;
   };
+  if (command === 'gateway-access') return runGatewayAccess(config, name, option);
   const maxActive = parseQuota(option('max-active'));
   const perMinute = parseQuota(option('per-minute'));
   if (maxActive === 'invalid' || perMinute === 'invalid') {
@@ -48,6 +53,55 @@ export async function runTenants(config: Config, args: string[]): Promise<number
     }
     const quotas = await tenantQuotas(handle.db, tenantId, config.quotas);
     process.stdout.write(`tenant ${name}: max active compactions ${quotas.maxActiveCompactions}, compactions per minute ${quotas.compactionsPerMinute}\n`);
+    return 0;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A list option: comma-separated entries, or `default` (back to the default, null). */
+function parseList(value: string | undefined): string[] | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'default') return null;
+  return value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+}
+
+const describeList = (list: string[] | null, fallback: string) => (list === null ? `default (${fallback})` : list.length === 0 ? 'none' : list.join(', '));
+
+/**
+ * `compactd tenants gateway-access NAME [--models …] [--server-tools …]`: what the tenant may
+ * use through the gateway with compactd's provider key (api/gateway/model-access.ts), then
+ * prints the setting in force.
+ */
+async function runGatewayAccess(config: Config, name: string, option: (flag: string) => string | undefined): Promise<number> {
+  const patch: GatewayAccessPatch = {};
+  const models = parseList(option('models'));
+  const serverTools = parseList(option('server-tools'));
+  if (models !== undefined) patch.models = models;
+  if (serverTools !== undefined) patch.serverTools = serverTools;
+  const parsed = GatewayAccessPatchSchema.safeParse(patch);
+  if (!parsed.success) {
+    const flags: Record<string, string> = { models: '--models', serverTools: '--server-tools' };
+    for (const issue of parsed.error.issues) {
+      const [field, index] = issue.path;
+      const entry = typeof index === 'number' ? ` entry ${JSON.stringify((patch[field as keyof GatewayAccessPatch] ?? [])[index])}` : '';
+      process.stderr.write(`${flags[String(field)] ?? String(field)}${entry}: ${issue.message}\n`);
+    }
+    process.stderr.write(USAGE);
+    return 2;
+  }
+  await runMigrations(config.databaseUrl);
+  const handle = createDb(config.databaseUrl, { max: 1, name: 'compactd-tenants' });
+  try {
+    const tenantId = await getTenantIdByName(handle.db, name);
+    if (!tenantId) {
+      process.stderr.write(`no tenant is named ${name}\n`);
+      return 1;
+    }
+    const access = models === undefined && serverTools === undefined ? await getGatewayAccess(handle.db, tenantId) : await setGatewayAccess(handle.db, name, parsed.data);
+    process.stdout.write(
+      `tenant ${name}, gateway with compactd's provider key: models ${describeList(access?.models ?? null, "the model registry's models of each provider")}; server tools ${describeList(access?.serverTools ?? null, 'none')}\n`,
+    );
     return 0;
   } finally {
     await handle.close();

@@ -28,6 +28,7 @@ export async function handleCompletion(
   res: ServerResponse,
   closed: AbortSignal,
   deps: CompletionDeps,
+  headers: Record<string, string> = {},
 ): Promise<void> {
   let request: SimRequest;
   try {
@@ -57,6 +58,7 @@ export async function handleCompletion(
     status: 0,
     outcome: 'pending',
     body,
+    headers,
   };
   recordCall(state, record);
   try {

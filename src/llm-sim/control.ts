@@ -5,9 +5,9 @@ import { configure, describeSettings, resetState, type SimSettingsPatch, type Si
 /**
  * Control endpoints of llm-sim, for tests and the bench in other processes:
  *   GET  /_sim/health            → {ok: true}
- *   GET  /_sim/calls[?since=ID]  → {calls: [...], inFlight} (bodies with ?bodies=1)
+ *   GET  /_sim/calls[?since=ID]  → {calls: [...], inFlight} (bodies and request headers with ?bodies=1)
  *   GET  /_sim/config            → current settings
- *   POST /_sim/config {profile?, faults?, seed?, lossRate?, summarizeWindow?, outputRatio?, promptCache?, overrun?: {rate?, factor?}}
+ *   POST /_sim/config {profile?, faults?, seed?, lossRate?, summarizeWindow?, outputRatio?, promptCache?, overrun?: {rate?, factor?}, responseHeaders?}
  *   POST /_sim/reset             → clears the log and the fault script, restarts the PRNG
  */
 export async function handleControl(state: SimState, req: IncomingMessage, res: ServerResponse, path: string, body: unknown): Promise<void> {
@@ -23,7 +23,7 @@ export async function handleControl(state: SimState, req: IncomingMessage, res: 
         .filter((call) => call.id > since)
         .map((call) => {
           if (withBodies) return call;
-          const { body: _body, ...rest } = call;
+          const { body: _body, headers: _headers, ...rest } = call;
           return rest;
         });
       return sendJson(res, 200, { calls, inFlight: state.inFlight });

@@ -100,16 +100,26 @@ function createRouter(state: SimState, closing: AbortSignal, deps: CompletionDep
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = new URL(req.url ?? '/', 'http://sim').pathname.replace(/\/+$/, '');
     if (path.startsWith('/_sim/')) return handleControl(state, req, res, path, await readJson(req));
+    for (const [name, value] of Object.entries(state.settings.responseHeaders)) res.setHeader(name, value);
     if (req.method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList());
     if (req.method === 'POST' && (path === '/v1/messages' || path === '/v1/chat/completions')) {
       const wire = path === '/v1/messages' ? anthropicWire : openaiWire;
       const body = await readJson(req);
       if (body === INVALID_JSON) return sendJson(res, 400, wire.error('invalid_request', 'request body is not valid JSON').body);
-      return handleCompletion(state, wire, body, res, callSignal(res, closing), deps);
+      return handleCompletion(state, wire, body, res, callSignal(res, closing), deps, requestHeaders(req));
     }
     if (req.method === 'POST' && path === '/v1/messages/count_tokens') return countTokensRoute(await readJson(req), res);
     sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: `${req.method} ${path} is not simulated` } });
   };
+}
+
+/** The request's headers for the call log, repeated ones joined as HTTP joins them. */
+function requestHeaders(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
 }
 
 async function raceTimeout(promise: Promise<void>, ms: number): Promise<void> {

@@ -19,6 +19,8 @@ export interface SimSettings {
   promptCache: { readTokens: number; writeTokens: number };
   /** length overrun: a share `rate` of answers runs `factor` times past the length they would have had */
   overrun: SimOverrun;
+  /** headers added to every simulated API answer (a provider's `set-cookie`, organization id, …), for tests of what a gateway relays */
+  responseHeaders: Record<string, string>;
 }
 
 export interface SimOverrun {
@@ -38,6 +40,7 @@ export interface SimSettingsPatch {
   outputRatio?: number;
   promptCache?: { readTokens?: number; writeTokens?: number };
   overrun?: { rate?: number; factor?: number };
+  responseHeaders?: Record<string, string>;
 }
 
 export interface CallRecord {
@@ -63,6 +66,8 @@ export interface CallRecord {
   outcome: 'pending' | 'ok' | 'error' | 'disconnected';
   /** the parsed request body (kept for the most recent calls only) */
   body?: unknown;
+  /** the request's headers, names in lower case (kept with the body) */
+  headers?: Record<string, string>;
 }
 
 export interface SimState {
@@ -88,6 +93,7 @@ export const DEFAULT_SETTINGS: SimSettings = {
   outputRatio: 0.08,
   promptCache: { readTokens: 0, writeTokens: 0 },
   overrun: { rate: 0, factor: 1.5 },
+  responseHeaders: {},
 };
 
 /** The overrun draws' stream differs from the faults' for the same seed. */
@@ -126,7 +132,21 @@ export function applySettings(current: SimSettings, patch: SimSettingsPatch): Si
     next.promptCache = { readTokens: patch.promptCache.readTokens ?? 0, writeTokens: patch.promptCache.writeTokens ?? 0 };
   }
   if (patch.overrun !== undefined) next.overrun = validateOverrun({ ...current.overrun, ...patch.overrun });
+  if (patch.responseHeaders !== undefined) next.responseHeaders = validateHeaders(patch.responseHeaders);
   return next;
+}
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+function validateHeaders(headers: Record<string, string>): Record<string, string> {
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) throw new Error('responseHeaders must be an object of header names to strings');
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HEADER_NAME.test(name)) throw new Error(`responseHeaders: "${name}" is not a header name`);
+    if (typeof value !== 'string' || /[\r\n\0]/.test(value)) throw new Error(`responseHeaders.${name} must be a string on one line`);
+    out[name.toLowerCase()] = value;
+  }
+  return out;
 }
 
 function validateOverrun(overrun: SimOverrun): SimOverrun {
@@ -157,7 +177,10 @@ export function recordCall(state: SimState, record: CallRecord): void {
   if (state.calls.length > state.logLimit) state.calls.splice(0, state.calls.length - state.logLimit);
   // Request bodies of compaction calls are large; only the most recent ones are kept.
   const stale = state.calls[state.calls.length - 1 - state.keepBodies];
-  if (stale !== undefined) delete stale.body;
+  if (stale !== undefined) {
+    delete stale.body;
+    delete stale.headers;
+  }
 }
 
 /** JSON view of the settings (GET /_sim/config). */

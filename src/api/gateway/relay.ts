@@ -2,16 +2,25 @@ import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { answerFromJson, createSseParser, streamAccumulator, type Answer } from './answer.js';
 import type { GatewayProvider } from './identity.js';
-import { relayedHeaders } from './upstream.js';
+import { redirectedUpstream, relayedHeaders, usesOperatorKey } from './upstream.js';
 
 /**
- * Sends the provider's answer to the client as it arrives: status, headers and body bytes
- * unchanged (an SSE stream is written chunk by chunk, never re-encoded), while the answer is
- * read on the way. `onAnswer` gets the complete answer once the client has it all; an answer
- * cut short (client gone, upstream error mid-stream) is not reported.
+ * Sends the provider's answer to the client as it arrives: status, the headers of
+ * `relayedHeaders` and body bytes unchanged (an SSE stream is written chunk by chunk, never
+ * re-encoded), while the answer is read on the way. `onAnswer` gets the complete answer once
+ * the client has it all; an answer cut short (client gone, upstream error mid-stream) is not
+ * reported. A redirect is answered 502 (`redirectedUpstream`), never relayed.
  */
 export function relayResponse(provider: GatewayProvider, upstream: Response, reply: FastifyReply, onAnswer: (answer: Answer) => void, abort: AbortController): FastifyReply {
-  void reply.status(upstream.status).headers(relayedHeaders(upstream.headers));
+  const redirected = redirectedUpstream(provider, upstream.status);
+  if (redirected) {
+    reply.request.log.warn({ status: upstream.status }, 'the provider answered with a redirect; not followed');
+    // nothing of the redirect is read: its connection is released at once
+    void upstream.body?.cancel().catch(() => undefined);
+    return reply.status(redirected.status).send(redirected.body);
+  }
+  // the request's own headers say which key went upstream, as they did when upstreamHeaders chose it
+  void reply.status(upstream.status).headers(relayedHeaders(upstream.headers, usesOperatorKey(reply.request.headers)));
   const streamed = (upstream.headers.get('content-type') ?? '').includes('text/event-stream');
   const body = upstream.body;
   if (!body) return reply.send();

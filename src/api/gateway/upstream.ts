@@ -20,39 +20,77 @@ export function upstreamUrl(provider: GatewayProvider, config: UpstreamConfig, p
   return provider === 'anthropic' ? `${base}${path}` : `${base}${path.replace(/^\/v1(?=\/|$)/, '')}`;
 }
 
-/** Request headers not forwarded: hop-by-hop, framing, compactd's own, and the client's compactd key. */
-const DROPPED = new Set([
-  'host',
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
-  'content-length',
-  'accept-encoding',
-  'authorization',
-  'x-api-key',
-  'upgrade',
-  'te',
-  'trailer',
-  'proxy-authorization',
-  'proxy-connection',
-  'expect',
+type IncomingHeaders = Record<string, string | string[] | undefined>;
+
+const firstValue = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
+
+/**
+ * Whether the request is sent with compactd's configured provider key: it has no
+ * `x-compactd-upstream-key` of its own. The operator pays for those requests, so their
+ * models are checked (model-access.ts) and the operator's account details (organization,
+ * rate limits) are not relayed back.
+ */
+export function usesOperatorKey(incoming: IncomingHeaders): boolean {
+  return firstValue(incoming[UPSTREAM_KEY_HEADER]) === undefined;
+}
+
+/**
+ * Request headers forwarded by name. Everything else a client sends stays here: what it says
+ * about the network between client and compactd (cookies, `forwarded`, `x-forwarded-*`,
+ * `x-real-ip`, `cf-*`, an access proxy's tokens), hop-by-hop headers, compactd's own
+ * `x-compactd-*`, the client's credentials (replaced by the provider key) and any header this
+ * list does not name. Content headers are compactd's: it sends its own body (`content-type`
+ * set below, `content-length` by fetch), never the client's encoding of it.
+ */
+const FORWARDED_NAMES = new Set([
+  'accept',
+  'user-agent',
+  // Claude Code's own request metadata (`x-app: cli`, its session id), which it sends the
+  // provider when it talks to it directly: names the client program and its session, carries
+  // no credentials and nothing about the network in between.
+  'x-app',
 ]);
 
 /**
- * The headers of the upstream request: the client's own (its `anthropic-beta`,
- * `anthropic-version`, `x-stainless-*`, …), with the provider credentials in place of the
- * compactd key: the client's `x-compactd-upstream-key` when it sends one, else compactd's
- * configured key. Null when there is no key to send.
+ * Header families of the providers' own APIs and SDKs (`anthropic-version`, `anthropic-beta`,
+ * `openai-beta`, `x-stainless-retry-count`, …) and Claude Code's `x-claude-code-*` (see `x-app`).
  */
-export function upstreamHeaders(provider: GatewayProvider, config: UpstreamConfig, incoming: Record<string, string | string[] | undefined>): Record<string, string> | null {
+const FORWARDED_PREFIXES = ['anthropic-', 'openai-', 'x-stainless-', 'x-claude-code-'];
+
+/**
+ * OpenAI's account selectors: with the client's own key they pick among its organizations and
+ * projects; with compactd's key they would pick among the operator's, so they are not sent.
+ */
+const OPERATOR_ACCOUNT_REQUEST = new Set(['openai-organization', 'openai-project']);
+
+/** Headers the client marked hop-by-hop by naming them in `Connection` (RFC 9110 §7.6.1). */
+function connectionNamed(incoming: IncomingHeaders): Set<string> {
+  const value = incoming['connection'];
+  const joined = Array.isArray(value) ? value.join(',') : (value ?? '');
+  return new Set(joined.split(',').map((token) => token.trim().toLowerCase()).filter((token) => token !== ''));
+}
+
+function isForwarded(name: string, operatorKey: boolean): boolean {
+  if (operatorKey && OPERATOR_ACCOUNT_REQUEST.has(name)) return false;
+  return FORWARDED_NAMES.has(name) || FORWARDED_PREFIXES.some((prefix) => name.startsWith(prefix));
+}
+
+/**
+ * The headers of the upstream request: those of the client's that the provider reads (see
+ * FORWARDED_NAMES), with the provider credentials in place of the compactd key: the client's
+ * `x-compactd-upstream-key` when it sends one, else compactd's configured key. Null when
+ * there is no key to send.
+ */
+export function upstreamHeaders(provider: GatewayProvider, config: UpstreamConfig, incoming: IncomingHeaders): Record<string, string> | null {
+  const operatorKey = usesOperatorKey(incoming);
+  const hopByHop = connectionNamed(incoming);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(incoming)) {
     const lower = name.toLowerCase();
-    if (value === undefined || DROPPED.has(lower) || lower.startsWith('x-compactd-')) continue;
+    if (value === undefined || hopByHop.has(lower) || !isForwarded(lower, operatorKey)) continue;
     headers[lower] = Array.isArray(value) ? value.join(', ') : value;
   }
-  const passed = incoming[UPSTREAM_KEY_HEADER];
-  const key = (Array.isArray(passed) ? passed[0] : passed) ?? config[provider].apiKey;
+  const key = firstValue(incoming[UPSTREAM_KEY_HEADER]) ?? config[provider].apiKey;
   if (key === undefined || key === '') return null;
   if (provider === 'anthropic') headers['x-api-key'] = key;
   else headers['authorization'] = `Bearer ${key}`;
@@ -62,15 +100,64 @@ export function upstreamHeaders(provider: GatewayProvider, config: UpstreamConfi
   return headers;
 }
 
-/** Response headers not relayed (the gateway re-frames the body). */
-const NOT_RELAYED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding']);
+/**
+ * Response headers relayed by name: what the providers' SDKs read (request ids, retry advice,
+ * the stream's content type) and the providers' own `anthropic-*` / `openai-*` families. Not
+ * `set-cookie` (a provider's cookie is for compactd's connection, not the tenant's), nor
+ * framing (the gateway re-frames the body), nor anything else a provider or a proxy in front
+ * of it adds.
+ */
+const RELAYED_NAMES = new Set([
+  'content-type',
+  // `no-cache` on a stream keeps proxies between the client and compactd from buffering it
+  'cache-control',
+  'request-id',
+  'x-request-id',
+  'retry-after',
+  'retry-after-ms',
+  'x-should-retry',
+]);
 
-export function relayedHeaders(headers: Headers): Record<string, string> {
+const RELAYED_PREFIXES = ['anthropic-', 'openai-'];
+
+/**
+ * Which organization and project answered: the operator's when compactd's key was used, which
+ * is no tenant's business; with the tenant's own key, something the tenant knows already.
+ */
+const ACCOUNT_RESPONSE = new Set(['anthropic-organization-id', 'openai-organization', 'openai-project']);
+
+/**
+ * Rate-limit state of the key that was used (Anthropic's priority-tier capacity is one too):
+ * the tenant's own when it sent its key, else the operator's, which says how much the
+ * operator's account buys and how much the other tenants are using.
+ */
+const RATE_LIMIT_PREFIXES = ['anthropic-ratelimit-', 'anthropic-priority-', 'x-ratelimit-'];
+
+function isRelayed(name: string, operatorKey: boolean): boolean {
+  if (ACCOUNT_RESPONSE.has(name)) return false;
+  if (RATE_LIMIT_PREFIXES.some((prefix) => name.startsWith(prefix))) return !operatorKey;
+  return RELAYED_NAMES.has(name) || RELAYED_PREFIXES.some((prefix) => name.startsWith(prefix));
+}
+
+/** The provider's response headers the tenant gets; `operatorKey`: the request went out with compactd's key (usesOperatorKey). */
+export function relayedHeaders(headers: Headers, operatorKey: boolean): Record<string, string> {
   const out: Record<string, string> = {};
   headers.forEach((value, name) => {
-    if (!NOT_RELAYED.has(name.toLowerCase())) out[name] = value;
+    const lower = name.toLowerCase();
+    if (isRelayed(lower, operatorKey)) out[lower] = value;
   });
   return out;
+}
+
+/**
+ * The gateway's answer to a provider that redirected (3xx): 502 in the provider's shape. The
+ * upstream call does not follow redirects, since following one would carry the provider key
+ * to whatever origin the `Location` names; relaying it would send the client's SDK there
+ * itself, past compactd. Null for any other status.
+ */
+export function redirectedUpstream(provider: GatewayProvider, status: number): ProviderErrorBody | null {
+  if (status < 300 || status >= 400) return null;
+  return providerError(provider, 502, `the provider answered with a redirect (HTTP ${status}), which the gateway does not follow`);
 }
 
 /**
@@ -113,7 +200,7 @@ export interface ProviderErrorBody {
 /** An error the gateway itself answers, in the provider's own shape so the client's SDK reads it. */
 export function providerError(provider: GatewayProvider, status: number, message: string, field?: string): ProviderErrorBody {
   if (provider === 'anthropic') {
-    const type = status === 401 ? 'authentication_error' : status === 404 ? 'not_found_error' : status === 413 ? 'request_too_large' : status >= 500 ? 'api_error' : 'invalid_request_error';
+    const type = status === 401 ? 'authentication_error' : status === 403 ? 'permission_error' : status === 404 ? 'not_found_error' : status === 413 ? 'request_too_large' : status >= 500 ? 'api_error' : 'invalid_request_error';
     return { status, body: { type: 'error', error: { type, message, ...(field ? { field } : {}) } } };
   }
   const type = status === 401 ? 'invalid_api_key' : status >= 500 ? 'server_error' : 'invalid_request_error';

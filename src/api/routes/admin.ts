@@ -6,6 +6,7 @@ import { presentedToken, tokenEquals } from '../credentials.js';
 import type { ApiDeps } from '../deps.js';
 import { sendProblem } from '../problem.js';
 import { foreignErrorsAsProblems } from '../protocol-errors.js';
+import { adminTenantRoutes } from './admin-tenants.js';
 
 /** Where the queue dashboard (bull-board) is served. */
 export const DASHBOARD_PATH = '/admin/queues';
@@ -33,15 +34,18 @@ function adminAuth(token: string | undefined) {
 }
 
 /**
- * bull-board at /admin/queues over the given queues. It runs in a plugin of its own: its
- * routes carry no request schemas (so the zod compilers of the API never see them) and
- * are hidden from the OpenAPI document; its error handler stays inside this plugin.
+ * The operator's routes behind COMPACTD_ADMIN_TOKEN: tenants' settings (admin-tenants.ts)
+ * and bull-board at /admin/queues over the given queues. bull-board runs in a plugin of its
+ * own: its routes carry no request schemas (so the zod compilers of the API never see them)
+ * and are hidden from the OpenAPI document; its error handler stays inside that plugin.
  */
-export function adminRoutes(deps: Pick<ApiDeps, 'config' | 'dashboardQueues'>): FastifyPluginAsync {
+export function adminRoutes(deps: Pick<ApiDeps, 'config' | 'dashboardQueues' | 'db'>): FastifyPluginAsync {
   return async (app) => {
     app.addHook('onRequest', adminAuth(deps.config.adminToken));
     // bull-board answers errors as {error: {key}}; clients of this API get problem+json everywhere.
     app.addHook('onSend', foreignErrorsAsProblems);
+    // tenants' settings, behind the same token
+    await app.register(adminTenantRoutes(deps));
     const queues = deps.dashboardQueues ?? [];
     if (queues.length === 0) {
       // Nothing to show (an API built without queues): still authenticate, then 404.

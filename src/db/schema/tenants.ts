@@ -11,6 +11,13 @@ export const tenants = pgTable('tenants', {
   maxActiveCompactions: integer('max_active_compactions'),
   /** compactions this tenant may start per minute; null: COMPACTD_TENANT_COMPACTIONS_PER_MINUTE */
   compactionsPerMinute: integer('compactions_per_minute'),
+  /**
+   * What the tenant may use through the gateway with compactd's own provider key: `models`
+   * (null: the gateway provider's models in the registry) and Anthropic server tools by
+   * `type` (null: none). Requests with the tenant's own key are not limited
+   * (api/gateway/model-access.ts).
+   */
+  gatewayAccess: jsonb('gateway_access').$type<{ models: string[] | null; serverTools: string[] | null }>(),
   createdAt: createdAt(),
 });
 

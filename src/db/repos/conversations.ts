@@ -13,6 +13,8 @@ export interface NewConversation {
   contextLimit: number;
   policy: Record<string, unknown>;
   metadata: Record<string, unknown>;
+  /** the parent conversation's id (not its external id), of the same tenant */
+  parentId?: string | null;
 }
 
 /** Inserts the conversation; null when the tenant already has one with that id. */

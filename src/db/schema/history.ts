@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { bigint, boolean, customType, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, customType, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid, type AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Ledger } from '../../compaction/ledger/index.js';
 import type { Block, MessageKind, Role } from '../../compaction/types.js';
 import { createdAt, seqColumn } from './columns.js';
@@ -35,8 +35,19 @@ export const conversations = pgTable(
     version: integer('version').notNull().default(0),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /**
+     * the conversation this one was started from (a sub-agent's), of the same tenant; erasing
+     * the parent leaves its children, unlinked
+     */
+    parentId: uuid('parent_id').references((): AnyPgColumn => conversations.id, { onDelete: 'set null' }),
   },
-  (t) => [uniqueIndex('conversations_tenant_external_uq').on(t.tenantId, t.externalId)],
+  (t) => [
+    uniqueIndex('conversations_tenant_external_uq').on(t.tenantId, t.externalId),
+    // the order of GET /v1/conversations: a page is one index range, however many the tenant has
+    index('conversations_tenant_created_idx').on(t.tenantId, t.createdAt, t.externalId),
+    // a parent's children: the listing's filter, and what erasing the parent looks up to unlink them
+    index('conversations_parent_idx').on(t.parentId).where(sql`parent_id is not null`),
+  ],
 );
 
 const messageColumns = () => ({

@@ -7,6 +7,7 @@ import type { Answer } from './answer.js';
 import { historyKey, historyStart, sharedPrefix, storableMessage } from './history.js';
 import { identifyConversation, type ConversationIdentity, type GatewayProvider } from './identity.js';
 import { keysOfHistory, rememberKeys } from './key-memo.js';
+import { enforceModelAccess } from './model-access.js';
 import { relayResponse } from './relay.js';
 import { activeRowsOf, getConversation, startCompaction, storedKeysOf, syncHistory, waitForCompaction, type ClientHistory } from './store.js';
 import { conversationOf, existingConversationOf, firstKeyOf } from './thread.js';
@@ -162,6 +163,8 @@ async function handleCompletion(deps: ApiDeps, provider: GatewayProvider, reques
   const identity = identifyConversation(provider, request.headers, unkeyed.body);
   const parsed = keyRequest(provider, unkeyed, identity, request);
   const { url, headers } = prepareUpstream(deps, provider, request);
+  // before anything of the request is stored: a refused model stores nothing
+  await enforceModelAccess(deps.db, request.tenantId, provider, request.headers, parsed.body);
   const abort = new AbortController();
   // the client went away before the answer was complete: the provider's work stops too
   reply.raw.on('close', () => {
@@ -271,6 +274,7 @@ async function handleCountTokens(deps: ApiDeps, request: FastifyRequest, reply: 
   const identity = identifyConversation('anthropic', request.headers, unkeyed.body);
   const parsed = keyRequest('anthropic', unkeyed, identity, request);
   const { url, headers } = prepareUpstream(deps, 'anthropic', request);
+  await enforceModelAccess(deps.db, request.tenantId, 'anthropic', request.headers, parsed.body);
   const abort = new AbortController();
   const conversation = await existingConversationOf(deps.db, request.tenantId, identity, parsed.firstKey);
   const body = (conversation ? await contextBody(deps, 'anthropic', parsed, conversation) : null) ?? parsed.body;

@@ -37,7 +37,9 @@ export async function ensureConversation(db: Db, tenantId: string, externalId: s
     model: parent?.model ?? name,
     contextLimit: parent?.contextLimit ?? (name ? contextLimitFor(name) : DEFAULT_CONTEXT_TOKENS),
     policy: parent?.policy ?? {},
-    metadata: { createdBy: 'gateway', ...(origin.parent ? { parent: origin.parent.conversation.externalId, relation: origin.parent.relation } : {}) },
+    // linked to its parent: `GET /v1/conversations?parentId=` lists a session's threads and sub-agents
+    parentId: parent?.id ?? null,
+    metadata: { createdBy: 'gateway', ...(origin.parent ? { relation: origin.parent.relation } : {}) },
   });
   const row = await getConversation(db, tenantId, externalId);
   if (!row) throw new Error(`conversation ${externalId} vanished after creation`);

@@ -181,6 +181,10 @@ describe('a history that diverges once heals', () => {
     // the main history is stored whole; the first title request keeps its own two turns
     expect((await activeMessages(stack, main)).map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
     expect(await activeMessages(stack, user)).toHaveLength(2);
+    // the session's threads are linked to the conversation they branch from
+    const children = (await stack.app.inject({ method: 'GET', url: `/v1/conversations?parentId=${user}`, headers: stack.auth() })).json() as { conversations: Array<{ id: string; createdBy: string }> };
+    expect(children.conversations.map((c) => c.id)).toContain(main);
+    expect(children.conversations.every((c) => c.createdBy === 'gateway')).toBe(true);
   });
 });
 

@@ -101,8 +101,9 @@ export async function syncHistory(
   const stand: Map<number, Record<string, unknown>> = new Map();
   for (let attempt = 0; ; attempt += 1) {
     let from = fromOf(first);
-    let prepared = await prepareItems(deps, provider, client, from, stand, inputTokens);
+    let prepared: PreparedAppend;
     try {
+      prepared = await prepareItems(deps, provider, client, from, stand, inputTokens);
       return await storeUnderLock();
     } catch (error) {
       const position = failedPosition(error, from);

@@ -188,6 +188,32 @@ describe('a history that diverges once heals', () => {
   });
 });
 
+describe('what compactd cannot store as sent', () => {
+  it('stores a message over the size limit clipped in the middle, marked, and keeps storing what follows', async () => {
+    const id = 'stand-ins';
+    const tools = [{ name: 'Bash', description: 'Runs a command', input_schema: { type: 'object' as const, properties: { command: { type: 'string' } } } }];
+    const huge = `first lines of the log\n${'0123456789abcdef'.repeat(200_000)}\nlast line: exit 1`;
+    const history: Anthropic.MessageParam[] = [
+      { role: 'user', content: 'Build it.' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'call_0', name: 'Bash', input: { command: 'make' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_0', content: huge }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'Bash', input: { command: 'make test' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: 'ok' }] },
+    ];
+    const sent = await anthropic().messages.create({ model: 'claude-haiku-4-5', max_tokens: 20, tools, messages: history }, { headers: { 'x-compactd-conversation': id } }).withResponse();
+    expect(sent.response.headers.get('x-compactd-gateway')).toBe('compacted');
+    const stored = await waitFor(async () => (await activeMessages(stack, id)).length === 6).then(() => activeMessages(stack, id));
+    const clipped = JSON.stringify(stored[2]?.content);
+    expect(clipped).toContain('first lines of the log');
+    expect(clipped).toContain('last line: exit 1');
+    expect(clipped).toMatch(/clipped by compactd: \d+ of \d+ characters/);
+    expect(clipped.length).toBeLessThan(huge.length);
+    expect(JSON.stringify(stored[3]?.content)).toContain('make test');
+    // the provider got the client's own messages
+    expect(JSON.stringify(sim.control.callLog()[0]?.body)).toContain('make test');
+  });
+});
+
 describe('gateway compactions obey the quotas and the policy', () => {
   it('a conversation with auto compaction off goes upstream as it is, with no job', async () => {
     const id = 'policy-off';

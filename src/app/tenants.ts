@@ -1,5 +1,5 @@
 import type { Config } from '../config/env.js';
-import { createDb } from '../db/client.js';
+import { createDb, type Db } from '../db/client.js';
 import { runMigrations } from '../db/migrate.js';
 import { getTenantIdByName, setTenantQuotas, tenantQuotas } from '../db/repos/tenant-quotas.js';
 import { getGatewayAccess, setGatewayAccess } from '../db/repos/tenant-gateway-access.js';
@@ -37,6 +37,21 @@ export async function runTenants(config: Config, args: string[]): Promise<number
     process.stderr.write(`--max-active and --per-minute take a positive integer or "default"\n${USAGE}`);
     return 2;
   }
+  return withTenant(config, name, async (db, tenantId) => {
+    if (maxActive !== undefined || perMinute !== undefined) {
+      await setTenantQuotas(db, name, {
+        ...(maxActive === undefined ? {} : { maxActiveCompactions: maxActive }),
+        ...(perMinute === undefined ? {} : { compactionsPerMinute: perMinute }),
+      });
+    }
+    const quotas = await tenantQuotas(db, tenantId, config.quotas);
+    process.stdout.write(`tenant ${name}: max active compactions ${quotas.maxActiveCompactions}, compactions per minute ${quotas.compactionsPerMinute}\n`);
+    return 0;
+  });
+}
+
+/** Runs `work` on the migrated database for the tenant named `name`; 1 when there is none. */
+async function withTenant(config: Config, name: string, work: (db: Db, tenantId: string) => Promise<number>): Promise<number> {
   await runMigrations(config.databaseUrl);
   const handle = createDb(config.databaseUrl, { max: 1, name: 'compactd-tenants' });
   try {
@@ -45,15 +60,7 @@ export async function runTenants(config: Config, args: string[]): Promise<number
       process.stderr.write(`no tenant is named ${name}\n`);
       return 1;
     }
-    if (maxActive !== undefined || perMinute !== undefined) {
-      await setTenantQuotas(handle.db, name, {
-        ...(maxActive === undefined ? {} : { maxActiveCompactions: maxActive }),
-        ...(perMinute === undefined ? {} : { compactionsPerMinute: perMinute }),
-      });
-    }
-    const quotas = await tenantQuotas(handle.db, tenantId, config.quotas);
-    process.stdout.write(`tenant ${name}: max active compactions ${quotas.maxActiveCompactions}, compactions per minute ${quotas.compactionsPerMinute}\n`);
-    return 0;
+    return await work(handle.db, tenantId);
   } finally {
     await handle.close();
   }
@@ -90,20 +97,11 @@ async function runGatewayAccess(config: Config, name: string, option: (flag: str
     process.stderr.write(USAGE);
     return 2;
   }
-  await runMigrations(config.databaseUrl);
-  const handle = createDb(config.databaseUrl, { max: 1, name: 'compactd-tenants' });
-  try {
-    const tenantId = await getTenantIdByName(handle.db, name);
-    if (!tenantId) {
-      process.stderr.write(`no tenant is named ${name}\n`);
-      return 1;
-    }
-    const access = models === undefined && serverTools === undefined ? await getGatewayAccess(handle.db, tenantId) : await setGatewayAccess(handle.db, name, parsed.data);
+  return withTenant(config, name, async (db, tenantId) => {
+    const access = models === undefined && serverTools === undefined ? await getGatewayAccess(db, tenantId) : await setGatewayAccess(db, name, parsed.data);
     process.stdout.write(
       `tenant ${name}, gateway with compactd's provider key: models ${describeList(access?.models ?? null, "the model registry's models of each provider")}; server tools ${describeList(access?.serverTools ?? null, 'none')}\n`,
     );
     return 0;
-  } finally {
-    await handle.close();
-  }
+  });
 }

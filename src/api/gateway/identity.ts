@@ -16,6 +16,11 @@ export interface ConversationIdentity {
    * conversation, `parentId` the conversation of the agent that started it
    */
   parentId?: string;
+  /**
+   * a one-shot side request of Claude Code (`sideRequestOf`): it never takes an id whose
+   * conversation has no history yet (thread.ts), so the main loop it races keeps the id
+   */
+  sideRequest?: true;
 }
 
 /** Claude Code names its session and, since 2.1.139, the sub-agent a request comes from and that agent's parent. */
@@ -41,12 +46,27 @@ const sha = (text: string) => createHash('sha256').update(text).digest('hex').sl
  * with the stored one's first message is a thread of its own (`threadId`).
  */
 export function identifyConversation(provider: GatewayProvider, headers: Record<string, unknown>, body: Record<string, unknown>): ConversationIdentity {
-  const base = baseIdentity(provider, headers, body);
+  const base = { ...baseIdentity(provider, headers, body), ...(sideRequestOf(headers, body) ? { sideRequest: true as const } : {}) };
   const agent = headerValue(headers, AGENT_HEADER);
   if (agent === undefined || agent === '') return base;
   const parent = headerValue(headers, PARENT_AGENT_HEADER);
   const agentId = (name: string) => childId(base.id, 'a', name);
-  return { id: agentId(agent), source: base.source, parentId: parent === undefined || parent === '' ? base.id : agentId(parent) };
+  return { ...base, id: agentId(agent), parentId: parent === undefined || parent === '' ? base.id : agentId(parent) };
+}
+
+/**
+ * Claude Code run interactively asks for the session's title beside each turn, in a request of
+ * its own with the main loop's session and user ids: one user message and an empty tool list
+ * (the main loop always declares its tools). On the first turn the two race for the id, and the title request
+ * often arrives first (the real CLI, 2.1.328): were it to take the id, the main loop's session
+ * would be a thread of its title.
+ */
+function sideRequestOf(headers: Record<string, unknown>, body: Record<string, unknown>): boolean {
+  const session = headerValue(headers, SESSION_HEADER);
+  if (session === undefined || session === '') return false;
+  const tools = body['tools'];
+  const messages = body['messages'];
+  return Array.isArray(tools) && tools.length === 0 && Array.isArray(messages) && messages.length === 1;
 }
 
 /**

@@ -15,15 +15,17 @@ export function firstKeyOf(provider: GatewayProvider, history: readonly unknown[
  * Code run interactively sends side requests (a session title, a summary) with the main loop's
  * session and user ids. The first history stored under the id keeps it; a history whose first
  * message differs is a thread of its own (`<id>.t-<hash of that message>`), linked to it and
- * with its settings, so no history takes another's place. A sub-agent's conversation is linked
- * to its parent's.
+ * with its settings, so no history takes another's place. A side request (identity.ts
+ * `sideRequest`) never takes an id that has no history yet: it is sent beside the main loop's
+ * first request, and the id would go to whichever is stored first. A sub-agent's conversation
+ * is linked to its parent's.
  */
 export async function conversationOf(db: Db, tenantId: string, identity: ConversationIdentity, firstKey: string | null, model: unknown): Promise<ConversationRow> {
   const parent = identity.parentId === undefined ? null : await getConversation(db, tenantId, identity.parentId);
   const base = await ensureConversation(db, tenantId, identity.id, { model, ...(parent ? { parent: { conversation: parent, relation: 'agent' } } : {}) });
   if (firstKey === null) return base;
   const first = (await storedKeysOf(db, base)).keys.get(0);
-  if (first === undefined || first === firstKey) return base;
+  if (first === firstKey || (first === undefined && identity.sideRequest !== true)) return base;
   return ensureConversation(db, tenantId, threadId(identity.id, firstKey), { model, parent: { conversation: base, relation: 'thread' } });
 }
 
@@ -32,6 +34,6 @@ export async function existingConversationOf(db: Db, tenantId: string, identity:
   const base = await getConversation(db, tenantId, identity.id);
   if (!base || firstKey === null) return base;
   const first = (await storedKeysOf(db, base)).keys.get(0);
-  if (first === undefined || first === firstKey) return base;
+  if (first === firstKey || (first === undefined && identity.sideRequest !== true)) return base;
   return getConversation(db, tenantId, threadId(identity.id, firstKey));
 }

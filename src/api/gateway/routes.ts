@@ -242,10 +242,16 @@ async function contextBody(deps: ApiDeps, provider: GatewayProvider, parsed: Key
  */
 async function routeHistory(deps: ApiDeps, provider: GatewayProvider, request: FastifyRequest, parsed: KeyedRequest & { firstKey: string | null }, identity: ConversationIdentity, signal: AbortSignal): Promise<Route> {
   if (parsed.history.length === 0) return { mode: 'passthrough', reason: 'no-history' };
-  const conversation = await conversationOf(deps.db, request.tenantId, identity, parsed.firstKey, parsed.body['model']);
+  let conversation = await conversationOf(deps.db, request.tenantId, identity, parsed.firstKey, parsed.body['model']);
   let outcome;
   try {
     outcome = await syncHistory(deps, conversation, provider, clientHistory(provider, parsed.history, parsed.keys), 'rewinds');
+    if (outcome.kind === 'not-followed' && outcome.plan.kind === 'other-thread') {
+      // another history took the id between the choice of conversation and its lock (two first
+      // requests at once): this one belongs in its thread, which the choice now finds
+      conversation = await conversationOf(deps.db, request.tenantId, identity, parsed.firstKey, parsed.body['model']);
+      outcome = await syncHistory(deps, conversation, provider, clientHistory(provider, parsed.history, parsed.keys), 'rewinds');
+    }
   } catch (error) {
     if (!(error instanceof AppError) || error.status >= 500) throw error;
     request.log.warn({ conversationId: conversation.externalId, code: error.code, field: error.field }, 'gateway could not store the history; forwarded as sent');

@@ -191,6 +191,15 @@ describe('conversation identity', () => {
     expect(await waitForMessages('shared', 4)).toHaveLength(4);
   });
 
+  it('stores two different first requests that race for an empty id, one under the id and one as its thread', async () => {
+    const client = anthropic({ 'x-compactd-conversation': 'raced' });
+    const answers = await Promise.all(['first history', 'second history', 'third history'].map((text) => ask(client, { messages: [{ role: 'user', content: text }] })));
+    expect(answers.map((a) => a.response.headers.get('x-compactd-gateway'))).toEqual(['compacted', 'compacted', 'compacted']);
+    const ids = answers.map((a) => a.response.headers.get('x-compactd-conversation')!);
+    expect(new Set(ids).size).toBe(3);
+    for (const id of ids) expect(await waitForMessages(id, 2)).toHaveLength(2);
+  });
+
   it('follows an edited earlier turn: the stored turns after it are archived as rewound, the client\'s appended', async () => {
     const client = anthropic({ 'x-compactd-conversation': 'edited' });
     const first = await ask(client, { messages: [{ role: 'user', content: 'run the tests' }] });

@@ -188,6 +188,28 @@ describe('a history that diverges once heals', () => {
   });
 });
 
+describe('the SDKs with their retries on', () => {
+  it('a request the SDK retries after an overload and a rate limit is stored once, and the conversation goes on', async () => {
+    const id = 'sdk-retries';
+    const anthropicClient = new Anthropic({ apiKey: stack.key, baseURL: `${base}/gateway/anthropic`, maxRetries: 3 });
+    sim.control.setFaults({ script: ['overloaded', 'rate_limit'], retryAfterMs: 10 });
+    const history: Anthropic.MessageParam[] = [{ role: 'user', content: step(0) }];
+    const answer = await anthropicClient.messages.create({ model: 'claude-haiku-4-5', max_tokens: 40, messages: history }, { headers: { 'x-compactd-conversation': id } });
+    sim.control.setFaults({});
+    expect(sim.control.callLog().map((call) => call.status)).toEqual([529, 429, 200]);
+    history.push({ role: 'assistant', content: textBlocks(answer.content) }, { role: 'user', content: step(1) });
+    await anthropicClient.messages.create({ model: 'claude-haiku-4-5', max_tokens: 40, messages: history }, { headers: { 'x-compactd-conversation': id } });
+    const stored = await waitFor(async () => (await activeMessages(stack, id)).length === 4).then(() => activeMessages(stack, id));
+    expect(stored.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+
+    const openaiClient = new OpenAI({ apiKey: stack.key, baseURL: `${base}/gateway/openai/v1`, maxRetries: 3 });
+    sim.control.setFaults({ script: ['rate_limit'], retryAfterMs: 10 });
+    await openaiClient.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Run the tests.' }], user: 'sdk-retries-oa' });
+    sim.control.setFaults({});
+    expect((await waitFor(async () => (await activeMessages(stack, 'sdk-retries-oa')).length === 2).then(() => activeMessages(stack, 'sdk-retries-oa'))).map((m) => m.role)).toEqual(['user', 'assistant']);
+  });
+});
+
 describe('what compactd cannot store as sent', () => {
   it('stores a message over the size limit clipped in the middle, marked, and keeps storing what follows', async () => {
     const id = 'stand-ins';

@@ -261,6 +261,8 @@ function assemble(framing: Framing, header: string | null, body: SummarizeMessag
       { role: 'user', content: directive(framing.finalTask, fenceId, framing.what, opts) },
     ],
     maxOutputTokens: opts.capTokens ?? opts.maxOutputTokens ?? policy.summaryMaxTokens,
+    // the system prompt and the instructions open every chunk and merge call alike
+    sharedPrefix: 1,
   };
 }
 

@@ -104,4 +104,10 @@ export interface SummarizeRequest {
   messages: SummarizeMessage[];
   /** Output budget for the summary. */
   maxOutputTokens: number;
+  /**
+   * How many leading `messages` are the same in every request of its kind (the instructions):
+   * with the system prompt they are the prefix a provider's prompt cache can share between
+   * the calls of a job.
+   */
+  sharedPrefix?: number;
 }

@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { SummarizeMessage, SummarizeRequest } from '../compaction/types.js';
 import { DEFAULT_LLM_TIMEOUT_MS, type HttpAdapterOptions } from './http-options.js';
+import { findModel } from './models.js';
 import { assertUsableOutput } from './output-check.js';
 import { LlmError, type StopReason, type Summarizer, type SummarizeResult } from './port.js';
 import { malformedResponse, sdkCallError } from './provider-errors.js';
@@ -37,12 +38,37 @@ export function buildAnthropicParams(request: SummarizeRequest, model: string): 
   const last = turns[turns.length - 1];
   // A final assistant turn is a prefill, and the API rejects prefills ending in whitespace.
   if (last !== undefined && last.role === 'assistant') last.content = last.content.trimEnd();
+  const messages = turns.map((turn): MessageParam => ({ role: turn.role, content: turn.content }));
+  const first = messages[0];
+  const prefix = cacheablePrefix(request, system, model);
+  // the first turn opens with the shared prefix: a breakpoint after it lets the job's other calls read it from the cache
+  if (first !== undefined && prefix !== null && typeof first.content === 'string' && first.content.startsWith(prefix)) {
+    const rest = first.content.slice(prefix.length).replace(/^\n\n/, '');
+    first.content = [{ type: 'text', text: prefix, cache_control: { type: 'ephemeral' } }, ...(rest === '' ? [] : [{ type: 'text' as const, text: rest }])];
+  }
   return {
     model,
     max_tokens: request.maxOutputTokens,
     ...(system === '' ? {} : { system }),
-    messages: turns.map((turn): MessageParam => ({ role: turn.role, content: turn.content })),
+    messages,
   };
+}
+
+/** Characters per token, low: a prefix estimated at the minimum is rather at it or above (code and paths run ~3–4). */
+const CHARS_PER_TOKEN = 4;
+
+/**
+ * The text of the request's shared prefix (its first `sharedPrefix` user messages) when it and
+ * the system prompt reach the model's minimum cacheable length; null when a breakpoint would
+ * cache nothing (the provider ignores one below the minimum, and an unknown model's is unknown).
+ */
+export function cacheablePrefix(request: SummarizeRequest, system: string, model: string): string | null {
+  const shared = request.messages.slice(0, request.sharedPrefix ?? 0);
+  if (shared.length === 0 || shared.some((m) => m.role !== 'user')) return null;
+  const minimum = findModel(model)?.minCacheTokens;
+  const text = shared.map((m) => m.content).filter((c) => c.trim() !== '').join('\n\n');
+  if (minimum === undefined || text === '' || (system.length + text.length) / CHARS_PER_TOKEN < minimum) return null;
+  return text;
 }
 
 function mergeTurns(messages: Array<{ role: 'user' | 'assistant'; content: string }>): Array<{ role: 'user' | 'assistant'; content: string }> {

@@ -21,12 +21,19 @@ export interface ModelInfo {
   vendor: ModelVendor;
   contextTokens: number;
   prices: ModelPrices;
+  /**
+   * The shortest prompt prefix the provider caches: Anthropic caches from a `cache_control`
+   * breakpoint whose prefix is at least this long (1,024 tokens for Sonnet and Opus, 2,048 for
+   * Haiku); OpenAI caches prompts of 1,024 tokens and up by itself.
+   */
+  minCacheTokens: number;
 }
 
 const claude = (id: string, input: number, output: number, contextTokens = 200_000): ModelInfo => ({
   id,
   vendor: 'anthropic',
   contextTokens,
+  minCacheTokens: id.includes('haiku') ? 2_048 : 1_024,
   prices: { input, output, cacheRead: input * 0.1, cacheWrite: input * 1.25 },
 });
 
@@ -34,6 +41,7 @@ const openai = (id: string, contextTokens: number, input: number, output: number
   id,
   vendor: 'openai',
   contextTokens,
+  minCacheTokens: 1_024,
   prices: { input, output, cacheRead, cacheWrite: 0 },
 });
 
@@ -41,6 +49,8 @@ const gemini = (id: string, contextTokens: number, input: number, output: number
   id,
   vendor: 'google',
   contextTokens,
+  // Gemini's implicit caching starts at 1,024 tokens (2.5 Flash) to 4,096 (Pro); the lower bound
+  minCacheTokens: 1_024,
   prices: { input, output, cacheRead, cacheWrite: 0 },
 });
 

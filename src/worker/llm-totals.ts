@@ -3,6 +3,8 @@ import type { ChunkRow } from '../db/repos/chunks.js';
 /** The `llm` and `fallbacks` parts of a job result (SPEC §6.1), from its memoized chunks. */
 export function llmTotals(chunks: readonly ChunkRow[]) {
   const sum = (pick: (c: ChunkRow) => number) => chunks.reduce((total, c) => total + pick(c), 0);
+  const cacheRead = sum((c) => c.usage?.cacheReadTokens ?? 0);
+  const input = sum((c) => (c.usage?.inputTokens ?? 0) + (c.usage?.cacheReadTokens ?? 0) + (c.usage?.cacheWriteTokens ?? 0));
   return {
     llm: {
       calls: sum((c) => c.calls),
@@ -11,6 +13,8 @@ export function llmTotals(chunks: readonly ChunkRow[]) {
       cacheReadTokens: sum((c) => c.usage?.cacheReadTokens ?? 0),
       cacheWriteTokens: sum((c) => c.usage?.cacheWriteTokens ?? 0),
       costUsd: Math.round(sum((c) => c.costUsd) * 1e6) / 1e6,
+      // the share of the calls' whole input the provider read from its prompt cache (billed at a tenth)
+      cacheReadShare: input === 0 ? 0 : Math.round((cacheRead / input) * 1000) / 1000,
       latencyMs: chunks.reduce((max, c) => Math.max(max, c.latencyMs), 0),
       models: [...new Set(chunks.flatMap((c) => (c.provider && c.model ? [`${c.provider}:${c.model}`] : [])))],
     },

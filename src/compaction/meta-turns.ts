@@ -19,6 +19,10 @@ export const META_WRAPPER_TAGS = [
   'local-command-stderr',
   'local-command-caveat',
   'system-reminder',
+  // a `!` shell command the user ran in Claude Code: its output is the shell's, not the user's words
+  'bash-input',
+  'bash-stdout',
+  'bash-stderr',
 ] as const;
 
 /**

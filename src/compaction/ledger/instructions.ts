@@ -72,6 +72,9 @@ function constraintsOf(textSentences: readonly string[]): string[] {
     .map((s) => capLine(s, MAX_CONSTRAINT_CHARS));
 }
 
+/** Constraint sentences taken from one message, its first ones; the rendering keeps the newest of all (render-parts.ts). */
+export const MAX_CONSTRAINTS_PER_MESSAGE = 4;
+
 export interface Instructions {
   constraints: SeqText[];
   requests: SeqText[];
@@ -92,7 +95,10 @@ export function extractInstructions(messages: readonly HistoryMessage[]): Instru
     const textSentences = sentences(text);
     const request = firstOf(textSentences);
     if (request !== null) requests.push({ text: request, seq: message.seq });
-    constraintsOf(textSentences).forEach((sentence, at) => constraints.push(at === 0 ? { text: sentence, seq: message.seq } : { text: sentence, seq: message.seq, at }));
+    // a message that is mostly rules (a pasted policy, a long document) must not crowd out every other one
+    constraintsOf(textSentences)
+      .slice(0, MAX_CONSTRAINTS_PER_MESSAGE)
+      .forEach((sentence, at) => constraints.push(at === 0 ? { text: sentence, seq: message.seq } : { text: sentence, seq: message.seq, at }));
   });
   return { constraints, requests };
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { isBareExitLine } from '../../../../src/compaction/ledger/error-line.js';
 import { extractLedger, guessCwd, ledgerCounts, LedgerSchema, mergeAllLedgers, renderLedger, type Ledger } from '../../../../src/compaction/ledger/index.js';
 import { isObservationMessage } from '../../../../src/compaction/ledger/tool-calls.js';
+import { isMetaContent } from '../../../../src/compaction/meta-turns.js';
 import { groupUnits } from '../../../../src/compaction/units.js';
 import type { HistoryMessage } from '../../../../src/compaction/types.js';
 import { loadRealSessions, type RealSession } from './real-sessions.js';
@@ -31,6 +32,22 @@ describe('extractLedger on the real transcripts', () => {
     expect(count('mini-swe-agent')).toBe(8);
     expect(count('tau-bench')).toBe(200);
     expect(count('openhands')).toBe(2);
+  });
+
+  it('takes constraints and requests only from what a user typed, on every shared session', () => {
+    const typed = (message: HistoryMessage) =>
+      message.role === 'user' && message.meta !== true && !isMetaContent(message.role, message.content) && !isObservationMessage(message);
+    for (const session of sessions) {
+      const { instructions } = ledgers.get(session) as Ledger;
+      for (const item of [...instructions.constraints, ...instructions.requests]) {
+        const source = session.messages.find((m) => m.seq === item.seq);
+        expect(source && typed(source), `${session.name} #${item.seq}: ${item.text}`).toBe(true);
+        // from the user's own text blocks, never a tool result beside them
+        const own = (source?.content ?? []).flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n');
+        const words = item.text.replace(/…$/, '').split(/\s+/).slice(0, 3).join(' ');
+        expect(own.replace(/\s+/g, ' ').includes(words), `${session.name} #${item.seq}: ${item.text}`).toBe(true);
+      }
+    }
   });
 
   it('holds the files each Claude Code session changed, with their actions', () => {

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/client.js';
 import { findTenantByApiKey } from '../db/repos/api-keys.js';
 import { AppError } from '../lib/errors.js';
+import { createKeyCache, type KeyCache } from './key-cache.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -25,11 +26,19 @@ export function createAuthHook(db: Db) {
   };
 }
 
-/** The tenant of an API key (only its hash is stored); 401 when unknown or revoked. */
+/** One key cache per database (a process may serve several in tests). */
+const caches = new WeakMap<Db, KeyCache>();
+
+/**
+ * The tenant of an API key (only its hash is stored); 401 when unknown or revoked. Looked up
+ * at most once per key every 5 s (key-cache.ts): a revoked key stops working within 5 s.
+ */
 export async function tenantOfKey(db: Db, key: string): Promise<string> {
-  const found = await findTenantByApiKey(db, key);
-  if (!found) throw unauthorized('unknown or revoked API key');
-  return found.tenantId;
+  let cache = caches.get(db);
+  if (!cache) caches.set(db, (cache = createKeyCache()));
+  const tenantId = await cache.tenantOf(key, async (k) => (await findTenantByApiKey(db, k))?.tenantId ?? null);
+  if (tenantId === null) throw unauthorized('unknown or revoked API key');
+  return tenantId;
 }
 
 /**

@@ -1,3 +1,8 @@
+-- Migration 0003 (hand-written): the closing UPDATE, which sends the jobs planned before it back to
+-- the plan step. The rest is drizzle-kit's: a compaction's chunks become rows of
+-- compaction_chunks (chunk_results goes), a job keeps its policy (cancel_requested goes), a batch
+-- its identifiers, and a conversation has at most one active consolidation beside its one active
+-- compaction.
 CREATE TABLE "compaction_chunks" (
 	"job_id" uuid NOT NULL,
 	"idx" integer NOT NULL,

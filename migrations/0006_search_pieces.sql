@@ -1,4 +1,8 @@
--- Migration 0006: the archive's search index holds messages of any accepted size (up to
+-- Migration 0006 (hand-written): the functions compactd_search_document, compactd_search_pieces,
+-- compactd_search_head, compactd_search_window and compactd_insert_search_pieces, the trigger
+-- archived_messages_search_pieces and the closing INSERT that fills archived_search_pieces; the
+-- tables, columns and indexes are drizzle-kit's.
+-- The archive's search index holds messages of any accepted size (up to
 -- COMPACTD_MAX_MESSAGE_BYTES): a message's search text is indexed in pieces of at most
 -- 64 kB (the first one in archived_messages.search_text, every piece of a longer message in
 -- archived_search_pieces), instead of one tsvector over the whole text, which Postgres

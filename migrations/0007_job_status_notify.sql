@@ -1,3 +1,5 @@
+-- Migration 0007 (hand-written): the function compactd_notify_job_status and the triggers
+-- compaction_jobs_status_notify and compaction_jobs_delete_notify.
 -- Every change of a job's status, whoever makes it (worker step, reconciler, cancel, revert,
 -- a conversation's deletion cascading to its jobs), is announced on one channel once the
 -- change commits, so long-polls wait on that instead of re-reading the row (api/job-waiters.ts).

@@ -1,4 +1,6 @@
--- Migration 0008: recall by any fragment (SPEC §5.9). The full-text parser turns a path into one
+-- Migration 0008 (hand-written): the extensions pg_trgm and btree_gin; the tables and indexes are
+-- drizzle-kit's.
+-- Recall by any fragment (SPEC §5.9). The full-text parser turns a path into one
 -- token, so `services/session_registry.ex` never matched an archived `Read` of
 -- `/home/u/lib/spotter/services/session_registry.ex`. Each archived original is cut into its
 -- lines (capped, long ones in overlapping parts) and matched as substrings (ILIKE) through a

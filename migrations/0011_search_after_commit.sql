@@ -1,4 +1,7 @@
--- Migration 0011: the archive's full-text index is written after the compaction's commit, by the
+-- Migration 0011 (hand-written): the UPDATE that keeps the vectors of the originals indexed so far,
+-- and the DROP of 0006's trigger archived_messages_search_pieces and its function; the column and
+-- index changes are drizzle-kit's.
+-- The archive's full-text index is written after the compaction's commit, by the
 -- recall indexer with the recall pieces, never inside it: the generated vector of
 -- archived_messages cost the commit transaction about four times its archive insert (to_tsvector
 -- over every archived row). The vector of an original's first piece now lives on its recall

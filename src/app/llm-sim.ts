@@ -7,8 +7,8 @@ import { startLlmSim, type LlmSimOptions } from '../llm-sim/server.js';
 
 const USAGE = `usage: compactd llm-sim [options]
 
-Loopback server speaking the Anthropic Messages API and OpenAI Chat Completions
-(streaming and not) for tests, the bench and the demo.
+Loopback server speaking the Anthropic Messages API, OpenAI Chat Completions and the
+OpenAI Responses API (streaming and not) for tests, the bench and the demo.
 
   --host HOST               listen address (default 127.0.0.1)
   --port N                  listen port (default 8090; 0 = any free port)
@@ -25,11 +25,49 @@ Loopback server speaking the Anthropic Messages API and OpenAI Chat Completions
                             do (default 0); one past max_tokens stops there with
                             stop_reason max_tokens / finish_reason length
   --overrun-factor F        how far an overrunning answer runs: F × its length (default 1.5)
+  --cache-ttl-ms N          prompt-cache TTL, refreshed by each hit (default 300000)
+  --no-prompt-cache         no prompt caching: every call is billed as uncached input
   --grace-ms N              on SIGTERM, let calls in flight finish for up to N ms (default 5000)
+
+Prompt caching, per API key and model, as the providers price it:
+  Anthropic  cache_control {type: "ephemeral", ttl?: "5m"|"1h"} on tools, system or message
+             blocks (at most 4; top-level cache_control marks the last block). The prefix
+             up to a breakpoint (tools, system, messages) is written when it is at least the
+             model's minimum (2,048 tokens for Haiku, 1,024 for Sonnet/Opus):
+             cache_creation_input_tokens; a later request with that prefix, at its
+             breakpoint or up to 20 blocks before one, reads it: cache_read_input_tokens.
+             input_tokens is the rest. An entry is readable once the response writing it
+             has begun: parallel requests sent together all write.
+  OpenAI     automatic from 1,024 tokens: the longest cached prefix (message boundaries)
+             in 128-token steps, usage.prompt_tokens_details.cached_tokens (Responses:
+             input_tokens_details.cached_tokens), counted inside prompt_tokens/input_tokens.
+Provider compactions (summaries by the sim's summary generator):
+  Anthropic on-demand, beta header anthropic-beta: compact-2026-09-04: top-level
+    "compaction": {"type": "summarize", "instructions"?} answers one block
+    {"type": "compaction", "content", "signature"}, stop_reason "compaction", cost in
+    usage.iterations [{"type": "compaction", input_tokens, output_tokens,
+    cache_read_input_tokens, cache_creation_input_tokens}]. The block must open
+    messages, byte-exact, once, with the beta header, else 400 invalid_request_error
+    "compaction_signature_invalid: …" / "compaction_content_mismatch: …" /
+    "compaction_block_misplaced: …"; refused with context_management and after an
+    unanswered tool call. Streamed: content_block_start {type: compaction, content: null,
+    signature}, one compaction_delta {content}, message_delta stop_reason compaction.
+  Anthropic threshold: context_management.edits [{"type": "compact_20260112",
+    "trigger"?: {"type": "input_tokens", "value": N (default 150000)},
+    "pause_after_compaction"?}]: over the trigger the answer opens with
+    {"type": "compaction", "content", "encrypted_content"}; a request carrying it at the
+    head of an assistant turn counts from it on.
+  OpenAI: POST /v1/responses/compact returns the input's user messages then
+    {"type": "compaction", "encrypted_content"}; a {"type": "compaction_trigger"} last
+    input item on POST /v1/responses answers the same inside a normal response. A
+    compaction item the sim did not issue: 400 code invalid_encrypted_content.
 
 Point the adapters at it:
   ANTHROPIC_BASE_URL=http://HOST:PORT   OPENAI_BASE_URL=http://HOST:PORT/v1
-Control: GET /_sim/calls, GET|POST /_sim/config, POST /_sim/reset.
+Control: GET /_sim/calls (each call's usage {input, cacheRead, cacheWrite, output} and
+compaction kind), GET|POST /_sim/config (cache: {enabled, ttlMs}, clockOffsetMs, …),
+POST /_sim/reset, GET|POST /_sim/clock {advanceMs} (the clock cache TTLs follow),
+GET /_sim/cache, POST /_sim/cache/clear.
 `;
 
 function number(name: string, value: string | undefined): number | undefined {
@@ -56,6 +94,8 @@ export function parseLlmSimArgs(argv: string[]): (LlmSimOptions & { graceMs: num
       'output-ratio': { type: 'string' },
       overrun: { type: 'string' },
       'overrun-factor': { type: 'string' },
+      'cache-ttl-ms': { type: 'string' },
+      'no-prompt-cache': { type: 'boolean' },
       'grace-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -84,6 +124,10 @@ export function parseLlmSimArgs(argv: string[]): (LlmSimOptions & { graceMs: num
   const overrunFactor = number('overrun-factor', values['overrun-factor']);
   if (overrunRate !== undefined || overrunFactor !== undefined) {
     options.overrun = { ...(overrunRate === undefined ? {} : { rate: overrunRate }), ...(overrunFactor === undefined ? {} : { factor: overrunFactor }) };
+  }
+  const cacheTtlMs = number('cache-ttl-ms', values['cache-ttl-ms']);
+  if (cacheTtlMs !== undefined || values['no-prompt-cache'] === true) {
+    options.cache = { ...(cacheTtlMs === undefined ? {} : { ttlMs: cacheTtlMs }), ...(values['no-prompt-cache'] === true ? { enabled: false } : {}) };
   }
   return options;
 }

@@ -1,15 +1,22 @@
 import type { ServerResponse } from 'node:http';
 import { decode, encode } from 'gpt-tokenizer';
 import { requestedLengthTokens } from '../compaction/prompt.js';
+import { sealResponsesItem, sealThresholdBlock, signCompaction } from './compaction-seal.js';
 import { pickFault, type FaultKind } from './faults.js';
+import { applyPromptCache, type CacheUsage } from './prompt-cache.js';
 import { plannedTiming } from './profiles.js';
-import { endCall, recordCall, type CallRecord, type SimState } from './state.js';
+import { endCall, recordCall, simNow, type CallRecord, type CallUsage, type SimState } from './state.js';
 import { buildSimSummary } from './summary.js';
-import { SimRequestError, type SimAnswer, type SimRequest } from './types.js';
+import { SimRequestError, type SimAnswer, type SimCompactionAsk, type SimRequest, type SimUsage } from './types.js';
 import { sendError, sendJson, streamAnswer, waitUntil } from './respond.js';
+import { DEFAULT_COMPACTION_TRIGGER_TOKENS } from './wire-anthropic.js';
 import type { WireFormat } from './wire.js';
 
-/** One simulated completion call: parse, check the window, draw a fault, answer on the profile's clock. */
+/**
+ * One simulated completion call: parse, check the window, draw a fault, read and write the
+ * prompt cache, answer (a provider compaction when the request asks for one) on the profile's
+ * clock. Cached input skips prefill, as it does at the providers.
+ */
 
 export interface CompletionDeps {
   countTokens: (text: string) => number;
@@ -20,6 +27,19 @@ export interface CompletionDeps {
 
 const MESSAGE_OVERHEAD_TOKENS = 4;
 const MIN_OUTPUT_TOKENS = 120;
+/** What a provider compaction summarizes for when the request gives no instructions. */
+const DEFAULT_COMPACTION_INSTRUCTIONS = 'Summarize the conversation above so that the work can continue from this summary alone.';
+
+/** What the call knows besides its request: each message's tokens and the organization (API key). */
+interface CallContext {
+  messageTokens: number[];
+  org: string;
+}
+
+/** The API key a call was made with: its organization, for the prompt cache. */
+function orgOf(headers: Record<string, string>): string {
+  return headers['x-api-key'] ?? headers['authorization']?.replace(/^Bearer\s+/i, '') ?? '';
+}
 
 export async function handleCompletion(
   state: SimState,
@@ -32,17 +52,19 @@ export async function handleCompletion(
 ): Promise<void> {
   let request: SimRequest;
   try {
-    request = wire.parse(body);
+    request = wire.parse(body, headers);
   } catch (error) {
     if (!(error instanceof SimRequestError)) throw error;
-    sendError(res, wire.error('invalid_request', error.message, error.param));
+    sendError(res, wire.error('invalid_request', error.message, error.param, error.errorCode));
     return;
   }
-  const inputTokens = request.messages.reduce((sum, m) => sum + deps.countTokens(m.content) + MESSAGE_OVERHEAD_TOKENS, 0);
+  const messageTokens = request.messages.map((m) => deps.countTokens(m.content) + MESSAGE_OVERHEAD_TOKENS);
+  const inputTokens = messageTokens.reduce((sum, tokens) => sum + tokens, 0);
   state.inFlight += 1;
   const record: CallRecord = {
     id: state.nextId++,
     api: request.api,
+    endpoint: request.endpoint,
     model: request.model,
     stream: request.stream,
     startMs: Date.now(),
@@ -50,6 +72,8 @@ export async function handleCompletion(
     endMs: null,
     inputTokens,
     outputTokens: 0,
+    usage: { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 },
+    compaction: null,
     maxTokens: request.maxTokens,
     requestedTokens: requestedLengthTokens(request.messages[request.messages.length - 1]?.content ?? ''),
     overrun: false,
@@ -62,7 +86,7 @@ export async function handleCompletion(
   };
   recordCall(state, record);
   try {
-    await answerCall(state, wire, request, record, res, closed, deps);
+    await answerCall(state, wire, request, record, res, closed, deps, { messageTokens, org: orgOf(headers) });
   } finally {
     endCall(state);
     record.endMs = Date.now();
@@ -78,6 +102,7 @@ async function answerCall(
   res: ServerResponse,
   closed: AbortSignal,
   deps: CompletionDeps,
+  context: CallContext,
 ): Promise<void> {
   const { settings } = state;
   const window = settings.summarizeWindow;
@@ -97,15 +122,18 @@ async function answerCall(
   record.overrun = state.overrunRandom() < settings.overrun.rate;
   if (fault !== null && (await answerFault(state, wire, fault, record, res, closed))) return;
 
-  const answer = buildAnswer(state, request, record, fault, deps);
-  record.outputTokens = answer.usage.outputTokens;
-  const timing = plannedTiming(settings.profile, record.inputTokens, answer.usage.outputTokens);
+  const { answer, written } = buildAnswer(state, request, record, fault, deps, context);
+  record.usage = billedUsage(answer);
+  record.outputTokens = record.usage.output;
+  // the cached prefix is not prefilled again; what this call writes is readable from its first token
+  const timing = plannedTiming(settings.profile, record.inputTokens - record.usage.cacheRead, record.outputTokens);
+  state.cache.publish(written, simNow(state) + timing.firstTokenMs);
   const started = performance.now();
   record.status = 200;
   if (fault === 'malformed') {
     if (!(await waitUntil(started + timing.totalMs, closed))) return;
     record.outcome = 'error';
-    sendJson(res, 200, JSON.stringify(wire.response(answer)).slice(0, 40), { raw: true });
+    sendJson(res, 200, JSON.stringify(wire.response(answer, request)).slice(0, 40), { raw: true });
     return;
   }
   if (request.stream) {
@@ -116,7 +144,14 @@ async function answerCall(
   }
   if (!(await waitUntil(started + timing.totalMs, closed))) return;
   record.firstTokenMs = Date.now();
-  sendJson(res, 200, wire.response(answer));
+  sendJson(res, 200, wire.response(answer, request));
+}
+
+/** What the call is billed: every iteration of an answer that compacted, else its usage. */
+function billedUsage(answer: SimAnswer): CallUsage {
+  const parts: SimUsage[] = answer.iterations ?? [answer.usage];
+  const sum = (pick: (usage: SimUsage) => number): number => parts.reduce((total, usage) => total + pick(usage), 0);
+  return { input: sum((u) => u.inputTokens), cacheRead: sum((u) => u.cacheReadTokens), cacheWrite: sum((u) => u.cacheWriteTokens), output: sum((u) => u.outputTokens) };
 }
 
 /** Faults answered without a body of text. Returns false for faults that shape the answer instead. */
@@ -163,7 +198,126 @@ function finishError(record: CallRecord, res: ServerResponse, error: { status: n
   return true;
 }
 
-function buildAnswer(state: SimState, request: SimRequest, record: CallRecord, fault: FaultKind | null, deps: CompletionDeps): SimAnswer {
+function answerId(request: SimRequest, record: CallRecord): string {
+  switch (request.endpoint) {
+    case '/v1/messages':
+      return `msg_sim_${record.id}`;
+    case '/v1/chat/completions':
+      return `chatcmpl-sim-${record.id}`;
+    case '/v1/responses':
+      return `resp_sim_${record.id}`;
+    case '/v1/responses/compact':
+      return `cmpresp_sim_${record.id}`;
+  }
+}
+
+/** The cache the call reads and writes: the fixed `promptCache` figures when set, else the emulated cache. */
+function cacheFor(state: SimState, request: SimRequest, record: CallRecord, deps: CompletionDeps, context: CallContext): CacheUsage {
+  const fixed = state.settings.promptCache;
+  if (fixed.readTokens > 0 || fixed.writeTokens > 0) {
+    const readTokens = Math.min(fixed.readTokens, record.inputTokens);
+    return { readTokens, writeTokens: Math.min(fixed.writeTokens, record.inputTokens - readTokens), write1hTokens: 0, written: [] };
+  }
+  if (!state.settings.cache.enabled) return { readTokens: 0, writeTokens: 0, write1hTokens: 0, written: [] };
+  return applyPromptCache({
+    store: state.cache,
+    org: context.org,
+    model: request.model,
+    layout: request.layout,
+    messageTokens: context.messageTokens,
+    overheadTokens: MESSAGE_OVERHEAD_TOKENS,
+    countTokens: deps.countTokens,
+    ttlMs: state.settings.cache.ttlMs,
+    now: simNow(state),
+  });
+}
+
+function buildAnswer(state: SimState, request: SimRequest, record: CallRecord, fault: FaultKind | null, deps: CompletionDeps, context: CallContext): { answer: SimAnswer; written: string[] } {
+  const cache = cacheFor(state, request, record, deps, context);
+  return { answer: answerWith(state, request, record, fault, deps, context, cache), written: cache.written };
+}
+
+function answerWith(
+  state: SimState,
+  request: SimRequest,
+  record: CallRecord,
+  fault: FaultKind | null,
+  deps: CompletionDeps,
+  context: CallContext,
+  cache: CacheUsage,
+): SimAnswer {
+  const id = answerId(request, record);
+  const model = request.model;
+  const input = {
+    inputTokens: record.inputTokens - cache.readTokens - cache.writeTokens,
+    cacheReadTokens: cache.readTokens,
+    cacheWriteTokens: cache.writeTokens,
+    cacheWrite1hTokens: cache.write1hTokens,
+  };
+  const count = (text: string | null): number => (text === null || text === '' ? 0 : deps.countTokens(text));
+  const ask = request.compaction;
+  const fires = ask !== undefined && (ask.kind !== 'compact_20260112' || record.inputTokens > (ask.triggerTokens ?? DEFAULT_COMPACTION_TRIGGER_TOKENS));
+  if (!fires) {
+    const { text, stop } = writeAnswer(state, request, record, fault, deps);
+    return { id, model, text, stop, usage: { ...input, outputTokens: count(text) } };
+  }
+  record.compaction = ask.kind;
+  const summary = compactionSummary(state, request, record, ask, fault, deps);
+  const compacting: SimUsage = { ...input, outputTokens: count(summary) };
+  switch (ask.kind) {
+    case 'summarize':
+      return {
+        id,
+        model,
+        text: '',
+        stop: 'compaction',
+        usage: compacting,
+        iterations: [{ type: 'compaction', ...compacting }],
+        compaction: { kind: ask.kind, content: summary, signature: summary === null ? null : signCompaction(summary), alone: true },
+      };
+    case 'compact_20260112': {
+      const compaction = { kind: ask.kind, content: summary, encryptedContent: summary === null ? null : sealThresholdBlock(summary), alone: ask.pause === true };
+      if (compaction.alone) return { id, model, text: '', stop: 'compaction', usage: compacting, iterations: [{ type: 'compaction', ...compacting }], compaction };
+      // the answer is sampled over the compacted context: the system prompt and the summary
+      const { text, stop } = writeAnswer(state, request, record, fault, deps);
+      const systemTokens = request.messages[0]?.role === 'system' ? (context.messageTokens[0] ?? 0) : 0;
+      const answering: SimUsage = { inputTokens: systemTokens + count(summary) + MESSAGE_OVERHEAD_TOKENS, outputTokens: count(text), cacheReadTokens: 0, cacheWriteTokens: 0 };
+      return { id, model, text, stop, usage: answering, iterations: [{ type: 'compaction', ...compacting }, { type: 'message', ...answering }], compaction };
+    }
+    case 'responses_compact':
+    case 'compaction_trigger': {
+      const content = summary ?? '';
+      return {
+        id,
+        model,
+        text: '',
+        stop: 'compaction',
+        usage: compacting,
+        compaction: { kind: ask.kind, content, encryptedContent: sealResponsesItem(content, model), kept: ask.kept ?? [], alone: true },
+      };
+    }
+  }
+}
+
+/**
+ * The provider's summary of the conversation, from the sim's summary generator over the
+ * request's turns and the instructions (or the default ones) as the directive. An Anthropic
+ * compaction under an `empty` or `truncated` fault fails: null content, as the API reports a
+ * failed compaction. OpenAI compactions always produce their item.
+ */
+function compactionSummary(state: SimState, request: SimRequest, record: CallRecord, ask: SimCompactionAsk, fault: FaultKind | null, deps: CompletionDeps): string | null {
+  const anthropic = ask.kind === 'summarize' || ask.kind === 'compact_20260112';
+  if (anthropic && (fault === 'empty' || fault === 'truncated')) return null;
+  const { settings } = state;
+  const directive = ask.instructions ?? DEFAULT_COMPACTION_INSTRUCTIONS;
+  const asked = requestedLengthTokens(directive) ?? request.maxTokens;
+  const length = Math.min(asked, request.maxTokens, Math.max(MIN_OUTPUT_TOKENS, Math.round(record.inputTokens * settings.outputRatio)));
+  const turns = [...request.messages.filter((m) => m.role !== 'system'), { role: 'user' as const, content: directive }];
+  return buildSimSummary(turns, { ...deps, lossRate: settings.lossRate, seed: settings.seed, targetTokens: length }).text;
+}
+
+/** The model's text answer: the sim's summary at the length the request asks for, cut at max_tokens. */
+function writeAnswer(state: SimState, request: SimRequest, record: CallRecord, fault: FaultKind | null, deps: CompletionDeps): { text: string; stop: SimAnswer['stop'] } {
   const { settings } = state;
   // A model aims at the length its directive asks for (max_tokens when it names none), shorter
   // when the input is worth less; an overrunning one runs `factor` times past that, and
@@ -184,19 +338,5 @@ function buildAnswer(state: SimState, request: SimRequest, record: CallRecord, f
       stop = 'length';
     }
   }
-  const cache = settings.promptCache;
-  const cacheReadTokens = Math.min(cache.readTokens, record.inputTokens);
-  const cacheWriteTokens = Math.min(cache.writeTokens, record.inputTokens - cacheReadTokens);
-  return {
-    id: request.api === 'anthropic' ? `msg_sim_${record.id}` : `chatcmpl-sim-${record.id}`,
-    model: request.model,
-    text,
-    stop,
-    usage: {
-      inputTokens: record.inputTokens - cacheReadTokens - cacheWriteTokens,
-      outputTokens: text === '' ? 0 : deps.countTokens(text),
-      cacheReadTokens,
-      cacheWriteTokens,
-    },
-  };
+  return { text, stop };
 }

@@ -65,7 +65,7 @@ export async function streamAnswer(
   if (!(await waitUntil(started + timing.firstTokenMs, signal))) return;
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   onFirstToken(Date.now());
-  for (const frame of wire.streamStart(answer)) res.write(frame);
+  for (const frame of wire.streamStart(answer, request)) res.write(frame);
   const tokenCount = answer.usage.outputTokens;
   const perFrame = Number.isFinite(outputTokensPerSecond)
     ? Math.max(1, Math.ceil((outputTokensPerSecond * FRAME_INTERVAL_MS) / 1000))

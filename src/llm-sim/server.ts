@@ -7,16 +7,21 @@ import { handleControl } from './control.js';
 import type { SimFaults } from './faults.js';
 import type { LatencyProfile } from './profiles.js';
 import { sendJson } from './respond.js';
-import { configure, createSimState, resetState, whenIdle, type CallRecord, type SimSettingsPatch, type SimState } from './state.js';
+import { advanceClock, configure, createSimState, resetState, simNow, whenIdle, type CallRecord, type SimSettingsPatch, type SimState } from './state.js';
 import { SimRequestError } from './types.js';
 import { anthropicWire } from './wire-anthropic.js';
 import { openaiWire } from './wire-openai.js';
+import { responsesCompactWire, responsesWire } from './wire-responses.js';
+import type { WireFormat } from './wire.js';
 
 /**
  * `compactd llm-sim` (SPEC §7): a loopback server that speaks the Anthropic Messages API
- * (`POST /v1/messages`) and OpenAI Chat Completions (`POST /v1/chat/completions`) well
- * enough for both official SDKs, streaming or not, with latency profiles, seeded fault
- * injection, a deterministic seven-section summary and a call log under `/_sim/`.
+ * (`POST /v1/messages`), OpenAI Chat Completions (`POST /v1/chat/completions`) and the
+ * Responses API (`POST /v1/responses`, `POST /v1/responses/compact`) well enough for the
+ * official SDKs and the Claude Code and Codex CLIs, streaming or not, with latency profiles,
+ * seeded fault injection, a deterministic seven-section summary, prompt caching as the
+ * providers price it (prompt-cache.ts), the providers' compactions (Anthropic on-demand and
+ * threshold, OpenAI /responses/compact and compaction_trigger) and a call log under `/_sim/`.
  * Point ANTHROPIC_BASE_URL at `url` and OPENAI_BASE_URL at `${url}/v1`.
  */
 
@@ -39,8 +44,14 @@ export interface LlmSim {
   setProfile(profile: string | LatencyProfile): void;
   setFaults(faults: SimFaults): void;
   configure(patch: SimSettingsPatch): void;
-  /** clears the log and the fault script, restarts the PRNG from the seed */
+  /** clears the log and the fault script, restarts the PRNG from the seed (the prompt cache stays) */
   reset(): void;
+  /** moves the sim's clock (cache TTLs) by `ms`; returns the offset from the wall clock */
+  advanceClock(ms: number): number;
+  /** empties the prompt cache of every organization and model */
+  clearCache(): void;
+  /** the live prompt-cache entries: scope (scheme / organization digest / model), tokens, time left */
+  cacheEntries(): Array<{ scope: string; tokens: number; expiresInMs: number }>;
   /** calls being answered right now */
   inFlight(): number;
   /**
@@ -81,6 +92,9 @@ export async function startLlmSim(options: LlmSimOptions = {}): Promise<LlmSim> 
     setFaults: (faults) => configure(state, { faults }),
     configure: (patch) => configure(state, patch),
     reset: () => resetState(state),
+    advanceClock: (ms) => advanceClock(state, ms),
+    clearCache: () => state.cache.clear(),
+    cacheEntries: () => state.cache.describe(simNow(state)),
     inFlight: () => state.inFlight,
     close(graceMs = 0) {
       closed ??= (async () => {
@@ -102,16 +116,23 @@ function createRouter(state: SimState, closing: AbortSignal, deps: CompletionDep
     if (path.startsWith('/_sim/')) return handleControl(state, req, res, path, await readJson(req));
     for (const [name, value] of Object.entries(state.settings.responseHeaders)) res.setHeader(name, value);
     if (req.method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList());
-    if (req.method === 'POST' && (path === '/v1/messages' || path === '/v1/chat/completions')) {
-      const wire = path === '/v1/messages' ? anthropicWire : openaiWire;
+    const wire = req.method === 'POST' ? COMPLETION_ROUTES[path] : undefined;
+    if (wire !== undefined) {
       const body = await readJson(req);
       if (body === INVALID_JSON) return sendJson(res, 400, wire.error('invalid_request', 'request body is not valid JSON').body);
       return handleCompletion(state, wire, body, res, callSignal(res, closing), deps, requestHeaders(req));
     }
-    if (req.method === 'POST' && path === '/v1/messages/count_tokens') return countTokensRoute(await readJson(req), res);
+    if (req.method === 'POST' && path === '/v1/messages/count_tokens') return countTokensRoute(await readJson(req), res, requestHeaders(req));
     sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: `${req.method} ${path} is not simulated` } });
   };
 }
+
+const COMPLETION_ROUTES: Readonly<Record<string, WireFormat>> = {
+  '/v1/messages': anthropicWire,
+  '/v1/chat/completions': openaiWire,
+  '/v1/responses': responsesWire,
+  '/v1/responses/compact': responsesCompactWire,
+};
 
 /** The request's headers for the call log, repeated ones joined as HTTP joins them. */
 function requestHeaders(req: IncomingMessage): Record<string, string> {
@@ -137,9 +158,11 @@ function callSignal(res: ServerResponse, closing: AbortSignal): AbortSignal {
   return AbortSignal.any([controller.signal, closing]);
 }
 
-function countTokensRoute(body: unknown, res: ServerResponse): void {
+/** Counts what the model would read: from a threshold compaction block on; a `compaction` parameter is ignored, as the API does. */
+function countTokensRoute(body: unknown, res: ServerResponse, headers: Record<string, string>): void {
   try {
-    const parsed = anthropicWire.parse({ max_tokens: 1, ...(typeof body === 'object' && body !== null ? body : {}) });
+    const { compaction: _ignored, ...fields } = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
+    const parsed = anthropicWire.parse({ max_tokens: 1, ...fields }, headers);
     sendJson(res, 200, { input_tokens: parsed.messages.reduce((sum, m) => sum + countTokens(m.content) + 4, 0) });
   } catch (error) {
     if (!(error instanceof SimRequestError)) throw error;

@@ -1,7 +1,8 @@
 import { validateFaults, type FaultKind, type SimFaults } from './faults.js';
 import { createPrng } from './prng.js';
 import { parseProfile, type LatencyProfile } from './profiles.js';
-import type { SimApi } from './types.js';
+import { PromptCacheStore } from './prompt-cache.js';
+import type { SimApi, SimCompactionKind, SimEndpoint } from './types.js';
 
 /** Mutable state of one llm-sim instance: its configuration, PRNG, in-flight count and call log. */
 
@@ -15,12 +16,25 @@ export interface SimSettings {
   summarizeWindow: number | undefined;
   /** summary length as a fraction of the input tokens (bounded by max_tokens) */
   outputRatio: number;
-  /** usage reported as served from the prompt cache, to exercise cache accounting */
+  /**
+   * Fixed usage reported as served from the prompt cache, to exercise cache accounting; while
+   * either is above 0 it replaces the emulated cache (`cache`) in every answer.
+   */
   promptCache: { readTokens: number; writeTokens: number };
+  /** prompt caching as the providers price it (prompt-cache.ts): on or off, and the TTL a hit refreshes */
+  cache: SimCacheSettings;
+  /** added to the wall clock wherever the sim tells time (cache TTLs): tests move time forward with it */
+  clockOffsetMs: number;
   /** length overrun: a share `rate` of answers runs `factor` times past the length they would have had */
   overrun: SimOverrun;
   /** headers added to every simulated API answer (a provider's `set-cookie`, organization id, …), for tests of what a gateway relays */
   responseHeaders: Record<string, string>;
+}
+
+export interface SimCacheSettings {
+  enabled: boolean;
+  /** default 300 000 (Anthropic's 5 minutes; OpenAI's too) */
+  ttlMs: number;
 }
 
 export interface SimOverrun {
@@ -39,21 +53,38 @@ export interface SimSettingsPatch {
   summarizeWindow?: number | null;
   outputRatio?: number;
   promptCache?: { readTokens?: number; writeTokens?: number };
+  cache?: { enabled?: boolean; ttlMs?: number };
+  clockOffsetMs?: number;
   overrun?: { rate?: number; factor?: number };
   responseHeaders?: Record<string, string>;
+}
+
+/** What a call was billed, as the provider reports it: input is the part neither read from nor written to the cache. */
+export interface CallUsage {
+  input: number;
+  cacheRead: number;
+  cacheWrite: number;
+  output: number;
 }
 
 export interface CallRecord {
   id: number;
   api: SimApi;
+  /** the route that answered it */
+  endpoint: SimEndpoint;
   model: string;
   stream: boolean;
   /** epoch ms */
   startMs: number;
   firstTokenMs: number | null;
   endMs: number | null;
+  /** the whole input the model read (cached or not) */
   inputTokens: number;
   outputTokens: number;
+  /** the call's billed tokens, all iterations included (zeros until it is answered) */
+  usage: CallUsage;
+  /** the provider compaction the call performed, or null (a threshold-mode request under its trigger is null) */
+  compaction: SimCompactionKind | null;
   maxTokens: number;
   /** the length the request's directive asks for, in tokens (null when it names none) */
   requestedTokens: number | null;
@@ -72,6 +103,8 @@ export interface CallRecord {
 
 export interface SimState {
   settings: SimSettings;
+  /** the prompt cache; survives reset (it is provider state, like the signatures it issued) */
+  cache: PromptCacheStore;
   random: () => number;
   /** a separate stream for the overrun draw, so fault sequences stay what they were for a seed */
   overrunRandom: () => number;
@@ -92,6 +125,8 @@ export const DEFAULT_SETTINGS: SimSettings = {
   summarizeWindow: undefined,
   outputRatio: 0.08,
   promptCache: { readTokens: 0, writeTokens: 0 },
+  cache: { enabled: true, ttlMs: 300_000 },
+  clockOffsetMs: 0,
   overrun: { rate: 0, factor: 1.5 },
   responseHeaders: {},
 };
@@ -102,12 +137,22 @@ const overrunPrng = (seed: number): (() => number) => createPrng(seed ^ OVERRUN_
 
 export function createSimState(patch: SimSettingsPatch, limits: { keepBodies: number; logLimit: number }): SimState {
   const settings = applySettings(DEFAULT_SETTINGS, patch);
-  return { settings, random: createPrng(settings.seed), overrunRandom: overrunPrng(settings.seed), inFlight: 0, calls: [], nextId: 1, idleWaiters: [], ...limits };
+  return {
+    settings,
+    cache: new PromptCacheStore(),
+    random: createPrng(settings.seed),
+    overrunRandom: overrunPrng(settings.seed),
+    inFlight: 0,
+    calls: [],
+    nextId: 1,
+    idleWaiters: [],
+    ...limits,
+  };
 }
 
 /** Validated merge; throws an Error whose message names the bad field. */
 export function applySettings(current: SimSettings, patch: SimSettingsPatch): SimSettings {
-  const next: SimSettings = { ...current, promptCache: { ...current.promptCache } };
+  const next: SimSettings = { ...current, promptCache: { ...current.promptCache }, cache: { ...current.cache } };
   if (patch.profile !== undefined) next.profile = typeof patch.profile === 'string' ? parseProfile(patch.profile) : patch.profile;
   if (patch.faults !== undefined) next.faults = validateFaults(patch.faults);
   if (patch.seed !== undefined) {
@@ -131,6 +176,11 @@ export function applySettings(current: SimSettings, patch: SimSettingsPatch): Si
   if (patch.promptCache !== undefined) {
     next.promptCache = { readTokens: patch.promptCache.readTokens ?? 0, writeTokens: patch.promptCache.writeTokens ?? 0 };
   }
+  if (patch.cache !== undefined) next.cache = validateCache({ ...current.cache, ...patch.cache });
+  if (patch.clockOffsetMs !== undefined) {
+    if (typeof patch.clockOffsetMs !== 'number' || !Number.isFinite(patch.clockOffsetMs)) throw new Error('clockOffsetMs must be a finite number');
+    next.clockOffsetMs = patch.clockOffsetMs;
+  }
   if (patch.overrun !== undefined) next.overrun = validateOverrun({ ...current.overrun, ...patch.overrun });
   if (patch.responseHeaders !== undefined) next.responseHeaders = validateHeaders(patch.responseHeaders);
   return next;
@@ -149,6 +199,24 @@ function validateHeaders(headers: Record<string, string>): Record<string, string
   return out;
 }
 
+function validateCache(cache: SimCacheSettings): SimCacheSettings {
+  if (typeof cache.enabled !== 'boolean') throw new Error('cache.enabled must be a boolean');
+  if (typeof cache.ttlMs !== 'number' || !(Number.isFinite(cache.ttlMs) && cache.ttlMs > 0)) throw new Error('cache.ttlMs must be a positive number');
+  return { enabled: cache.enabled, ttlMs: cache.ttlMs };
+}
+
+/** The sim's clock: the wall clock moved by `clockOffsetMs`. */
+export function simNow(state: SimState): number {
+  return Date.now() + state.settings.clockOffsetMs;
+}
+
+/** Moves the sim's clock forward (or back) by `ms`; returns the new offset. */
+export function advanceClock(state: SimState, ms: number): number {
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new Error('advanceMs must be a finite number');
+  state.settings = { ...state.settings, clockOffsetMs: state.settings.clockOffsetMs + ms };
+  return state.settings.clockOffsetMs;
+}
+
 function validateOverrun(overrun: SimOverrun): SimOverrun {
   if (typeof overrun.rate !== 'number' || !(overrun.rate >= 0 && overrun.rate <= 1)) throw new Error('overrun.rate must be within [0, 1]');
   if (typeof overrun.factor !== 'number' || !(overrun.factor > 1 && overrun.factor <= 10)) throw new Error('overrun.factor must be within (1, 10]');
@@ -164,7 +232,7 @@ export function configure(state: SimState, patch: SimSettingsPatch): void {
   }
 }
 
-/** Clears the log and any fault script, and restarts the PRNG from the seed. */
+/** Clears the log and any fault script, and restarts the PRNG from the seed (the prompt cache stays: clearCache). */
 export function resetState(state: SimState): void {
   state.calls = [];
   state.settings = { ...state.settings, faults: { ...state.settings.faults, script: [] } };

@@ -1,3 +1,4 @@
+import { checkCompactionSignature, checkThresholdBlock } from './compaction-seal.js';
 import { isBlank, isObject, type Json, type RequestIssue } from './request-issue.js';
 
 /**
@@ -17,11 +18,21 @@ import { isBlank, isObject, type Json, type RequestIssue } from './request-issue
  *   must not end in whitespace. An empty `tool_result` content is valid.
  * - `tool_use` only in assistant turns, ids unique and `[A-Za-z0-9_-]+`, input an object;
  *   `tool_result` only in user turns, before any other block, at most one per call.
+ * - Provider compaction blocks (`{type: "compaction", content, signature}` from an on-demand
+ *   compaction, `{type: "compaction", content, encrypted_content}` from the threshold mode) come
+ *   back byte-exact as llm-sim issued them. A signed block opens `messages` (the first block of
+ *   the first message, user or assistant turn; such a first message may be an assistant turn),
+ *   one per request; a threshold block is the first block of an assistant turn (the answer that
+ *   carried it) or opens `messages`. Else 400 `compaction_block_misplaced`; a signature or
+ *   encrypted_content the sim did not issue is `compaction_signature_invalid`, one issued for
+ *   other content `compaction_content_mismatch` (the message starts with the code). A block
+ *   whose content is null (a failed compaction) is a no-op. The beta header a signed block
+ *   needs is checked with the request's headers (wire-anthropic.ts).
  */
 
 const ID_PATTERN = /^[a-zA-Z0-9_-]+$/;
 const ASSISTANT_ONLY = new Set(['tool_use', 'thinking', 'redacted_thinking', 'server_tool_use', 'web_search_tool_result']);
-const BLOCK_TYPES = new Set(['text', 'image', 'document', 'search_result', 'tool_use', 'tool_result', ...ASSISTANT_ONLY]);
+const BLOCK_TYPES = new Set(['text', 'image', 'document', 'search_result', 'tool_use', 'tool_result', 'compaction', ...ASSISTANT_ONLY]);
 const RESULT_PART_TYPES = new Set(['text', 'image', 'document', 'search_result']);
 
 const issue = (param: string, message: string): RequestIssue => ({ param, message: `${param}: ${message}` });
@@ -37,7 +48,57 @@ export function validateAnthropicRequest(body: unknown): RequestIssue | null {
     const shapeIssue = checkMessage(messages[i], i, i === messages.length - 1);
     if (shapeIssue) return shapeIssue;
   }
-  return checkFirstRole(messages as Json[]) ?? checkPairing(messages as Json[]);
+  return checkCompactionBlocks(messages as Json[]) ?? checkFirstRole(messages as Json[]) ?? checkPairing(messages as Json[]);
+}
+
+export type CompactionIssueCode = 'compaction_signature_invalid' | 'compaction_content_mismatch' | 'compaction_block_misplaced';
+
+const compactionIssue = (code: CompactionIssueCode, param: string, message: string): RequestIssue => ({ param, message: `${code}: ${param}: ${message}` });
+
+/** A compaction block that stands for something (null content: a failed compaction, a no-op). */
+export const isLiveCompactionBlock = (block: unknown): block is Json =>
+  isObject(block) && block['type'] === 'compaction' && typeof block['content'] === 'string';
+
+/** Whether the request carries a signed (on-demand) compaction block, which needs the beta header. */
+export function carriesSignedCompactionBlock(messages: unknown): boolean {
+  if (!Array.isArray(messages)) return false;
+  return messages.some((m) => isObject(m) && Array.isArray(m['content']) && (m['content'] as unknown[]).some((b) => isLiveCompactionBlock(b) && b['signature'] != null));
+}
+
+function checkCompactionBlocks(messages: readonly Json[]): RequestIssue | null {
+  let signed = 0;
+  for (const [i, message] of messages.entries()) {
+    for (const [j, block] of blocksOf(message).entries()) {
+      if (!isLiveCompactionBlock(block)) continue;
+      const param = `messages.${i}.content.${j}`;
+      const content = block['content'] as string;
+      const hasSignature = block['signature'] != null;
+      const hasEncrypted = block['encrypted_content'] != null;
+      if (hasSignature === hasEncrypted) {
+        return compactionIssue(
+          'compaction_signature_invalid',
+          param,
+          hasSignature ? 'a compaction block carries either a signature or an encrypted_content, not both' : 'a compaction block must be sent back with the signature (or encrypted_content) it was returned with',
+        );
+      }
+      if (hasSignature) {
+        signed += 1;
+        if (signed > 1) return compactionIssue('compaction_block_misplaced', param, 'a request carries at most one compaction block');
+        if (i !== 0 || j !== 0) return compactionIssue('compaction_block_misplaced', param, 'a compaction block must open `messages`: the first content block of the first message');
+        const verdict = checkCompactionSignature(content, block['signature']);
+        if (verdict === 'invalid') return compactionIssue('compaction_signature_invalid', `${param}.signature`, 'the signature is not one this API issued');
+        if (verdict === 'mismatch') return compactionIssue('compaction_content_mismatch', `${param}.content`, 'the content differs from the content the signature was issued for; send the block back byte-exact');
+      } else {
+        if (j !== 0 || (i !== 0 && message['role'] !== 'assistant')) {
+          return compactionIssue('compaction_block_misplaced', param, 'a compaction block must open the assistant turn that returned it, or `messages`');
+        }
+        const verdict = checkThresholdBlock(content, block['encrypted_content']);
+        if (verdict === 'invalid') return compactionIssue('compaction_signature_invalid', `${param}.encrypted_content`, 'the encrypted_content is not one this API issued');
+        if (verdict === 'mismatch') return compactionIssue('compaction_content_mismatch', `${param}.content`, 'the content differs from the content the encrypted_content was issued for; send the block back byte-exact');
+      }
+    }
+  }
+  return null;
 }
 
 function checkSystem(system: unknown): RequestIssue | null {
@@ -116,6 +177,10 @@ function checkBlock(block: unknown, role: 'user' | 'assistant', param: string): 
     case 'image':
     case 'document':
       return isObject(block['source']) ? null : issue(`${param}.source`, 'Field required (an object)');
+    case 'compaction':
+      if (block['content'] === null || block['content'] === undefined) return null;
+      if (typeof block['content'] !== 'string' || block['content'] === '') return issue(`${param}.content`, 'compaction content must be a non-empty string (or null for a failed compaction)');
+      return null;
     default:
       return null;
   }
@@ -152,6 +217,8 @@ function checkToolResult(block: Json, param: string): RequestIssue | null {
 }
 
 function checkFirstRole(messages: readonly Json[]): RequestIssue | null {
+  // a compaction block stands for the turns before it: the turn it opens may be the assistant's
+  if (isLiveCompactionBlock(blocksOf(messages[0])[0])) return null;
   return messages[0]?.['role'] === 'user' ? null : issue('messages.0.role', "the first message must use the 'user' role");
 }
 

@@ -1,3 +1,4 @@
+import { canonicalKey, type PromptLayout } from './prompt-cache.js';
 import { SimRequestError, contentText, type SimAnswer, type SimMessage, type SimRequest } from './types.js';
 import { validateOpenAIRequest } from './validate-openai.js';
 import { sseFrame, type WireErrorKind, type WireFormat } from './wire.js';
@@ -6,6 +7,8 @@ import { sseFrame, type WireErrorKind, type WireFormat } from './wire.js';
  * OpenAI Chat Completions as the official SDK sees it: `POST /v1/chat/completions`, JSON
  * or SSE chunks ending in `data: [DONE]` (a usage chunk first when
  * `stream_options.include_usage`), errors as `{error: {message, type, param, code}}`.
+ * Prompt caching is automatic (prompt-cache.ts): `usage.prompt_tokens_details.cached_tokens`,
+ * counted inside `prompt_tokens`.
  */
 
 function parse(body: unknown): SimRequest {
@@ -24,8 +27,15 @@ function parse(body: unknown): SimRequest {
     throw new SimRequestError(400, "Invalid 'max_tokens': integer below minimum value 1");
   }
   const streamOptions = (b['stream_options'] ?? {}) as Record<string, unknown>;
+  const layout: PromptLayout = {
+    scheme: 'openai',
+    tools: (Array.isArray(b['tools']) ? (b['tools'] as unknown[]) : []).map((tool) => ({ key: canonicalKey(tool), breakpoint: null })),
+    messages: (b['messages'] as unknown[]).map((m) => ({ blocks: [{ key: canonicalKey(m), text: contentText((m as Record<string, unknown>)['content']), breakpoint: null }] })),
+  };
   return {
     api: 'openai',
+    endpoint: '/v1/chat/completions',
+    layout,
     model: b['model'],
     messages,
     maxTokens: typeof limit === 'number' ? limit : 4_096,
@@ -82,8 +92,11 @@ export const openaiWire: WireFormat = {
     ...(request.includeUsage ? [sseFrame(chunk(answer, [], { usage: usage(answer) }))] : []),
     sseFrame('[DONE]'),
   ],
-  error: (kind, text, param = null) => {
-    const { status, type, code } = ERRORS[kind];
-    return { status, body: { error: { message: text, type, param: kind === 'context_length_exceeded' ? 'messages' : param, code } } };
-  },
+  error: (kind, text, param = null, errorCode = null) => openaiError(kind, text, kind === 'context_length_exceeded' ? 'messages' : param, errorCode),
 };
+
+/** OpenAI's error body, shared by chat completions and the Responses API. */
+export function openaiError(kind: WireErrorKind, text: string, param: string | null = null, errorCode: string | null = null): { status: number; body: unknown } {
+  const { status, type, code } = ERRORS[kind];
+  return { status, body: { error: { message: text, type, param, code: errorCode ?? code } } };
+}

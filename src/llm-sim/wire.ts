@@ -17,14 +17,15 @@ export interface WireError {
 
 /** One provider's wire format: request parsing, JSON answers, SSE frames, error bodies. */
 export interface WireFormat {
-  parse(body: unknown): SimRequest;
-  response(answer: SimAnswer): unknown;
+  /** `headers`: the request's, names in lower case (betas, API key) */
+  parse(body: unknown, headers?: Record<string, string>): SimRequest;
+  response(answer: SimAnswer, request: SimRequest): unknown;
   /** frames sent when the first token is ready (message_start… / the role chunk) */
-  streamStart(answer: SimAnswer): string[];
+  streamStart(answer: SimAnswer, request: SimRequest): string[];
   streamDelta(answer: SimAnswer, text: string): string;
   streamEnd(answer: SimAnswer, request: SimRequest): string[];
-  /** `param` names the offending field where the API's error shape has room for it (OpenAI). */
-  error(kind: WireErrorKind, message: string, param?: string | null): WireError;
+  /** `param` names the offending field, `code` the error's code, where the API's error shape has room for them (OpenAI). */
+  error(kind: WireErrorKind, message: string, param?: string | null, code?: string | null): WireError;
 }
 
 /** One SSE frame; `event:` only for APIs that name their events (Anthropic). */

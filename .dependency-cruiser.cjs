@@ -1,6 +1,13 @@
 /** STYLE.md §2: the pure core imports nothing with I/O; shells never import each other; no cycles. */
 const IO_MODULES = '^(node:|fs$|net$|http$|https$|child_process$|drizzle-orm|postgres$|bullmq|ioredis|pino|@anthropic-ai|openai$|fastify|@fastify|@bull-board|prom-client|gpt-tokenizer|smol-toml)';
 
+/**
+ * The stage folders of src/compaction/ in pipeline order (SPEC §2.1): a folder imports only
+ * the folders before it and the shared files at the root of src/compaction/, and another folder
+ * only through its index.ts. The root files import no folder, except the ledger's types.
+ */
+const CORE_ROOMS = ['trigger', 'ledger', 'context', 'plan', 'summarize', 'local', 'consolidate', 'recall'];
+
 module.exports = {
   forbidden: [
     { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
@@ -55,20 +62,60 @@ module.exports = {
     },
     { name: 'client-no-builtins', severity: 'error', from: { path: '^src/client/' }, to: { dependencyTypes: ['core'] } },
     {
-      name: 'adapters-through-client',
+      name: 'integrations-through-client',
       comment: 'compactd/langchain and compactd/ai-sdk ship beside compactd/client: they reach the service only through the typed client, never server code, and load only their own framework',
       severity: 'error',
-      from: { path: '^src/adapters/' },
-      to: { pathNot: ['^src/adapters/', '^src/client/', 'node_modules/(langchain|@langchain/core|ai)/'] },
+      from: { path: '^src/integrations/' },
+      to: { pathNot: ['^src/integrations/', '^src/client/', 'node_modules/(langchain|@langchain/core|ai)/'] },
     },
-    { name: 'adapters-no-builtins', severity: 'error', from: { path: '^src/adapters/' }, to: { dependencyTypes: ['core'] } },
-    { name: 'client-not-adapters', severity: 'error', from: { path: '^src/client/' }, to: { path: '^src/adapters/' } },
+    { name: 'integrations-no-builtins', severity: 'error', from: { path: '^src/integrations/' }, to: { dependencyTypes: ['core'] } },
+    { name: 'client-not-integrations', severity: 'error', from: { path: '^src/client/' }, to: { path: '^src/integrations/' } },
     {
       name: 'server-not-client',
-      comment: 'the service never goes through its own HTTP client or the framework adapters; only the CLI (app/**) uses the client',
+      comment: 'the service never goes through its own HTTP client or the framework integrations; only the CLI (app/**) uses the client',
       severity: 'error',
       from: { path: '^src/(api|worker|db|queue|llm|compaction|config|lib|importers|obs|llm-sim)/' },
-      to: { path: '^src/(client|adapters)/' },
+      to: { path: '^src/(client|integrations)/' },
+    },
+    {
+      name: 'sql-only-in-db',
+      comment: 'SQL lives in src/db: nothing else imports drizzle-orm or the postgres driver, not even as types (db/client.ts names the types callers need)',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/db/' },
+      to: { path: '(^|/)node_modules/(drizzle-orm|postgres)/' },
+    },
+    ...CORE_ROOMS.slice(0, -1).map((room, i) => ({
+      name: 'core-rooms-in-order',
+      comment: `src/compaction/${room}/ imports no stage after it: ${CORE_ROOMS.slice(i + 1).join(', ')}`,
+      severity: 'error',
+      from: { path: `^src/compaction/${room}/` },
+      to: { path: `^src/compaction/(${CORE_ROOMS.slice(i + 1).join('|')})/` },
+    })),
+    {
+      name: 'core-shared-below-rooms',
+      comment: "the shared files at the root of src/compaction/ import no stage folder, except the ledger's types",
+      severity: 'error',
+      from: { path: '^src/compaction/[^/]+$' },
+      to: { path: '^src/compaction/[^/]+/', pathNot: '^src/compaction/ledger/' },
+    },
+    {
+      name: 'core-shared-below-rooms',
+      severity: 'error',
+      from: { path: '^src/compaction/[^/]+$' },
+      to: { path: '^src/compaction/ledger/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'core-rooms-through-index',
+      comment: 'code outside a stage folder of src/compaction/ imports it through its index.ts',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/compaction/[^/]+/' },
+      to: { path: '^src/compaction/[^/]+/(?!index\\.ts$)' },
+    },
+    {
+      name: 'core-rooms-through-index',
+      severity: 'error',
+      from: { path: '^src/compaction/([^/]+)/' },
+      to: { path: '^src/compaction/[^/]+/(?!index\\.ts$)', pathNot: '^src/compaction/$1/' },
     },
     {
       name: 'composition-root-only',

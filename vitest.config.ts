@@ -8,7 +8,7 @@ import { defineConfig } from 'vitest/config';
 const source = (file: string): string => fileURLToPath(new URL(file, import.meta.url));
 const resolve = {
   alias: [
-    { find: /^compactd\/(langchain|ai-sdk)$/, replacement: source('./src/adapters/$1/index.ts') },
+    { find: /^compactd\/(langchain|ai-sdk)$/, replacement: source('./src/integrations/$1/index.ts') },
     { find: /^compactd\/([\w-]+)$/, replacement: source('./src/$1/index.ts') },
   ],
 };

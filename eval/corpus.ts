@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NormalizedMessage } from '../src/compaction/types.js';
 import { findCompactBoundary, importTranscript } from '../src/importers/index.js';
-import { realTranscriptsDir } from '../src/app/shared-data.js';
+import { realTranscriptsDir } from '../src/app/cli/shared-data.js';
 
 /**
  * The eval's cases, read from the shared real transcripts beside the repository (never

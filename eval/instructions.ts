@@ -1,4 +1,4 @@
-import { extractIdentifiers, findMissingIdentifiers } from '../src/compaction/identifiers.js';
+import { extractIdentifiers, findMissingIdentifiers } from '../src/compaction/summarize/index.js';
 import type { EvalMessage } from './metrics.js';
 
 /**

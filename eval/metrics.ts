@@ -6,7 +6,7 @@ import {
   findMissingIdentifiers,
   inputStrings,
   withoutIdentifierLists,
-} from '../src/compaction/identifiers.js';
+} from '../src/compaction/summarize/identifiers.js';
 import { commandIdentifier, extractCommands, extractIds, isObservation } from '../src/compaction/identifier-sources.js';
 import { toolResultText } from '../src/compaction/render.js';
 import type { Block, HistoryMessage, Role } from '../src/compaction/types.js';

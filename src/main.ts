@@ -43,32 +43,32 @@ async function main(): Promise<number | undefined> {
       return 0;
     }
     case 'keys': {
-      const { runKeys } = await import('./app/keys.js');
+      const { runKeys } = await import('./app/cli/keys.js');
       return runKeys(loadConfigOrExit(), args);
     }
     case 'tenants': {
-      const { runTenants } = await import('./app/tenants.js');
+      const { runTenants } = await import('./app/cli/tenants.js');
       return runTenants(loadConfigOrExit(), args);
     }
     case 'llm-sim': {
-      const { runLlmSim } = await import('./app/llm-sim.js');
+      const { runLlmSim } = await import('./app/cli/llm-sim.js');
       await runLlmSim(args);
       return undefined;
     }
     case 'demo': {
-      const { runDemo } = await import('./app/demo.js');
+      const { runDemo } = await import('./app/cli/demo.js');
       return runDemo(args);
     }
     case 'import': {
-      const { runImport } = await import('./app/import.js');
+      const { runImport } = await import('./app/cli/import.js');
       return runImport(args);
     }
     case 'compact': {
-      const { runCompact } = await import('./app/compact.js');
+      const { runCompact } = await import('./app/cli/compact.js');
       return runCompact(args);
     }
     case 'mcp': {
-      const { runMcp } = await import('./app/mcp.js');
+      const { runMcp } = await import('./app/cli/mcp.js');
       return runMcp(args);
     }
     case undefined:

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { NormalizedMessage } from '../../src/compaction/types.js';
-import { realTranscriptsDir } from '../../src/app/shared-data.js';
+import { realTranscriptsDir } from '../../src/app/cli/shared-data.js';
 import { importTranscript } from '../../src/importers/index.js';
 
 /** Conversations the bench feeds the service: the real long sessions and a deterministic synthetic agent. */

@@ -1,4 +1,4 @@
-import { beforeFinalDirective, isMergeRequest, REPAIR_HEADING } from '../../src/compaction/prompt.js';
+import { beforeFinalDirective, isMergeRequest, REPAIR_HEADING } from '../../src/compaction/summarize/prompt.js';
 import type { CallRecord } from '../../src/llm-sim/state.js';
 import { unionMs } from './stats.js';
 

@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { buildSummarizeRequest } from '../../src/compaction/prompt.js';
+import { buildSummarizeRequest } from '../../src/compaction/summarize/index.js';
 import type { Block, HistoryMessage, Role } from '../../src/compaction/types.js';
 import { PolicySchema, type Policy } from '../../src/config/policy.js';
 import { countTokens } from '../../src/lib/count-tokens.js';

@@ -1,6 +1,6 @@
 /**
  * How a reader (a person or a model) might see delimiters in a clip-archive: written here
- * independently of src/compaction/clip-archive.ts, with its own list of look-alikes, so the
+ * independently of src/compaction/context/clip-archive.ts, with its own list of look-alikes, so the
  * injection suite does not grade the escaper with the escaper's own tables.
  */
 

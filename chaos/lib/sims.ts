@@ -1,7 +1,7 @@
 import type { SimFaults } from '../../src/llm-sim/faults.js';
 import { startLlmSim, type LlmSim } from '../../src/llm-sim/server.js';
 import type { CallRecord } from '../../src/llm-sim/state.js';
-import { beforeFinalDirective, isMergeRequest, REPAIR_HEADING } from '../../src/compaction/prompt.js';
+import { beforeFinalDirective, isMergeRequest, REPAIR_HEADING } from '../../src/compaction/summarize/prompt.js';
 
 /**
  * One in-process llm-sim per worker process, so every LLM call is attributed to the process

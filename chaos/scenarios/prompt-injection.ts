@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { buildClipArchive, escapeSummary, parseClipArchive, parseClipState } from '../../src/compaction/clip-archive.js';
+import { buildClipArchive, escapeSummary, parseClipArchive, parseClipState } from '../../src/compaction/context/clip-archive.js';
 import type { NormalizedMessage } from '../../src/compaction/types.js';
 import { startLlmSim, type LlmSim } from '../../src/llm-sim/server.js';
 import { liveTurn, pickConversations } from '../lib/corpus.js';

@@ -1,4 +1,4 @@
-import { decideAutoCompaction } from '../compaction/trigger.js';
+import { decideAutoCompaction } from '../compaction/trigger/index.js';
 import type { Tx } from '../db/client.js';
 import { setWarning, triggerStateOf, type ConversationRow } from '../db/repos/conversations.js';
 import { insertJob } from '../db/repos/jobs.js';

@@ -1,11 +1,10 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type postgres from 'postgres';
 import type { CountTokens } from '../compaction/types.js';
 import type { Config, TenantQuotas } from '../config/env.js';
 import type { CompactionDeferred } from './schemas/messages.js';
 import type { JobWaiters } from './job-waiters.js';
-import type { Db, Tx } from '../db/client.js';
+import type { Db, Sql, Tx } from '../db/client.js';
 import type { HostResolver } from '../lib/webhook-target.js';
 import type { ConversationRow } from '../db/repos/conversations.js';
 import type { Logger } from '../obs/logger.js';
@@ -31,7 +30,7 @@ export interface ApiDeps {
   /** resolves webhook hosts when a webhook is set; default the system resolver */
   resolveHost?: HostResolver;
   db: Db;
-  sql: postgres.Sql;
+  sql: Sql;
   redis: Pick<Redis, 'ping'>;
   logger: Logger;
   countTokens: CountTokens;

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type postgres from 'postgres';
-import type { Db } from '../db/client.js';
+import type { Db, Sql } from '../db/client.js';
 import { pingJobStatusChannel, subscribeJobStatus, type JobStatusHandlers, type JobStatusSubscription } from '../db/job-status-channel.js';
 import { getJobsByIds, type JobWithConversation } from '../db/repos/jobs.js';
 import { ACTIVE_JOB_STATUSES, type JobStatus } from '../db/schema.js';
@@ -269,7 +268,7 @@ export function createJobWaiters(deps: JobWaitersDeps): JobWaiters {
 }
 
 /** The waiters over the API's pool and its Postgres connection options (the LISTEN gets a connection of its own). */
-export function createJobWaitersFor(db: Db, sql: postgres.Sql, options: Pick<JobWaitersDeps, 'logger' | 'maxWaitersPerTenant' | 'resyncEveryMs'>): JobWaiters {
+export function createJobWaitersFor(db: Db, sql: Sql, options: Pick<JobWaitersDeps, 'logger' | 'maxWaitersPerTenant' | 'resyncEveryMs'>): JobWaiters {
   return createJobWaiters({
     readJobs: (jobIds) => getJobsByIds(db, jobIds),
     subscribe: (handlers) => subscribeJobStatus(sql, handlers),

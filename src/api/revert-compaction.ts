@@ -1,4 +1,3 @@
-import { eq, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client.js';
 import { lockArchiveForRemoval, withConversationLock } from '../db/locks.js';
 import { activeTotals } from '../db/repos/compaction-writes.js';
@@ -12,8 +11,8 @@ import {
   previousWatermark,
   restoreRemovedMessages,
   restoreRewrittenMessages,
+  settleRevertedConversation,
 } from '../db/repos/revert-writes.js';
-import { conversations } from '../db/schema.js';
 import { AppError } from '../lib/errors.js';
 import { sqlStateOf } from '../lib/public-error.js';
 
@@ -63,24 +62,8 @@ async function revertInTransaction(tx: Tx, job: Pick<JobRow, 'id' | 'conversatio
   for (const consolidation of later) await undoJob(tx, consolidation);
   await undoJob(tx, current);
   const totals = await activeTotals(tx, job.conversationId);
-  const compaction = current.trigger !== 'consolidate';
-  await tx
-    .update(conversations)
-    .set({
-      activeTokens: totals.tokens,
-      messageCount: totals.messages,
-      ...(compaction
-        ? {
-            compactionCount: sql`greatest(${conversations.compactionCount} - 1, 0)`,
-            lastCompactedSeq: await previousWatermark(tx, job.conversationId, job.id),
-            // a revert is a deliberate choice: do not re-compact the same history automatically
-            autoPausedUntilSeq: sql`${conversations.nextSeq} - 1`,
-          }
-        : {}),
-      version: sql`${conversations.version} + 1`,
-      updatedAt: sql`now()`,
-    })
-    .where(eq(conversations.id, job.conversationId));
+  const compaction = current.trigger !== 'consolidate' ? { lastCompactedSeq: await previousWatermark(tx, job.conversationId, job.id) } : null;
+  await settleRevertedConversation(tx, job.conversationId, totals, compaction);
   const reverted = await getJob(tx, job.id);
   if (!reverted) throw new Error(`job ${job.id} vanished during revert`);
   return reverted;

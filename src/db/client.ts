@@ -9,10 +9,12 @@ export type Db = PostgresJsDatabase<Schema>;
 /** Drizzle's transaction type is not exported under a short name (drizzle-orm #2851). */
 export type Tx = PgTransaction<PostgresJsQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
 export type DbOrTx = Db | Tx;
+/** The postgres.js client under the pool, for LISTEN/NOTIFY (callers outside db/ name it by this type). */
+export type Sql = postgres.Sql;
 
 export interface DbHandle {
   db: Db;
-  sql: postgres.Sql;
+  sql: Sql;
   close(): Promise<void>;
 }
 

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { decode, encode } from 'gpt-tokenizer';
-import { requestedLengthTokens } from '../compaction/prompt.js';
+import { requestedLengthTokens } from '../compaction/summarize/index.js';
 import { sealResponsesItem, sealThresholdBlock, signCompaction } from './compaction-seal.js';
 import { pickFault, type FaultKind } from './faults.js';
 import { applyPromptCache, type CacheUsage } from './prompt-cache.js';

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { errorLines, extractIdentifiers, extractPaths } from '../compaction/identifiers.js';
+import { errorLines, extractIdentifiers, extractPaths } from '../compaction/summarize/index.js';
 import { countTokens } from '../lib/count-tokens.js';
 import { handleCompletion, type CompletionDeps } from './completion.js';
 import { handleControl } from './control.js';

@@ -1,5 +1,4 @@
-import { SECTIONS, type SectionName as Section } from '../compaction/prompt.js';
-import { readRequest } from '../compaction/read-request.js';
+import { readRequest, SECTIONS, type SectionName as Section } from '../compaction/summarize/index.js';
 import { createPrng, hashString } from './prng.js';
 import type { SimMessage } from './types.js';
 
@@ -74,7 +73,7 @@ export function buildSimSummary(messages: readonly SimMessage[], options: SimSum
 
 /**
  * The excerpt and the identifiers the request asks for, read as the local summarizer reads
- * a request (src/compaction/read-request.ts): the fenced turns (or, for a request written
+ * a request (src/compaction/summarize/read-request.ts): the fenced turns (or, for a request written
  * without a fence, every message but the system prompt and the final directive). The
  * orientation context is not summarized again.
  */

@@ -1,4 +1,4 @@
-import { validateSummaryOutput, type InvalidSummaryReason } from '../compaction/validate-output.js';
+import { validateSummaryOutput, type InvalidSummaryReason } from '../compaction/summarize/index.js';
 import { LlmError, type CutAnswer, type ProviderName, type StopReason } from './port.js';
 
 /**
@@ -7,7 +7,7 @@ import { LlmError, type CutAnswer, type ProviderName, type StopReason } from './
  * What counts as invalid is the core's rule (validateSummaryOutput); this file only adds
  * the providers' own refusal flags and decides which failures deserve another attempt.
  * A truncated answer's error carries its text and usage: the worker keeps a cut answer that
- * still holds its sections (compaction/cut-answer.ts) and counts what it cost either way.
+ * still holds its sections (compaction/summarize/cut-answer.ts) and counts what it cost either way.
  */
 
 export interface CandidateOutput {

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { namedIdentifierCount } from '../compaction/budget.js';
-import { capIdentifiers, rankChunkIdentifiers, withoutIdentifierLists } from '../compaction/identifiers.js';
-import { buildRepairRequest, buildResummarizeRequest, buildSummarizeRequest } from '../compaction/prompt.js';
+import { namedIdentifierCount } from '../compaction/plan/index.js';
+import {
+  buildConsolidationRequest,
+  buildRepairRequest,
+  buildSummarizeRequest,
+  capIdentifiers,
+  rankChunkIdentifiers,
+  withoutIdentifierLists,
+} from '../compaction/summarize/index.js';
 import type { SummarizeRequest } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
 import { loadChunkMessages, type ChunkRow } from '../db/repos/chunks.js';
@@ -57,7 +63,7 @@ export async function loadChunkSource(
     const identifiers = chunk.identifiers;
     const inputs = batches.map((b) => ({ ...b, summary: withoutIdentifierLists(b.summary) }));
     const request = (target: number, cap?: number) =>
-      buildResummarizeRequest(inputs, policy, { ...common, identifiers: identifiers.slice(0, named), maxOutputTokens: target, ...capOption(cap) });
+      buildConsolidationRequest(inputs, policy, { ...common, identifiers: identifiers.slice(0, named), maxOutputTokens: target, ...capOption(cap) });
     return { buildRequest: request, buildRepairRequest: repair, identifiers, ledger: () => mergedLedger(batches.map((b) => ({ ...b, ledger: storedLedger(b.ledger) }))) };
   }
   const messages = await loadChunkMessages(deps.db, job.conversationId, chunk.seqs);

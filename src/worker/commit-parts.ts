@@ -1,10 +1,9 @@
-import { escapeSummary, type ClipBatch } from '../compaction/clip-archive.js';
-import { countForgotten, FORGOTTEN_MAX_NAMES, namesMissingFrom, spanNames, type ForgottenCounts } from '../compaction/forgotten.js';
+import { escapeSummary, type ClipBatch } from '../compaction/context/index.js';
+import { countForgotten, FORGOTTEN_MAX_NAMES, namesMissingFrom, spanNames, type ForgottenCounts } from '../compaction/recall/index.js';
 import { emptyLedger, guessCwd, ledgerCounts, mergeAllLedgers, renderLedger, type Ledger, type LedgerCounts } from '../compaction/ledger/index.js';
-import { byCoverage } from '../compaction/resummarize.js';
+import { byCoverage, needsConsolidation } from '../compaction/consolidate/index.js';
 import { recordForgotten } from '../db/repos/forgotten.js';
-import { findMissingIdentifiers } from '../compaction/identifiers.js';
-import { needsConsolidation } from '../compaction/resummarize.js';
+import { findMissingIdentifiers } from '../compaction/summarize/index.js';
 import type { CountTokens } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
 import type { Tx } from '../db/client.js';

@@ -1,4 +1,4 @@
-import { buildClipArchive } from '../compaction/clip-archive.js';
+import { buildClipArchive } from '../compaction/context/index.js';
 import type { JobPlan } from '../compaction/plan-types.js';
 import { countMessageTokens } from '../compaction/tokens.js';
 import type { CountTokens } from '../compaction/types.js';

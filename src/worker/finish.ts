@@ -1,8 +1,8 @@
-import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { recordJobEvent } from '../db/repos/job-outbox.js';
-import { getJob, transitionJob, type JobRow } from '../db/repos/jobs.js';
-import { ACTIVE_JOB_STATUSES, compactionJobs, conversations, type JobStatus } from '../db/schema.js';
+import { pauseAutoCompaction } from '../db/repos/conversations.js';
+import { getJob, recordJobError, transitionJob, type JobRow } from '../db/repos/jobs.js';
+import { ACTIVE_JOB_STATUSES, type JobStatus } from '../db/schema.js';
 import { publicError } from '../lib/public-error.js';
 import type { WorkerDeps } from './deps.js';
 
@@ -32,7 +32,7 @@ export async function finishJob(
     if (!row) return null;
     // SPEC §5.1/§5.6a: after a failed or insufficient auto attempt, no new auto attempt until new messages arrive.
     if (job.trigger !== 'api' && job.trigger !== 'tool' && job.trigger !== 'consolidate' && detail.pauseAutoUntilSeq != null) {
-      await tx.update(conversations).set({ autoPausedUntilSeq: detail.pauseAutoUntilSeq }).where(eq(conversations.id, job.conversationId));
+      await pauseAutoCompaction(tx, job.conversationId, detail.pauseAutoUntilSeq);
     }
     return { job: row, deliveryId: await recordJobEvent(tx, row) };
   });
@@ -75,7 +75,7 @@ export async function recordStepError(deps: Pick<WorkerDeps, 'db' | 'logger' | '
       notifyFinished(deps, finished, finished?.job.tenantId ?? '');
       if (finished) return;
     }
-    await deps.db.update(compactionJobs).set({ error: detail }).where(eq(compactionJobs.id, jobId));
+    await recordJobError(deps.db, jobId, detail);
   } catch (writeError) {
     deps.logger.error({ err: writeError, jobId }, 'could not record the step error');
   }

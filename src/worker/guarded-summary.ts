@@ -1,6 +1,6 @@
 import type { Policy } from '../config/policy.js';
-import { outputCap, repairListChars } from '../compaction/budget.js';
-import { findMissingIdentifiers, identifiersWithin } from '../compaction/identifiers.js';
+import { outputCap, repairListChars } from '../compaction/plan/index.js';
+import { findMissingIdentifiers, identifiersWithin } from '../compaction/summarize/index.js';
 import type { SummarizeRequest } from '../compaction/types.js';
 import { costUsd, LOCAL_MODEL, outputLimitFor } from '../llm/models.js';
 import { PaceBook } from '../llm/hedge-timing.js';

@@ -1,4 +1,4 @@
-import { keepCutAnswer } from '../compaction/cut-answer.js';
+import { keepCutAnswer } from '../compaction/summarize/index.js';
 import type { SummarizeRequest } from '../compaction/types.js';
 import { HedgeBudget, hedgeDelayMs, type CallPace } from '../llm/hedge-timing.js';
 import { LlmError, type SummarizeOptions } from '../llm/port.js';

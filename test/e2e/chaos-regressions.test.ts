@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeps } from '../../src/app/deps.js';
 import { runShutdown } from '../../src/app/shutdown.js';
 import { runWorkers } from '../../src/app/start-worker.js';
-import { escapeSummary } from '../../src/compaction/clip-archive.js';
+import { escapeSummary } from '../../src/compaction/context/index.js';
 import { loadConfig } from '../../src/config/env.js';
 import { startChaosStack, type ChaosStack } from '../../chaos/lib/stack.js';
 import { delimiterCounts } from '../../chaos/lib/reader.js';

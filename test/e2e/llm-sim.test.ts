@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { isMergeRequest } from '../../src/compaction/prompt.js';
+import { isMergeRequest } from '../../src/compaction/summarize/prompt.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { activeMessages, compact, seedConversation, waitForJob } from '../helpers/conversation.js';
 import { startTestLlmSim, type TestLlmSim } from '../helpers/llm-sim.js';

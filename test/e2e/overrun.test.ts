@@ -1,4 +1,4 @@
-import { beforeFinalDirective, isMergeRequest } from '../../src/compaction/prompt.js';
+import { beforeFinalDirective, isMergeRequest } from '../../src/compaction/summarize/prompt.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/llm-sim/state.js';
 import { compact, seedConversation, waitForJob } from '../helpers/conversation.js';

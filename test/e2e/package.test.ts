@@ -63,8 +63,8 @@ describe('npm pack', () => {
     expect(packedFiles).toEqual(expect.arrayContaining(['dist/api/inspect/assets/inspect.js', 'dist/api/inspect/assets/inspect.css']));
     expect(packedFiles).not.toContain('dist/.tsbuildinfo');
     expect(packedFiles).toEqual(
-      expect.arrayContaining(['bin/compactd.mjs', 'dist/main.js', 'dist/client/index.js', 'dist/client/index.d.ts', 'dist/adapters/langchain/index.js', 'dist/adapters/langchain/index.d.ts',
-        'dist/adapters/ai-sdk/index.js', 'dist/adapters/ai-sdk/index.d.ts', 'migrations/meta/_journal.json', 'samples/claude-code-session.jsonl']),
+      expect.arrayContaining(['bin/compactd.mjs', 'dist/main.js', 'dist/client/index.js', 'dist/client/index.d.ts', 'dist/integrations/langchain/index.js', 'dist/integrations/langchain/index.d.ts',
+        'dist/integrations/ai-sdk/index.js', 'dist/integrations/ai-sdk/index.d.ts', 'migrations/meta/_journal.json', 'samples/claude-code-session.jsonl']),
     );
     const migrations = readdirSync(path.join(repoRoot, 'migrations')).filter((f) => f.endsWith('.sql'));
     for (const sql of migrations) expect(packedFiles).toContain(`migrations/${sql}`);

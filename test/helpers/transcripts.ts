@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NormalizedMessage } from '../../src/compaction/types.js';
 import { importTranscript, type ImportOptions, type ImportResult, type TranscriptFormat } from '../../src/importers/index.js';
-import { realTranscriptsDir } from '../../src/app/shared-data.js';
+import { realTranscriptsDir } from '../../src/app/cli/shared-data.js';
 
 /**
  * The shared real transcripts (read SOURCES.md there). They live beside the repository,

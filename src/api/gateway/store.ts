@@ -1,4 +1,4 @@
-import { decideAutoCompaction } from '../../compaction/trigger.js';
+import { decideAutoCompaction } from '../../compaction/trigger/index.js';
 import type { Db } from '../../db/client.js';
 import { withConversationLock } from '../../db/locks.js';
 import { getConversation, getConversationById, insertConversation, triggerStateOf, type ConversationRow } from '../../db/repos/conversations.js';

@@ -1,4 +1,4 @@
-import { CONTEXT_OPENING_USER_TURN } from '../../compaction/render-context.js';
+import { CONTEXT_OPENING_USER_TURN } from '../../compaction/context/index.js';
 import type { Block, MessageKind, Role } from '../../compaction/types.js';
 import type { GatewayProvider } from './identity.js';
 

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { formatSeqRanges } from '../../compaction/context/index.js';
 import { listOriginals, type OriginalRow } from '../../db/repos/archive.js';
 import { batchBelongsTo, getBatchForTenant, listBatches, type BatchRow } from '../../db/repos/batches.js';
 import { getConversation } from '../../db/repos/conversations.js';
@@ -13,20 +14,6 @@ import {
   type BatchView,
 } from '../schemas/batches.js';
 import { ConversationParamsSchema, errorResponses, UuidParamsSchema } from '../schemas/common.js';
-
-/** Sorted seqs as compact ranges: [1,2,3,5] → "1-3,5". */
-export function formatSeqRanges(seqs: readonly number[]): string {
-  const sorted = [...new Set(seqs)].sort((a, b) => a - b);
-  const ranges: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
-    const start = sorted[i] as number;
-    let end = start;
-    while (sorted[i + 1] === end + 1) end = sorted[++i] as number;
-    ranges.push(start === end ? String(start) : `${start}-${end}`);
-    i++;
-  }
-  return ranges.join(',');
-}
 
 function toBatchView(row: BatchRow, conversationExternalId: string): BatchView {
   return {

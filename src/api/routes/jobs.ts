@@ -11,7 +11,7 @@ import type { ApiDeps } from '../deps.js';
 import { createJobWaitersFor } from '../job-waiters.js';
 import { ConversationParamsSchema, errorResponses, ProblemSchema, UuidParamsSchema } from '../schemas/common.js';
 import { ForgottenResponseSchema, JobSchema, JobWaitQuerySchema, ListJobsQuerySchema, ListJobsResponseSchema } from '../schemas/jobs.js';
-import { countForgotten, type ForgottenCounts } from '../../compaction/forgotten.js';
+import { countForgotten, type ForgottenCounts } from '../../compaction/recall/index.js';
 import { loadForgotten } from '../../db/repos/forgotten.js';
 import { revertCompaction } from '../revert-compaction.js';
 import { toJobView } from '../views.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { renderAnthropicContext, renderOpenAIContext } from '../../compaction/render-context.js';
+import { renderAnthropicContext, renderOpenAIContext } from '../../compaction/context/index.js';
 import type { HistoryMessage } from '../../compaction/types.js';
 import type { Db } from '../../db/client.js';
 import { getConversation, type ConversationRow } from '../../db/repos/conversations.js';

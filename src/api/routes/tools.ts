@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { toolDefinition, type ToolName } from '../../compaction/tool-definitions.js';
+import { toolDefinition, type ToolName } from '../../compaction/trigger/index.js';
 import { mergePolicy, type PolicyOverride } from '../../config/policy.js';
 import { getTenantPolicy } from '../../db/repos/tenants.js';
 import type { ApiDeps } from '../deps.js';

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { focusLine, pieceLines, recallLines } from '../../compaction/recall-lines.js';
+import { focusLine, pieceLines, recallLines } from '../../compaction/recall/index.js';
 import type { Block, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
 import { archiveOrder, isCandidate } from './archive-order.js';

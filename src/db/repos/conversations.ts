@@ -1,5 +1,5 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
-import type { TriggerState } from '../../compaction/trigger.js';
+import type { TriggerState } from '../../compaction/trigger/index.js';
 import type { DbOrTx, Tx } from '../client.js';
 import { preparedPerHandle } from '../prepared.js';
 import { compactionJobs, conversations, idempotencyKeys } from '../schema.js';
@@ -94,6 +94,11 @@ export async function recordAppend(
 
 export async function setWarning(db: DbOrTx, id: string, warning: boolean): Promise<void> {
   await db.update(conversations).set({ warning }).where(eq(conversations.id, id));
+}
+
+/** No auto compaction until a message past `untilSeq` arrives (SPEC §5.1). */
+export async function pauseAutoCompaction(db: DbOrTx, id: string, untilSeq: number): Promise<void> {
+  await db.update(conversations).set({ autoPausedUntilSeq: untilSeq }).where(eq(conversations.id, id));
 }
 
 /** What the auto trigger needs to know about a conversation (SPEC §5.1). */

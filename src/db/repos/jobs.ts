@@ -138,3 +138,8 @@ export async function listStaleActiveJobs(db: DbOrTx, idleMs: number, limit = 10
 export async function touchJob(db: DbOrTx, id: string): Promise<void> {
   await db.update(compactionJobs).set({ updatedAt: sql`now()` }).where(eq(compactionJobs.id, id));
 }
+
+/** Records a step's error on the job row without changing its status (a later attempt may still succeed). */
+export async function recordJobError(db: DbOrTx, id: string, error: { code: string; message: string }): Promise<void> {
+  await db.update(compactionJobs).set({ error }).where(eq(compactionJobs.id, id));
+}

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { answeredToolUseIds, recallPieces, toolCallNames, type RecallPiece } from '../../compaction/recall-lines.js';
+import { answeredToolUseIds, recallPieces, toolCallNames, type RecallPiece } from '../../compaction/recall/index.js';
 import type { Block, Role } from '../../compaction/types.js';
 import type { Db, DbOrTx, Tx } from '../client.js';
 import { lockArchiveForIndexing } from '../locks.js';

@@ -1,7 +1,7 @@
 import { and, desc, eq, gt, isNull, ne, sql } from 'drizzle-orm';
 import type { JobRow } from './jobs.js';
 import type { DbOrTx } from '../client.js';
-import { batches, compactionJobs, type JobStatus } from '../schema.js';
+import { batches, compactionJobs, conversations, type JobStatus } from '../schema.js';
 
 /**
  * The writes of a revert (SPEC §5.8): everything one compaction did, undone set-based.
@@ -70,6 +70,36 @@ export async function previousWatermark(db: DbOrTx, conversationId: string, excl
        and result -> 'revertedAt' is null
      order by finished_at desc limit 1`);
   return row?.watermark == null ? null : Number(row.watermark);
+}
+
+/**
+ * The conversation's row once the jobs are undone: its active totals, a new version and, when
+ * a compaction (not a consolidation) was reverted, one compaction less, the cooldown watermark
+ * of the compaction that is latest again, and auto compaction paused until a new message
+ * arrives (a revert is a deliberate choice: the same history is not compacted again by itself).
+ */
+export async function settleRevertedConversation(
+  db: DbOrTx,
+  conversationId: string,
+  totals: { tokens: number; messages: number },
+  compaction: { lastCompactedSeq: number | null } | null,
+): Promise<void> {
+  await db
+    .update(conversations)
+    .set({
+      activeTokens: totals.tokens,
+      messageCount: totals.messages,
+      ...(compaction
+        ? {
+            compactionCount: sql`greatest(${conversations.compactionCount} - 1, 0)`,
+            lastCompactedSeq: compaction.lastCompactedSeq,
+            autoPausedUntilSeq: sql`${conversations.nextSeq} - 1`,
+          }
+        : {}),
+      version: sql`${conversations.version} + 1`,
+      updatedAt: sql`now()`,
+    })
+    .where(eq(conversations.id, conversationId));
 }
 
 export async function markReverted(db: DbOrTx, jobId: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { buildClipArchive } from '../../compaction/clip-archive.js';
+import { buildClipArchive } from '../../compaction/context/index.js';
 import { countMessageTokens } from '../../compaction/tokens.js';
 import type { ConsolidationPlan } from '../../compaction/plan-types.js';
 import { withConversationLock } from '../../db/locks.js';

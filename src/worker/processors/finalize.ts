@@ -1,4 +1,4 @@
-import { summaryEstimate } from '../../compaction/select.js';
+import { summaryEstimate } from '../../compaction/plan/index.js';
 import type { JobPlan } from '../../compaction/plan-types.js';
 import { completeChunk, listChunks, type ChunkRow } from '../../db/repos/chunks.js';
 import type { FinalizePayload } from '../../queue/catalog.js';

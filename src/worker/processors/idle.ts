@@ -1,4 +1,4 @@
-import { decideAutoCompaction, type TriggerDecision } from '../../compaction/trigger.js';
+import { decideAutoCompaction, type TriggerDecision } from '../../compaction/trigger/index.js';
 import { getConversationById, triggerStateOf } from '../../db/repos/conversations.js';
 import { findActiveJob, insertJob } from '../../db/repos/jobs.js';
 import { conversationPolicy } from '../../db/repos/tenants.js';

@@ -1,8 +1,8 @@
-import { consolidationBudgetWithin, narrativeBudget } from '../../compaction/budget.js';
-import { clipOverhead } from '../../compaction/clip-archive.js';
-import { extractIdentifiers, withoutIdentifierLists } from '../../compaction/identifiers.js';
+import { consolidationBudgetWithin, narrativeBudget } from '../../compaction/plan/index.js';
+import { clipOverhead } from '../../compaction/context/index.js';
+import { extractIdentifiers, withoutIdentifierLists } from '../../compaction/summarize/index.js';
 import type { ConsolidationPlan } from '../../compaction/plan-types.js';
-import { chooseBatchesToCollapse } from '../../compaction/resummarize.js';
+import { chooseBatchesToConsolidate } from '../../compaction/consolidate/index.js';
 import type { Policy } from '../../config/policy.js';
 import { insertChunks } from '../../db/repos/chunks.js';
 import { transitionJob } from '../../db/repos/jobs.js';
@@ -27,7 +27,7 @@ export async function planConsolidation(ctx: JobContext, deps: PlanDeps): Promis
   const started = await transitionJob(deps.db, ctx.job.id, ['queued', 'planning'], { status: 'planning', startedAt: ctx.job.startedAt ?? new Date(), attempts: ctx.job.attempts + 1 });
   if (!started) return;
   const [live, clip] = await Promise.all([loadLiveBatches(deps.db, ctx.conversation.id), currentClipArchive(deps.db, ctx.conversation.id)]);
-  const choice = chooseBatchesToCollapse(live, ctx.policy.maxLiveBatches, (clip?.tokens ?? 0) > ctx.policy.clipArchiveMaxTokens);
+  const choice = chooseBatchesToConsolidate(live, ctx.policy.maxLiveBatches, (clip?.tokens ?? 0) > ctx.policy.clipArchiveMaxTokens);
   if (!choice) {
     const finished = await finishJob(deps.db, ctx.job, 'noop', { result: { reason: 'nothing_to_consolidate', message: 'No more live batches than maxLiveBatches' } });
     notifyFinished(deps, finished, ctx.job.tenantId);

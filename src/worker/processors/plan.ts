@@ -1,7 +1,5 @@
-import { chunkOutputBudgets, narrativeBudget } from '../../compaction/budget.js';
-import { clipOverhead } from '../../compaction/clip-archive.js';
-import { buildChunkHeader } from '../../compaction/header.js';
-import { planCompaction, resolveTarget } from '../../compaction/plan.js';
+import { chunkOutputBudgets, narrativeBudget, planCompaction, resolveTarget } from '../../compaction/plan/index.js';
+import { buildChunkHeader, clipOverhead } from '../../compaction/context/index.js';
 import type { CompactionPlan, JobPlan, LiveBatch } from '../../compaction/plan-types.js';
 import type { HistoryMessage } from '../../compaction/types.js';
 import type { Policy } from '../../config/policy.js';

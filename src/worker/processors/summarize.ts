@@ -1,5 +1,5 @@
 import type { Ledger } from '../../compaction/ledger/index.js';
-import { summaryEstimate } from '../../compaction/select.js';
+import { summaryEstimate } from '../../compaction/plan/index.js';
 import type { Policy } from '../../config/policy.js';
 import { completeChunk, loadChunkStep, saveChunkDraft, type ChunkRow } from '../../db/repos/chunks.js';
 import { configuredSummarizer } from '../../llm/configured-models.js';

@@ -2,7 +2,7 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type Se
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { checkModelAccess, loadModelAccess } from '../../../src/api/gateway/model-access.js';
-import { runTenants } from '../../../src/app/tenants.js';
+import { runTenants } from '../../../src/app/cli/tenants.js';
 import { loadConfig } from '../../../src/config/env.js';
 import { getTenantIdByName } from '../../../src/db/repos/tenant-quotas.js';
 import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';

@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { countTokens } from 'gpt-tokenizer';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { LENGTH_PREFIX } from '../../../src/compaction/prompt.js';
+import { LENGTH_PREFIX } from '../../../src/compaction/summarize/prompt.js';
 import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
 import { realCompactionRequest } from './compaction-request.js';
 

@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { countTokens } from 'gpt-tokenizer';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { extractIdentifiers, findMissingIdentifiers } from '../../../src/compaction/identifiers.js';
+import { extractIdentifiers, findMissingIdentifiers } from '../../../src/compaction/summarize/index.js';
 import { startLlmSim } from '../../../src/llm-sim/server.js';
 import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
 import { realCompactionRequest } from './compaction-request.js';

@@ -1,4 +1,4 @@
-import { SECTIONS } from '../../../src/compaction/prompt.js';
+import { SECTIONS } from '../../../src/compaction/summarize/index.js';
 
 /** Small helpers shared by the LLM integration tests. */
 

@@ -1,8 +1,7 @@
 import { countTokens } from 'gpt-tokenizer';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { chunkOutputBudget, outputCap } from '../../../src/compaction/budget.js';
-import { rankChunkIdentifiers } from '../../../src/compaction/identifiers.js';
-import { buildSummarizeRequest } from '../../../src/compaction/prompt.js';
+import { chunkOutputBudget, outputCap } from '../../../src/compaction/plan/budget.js';
+import { buildSummarizeRequest, rankChunkIdentifiers } from '../../../src/compaction/summarize/index.js';
 import type { HistoryMessage } from '../../../src/compaction/types.js';
 import { loadConfig } from '../../../src/config/env.js';
 import { mergePolicy } from '../../../src/config/policy.js';

@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { chunkOutputBudget, consolidationOutputBudget, outputCap } from '../../../src/compaction/budget.js';
+import { chunkOutputBudget, consolidationOutputBudget, outputCap } from '../../../src/compaction/plan/budget.js';
 import { outputLimitFor } from '../../../src/llm/models.js';
-import { requestedLengthTokens, wordsFor } from '../../../src/compaction/prompt.js';
+import { requestedLengthTokens, wordsFor } from '../../../src/compaction/summarize/prompt.js';
 import { tighterTarget } from '../../../src/worker/hedged-answer.js';
 import { mergePolicy } from '../../../src/config/policy.js';
-import { IDENTIFIERS_HEADING } from '../../../src/compaction/identifiers.js';
+import { IDENTIFIERS_HEADING } from '../../../src/compaction/summarize/index.js';
 import { LedgerSchema } from '../../../src/compaction/ledger/index.js';
 import { listChunks } from '../../../src/db/repos/chunks.js';
 import { getJob } from '../../../src/db/repos/jobs.js';

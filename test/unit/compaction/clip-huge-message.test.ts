@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mergePolicy } from '../../../src/config/policy.js';
-import { buildSummarizeRequest, clippedMarker } from '../../../src/compaction/prompt.js';
-import { readFence } from '../../../src/compaction/request-fence.js';
+import { buildSummarizeRequest, clippedMarker } from '../../../src/compaction/summarize/prompt.js';
+import { readFence } from '../../../src/compaction/summarize/request-fence.js';
 import { headWithin, tailWithin, truncateMiddle, WINDOW_CHARS_PER_TOKEN } from '../../../src/compaction/text.js';
 import type { CountTokens } from '../../../src/compaction/types.js';
 import { conversation, countTokens } from '../../fixtures/builders.js';

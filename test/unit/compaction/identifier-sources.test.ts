@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { blockCommands, commandIdentifier, extractCommands, extractIds, isObservation } from '../../../src/compaction/identifier-sources.js';
-import { extractChunkIdentifiers, rankChunkIdentifiers } from '../../../src/compaction/identifiers.js';
+import { extractChunkIdentifiers, rankChunkIdentifiers } from '../../../src/compaction/summarize/identifiers.js';
 import { conversation, text, toolUse } from '../../fixtures/builders.js';
 
 describe('identifier sources the path and error patterns miss', () => {

@@ -1,13 +1,13 @@
 import { expect } from 'vitest';
 import type { Policy } from '../../../src/config/policy.js';
-import { clipOverhead } from '../../../src/compaction/clip-archive.js';
-import { planCompaction, resolveTarget } from '../../../src/compaction/plan.js';
+import { clipOverhead } from '../../../src/compaction/context/clip-archive.js';
+import { planCompaction, resolveTarget } from '../../../src/compaction/plan/plan.js';
 import type { CompactionPlan, PlanRequest, PlanResult, PlanSnapshot } from '../../../src/compaction/plan-types.js';
 import { isUserTextMessage } from '../../../src/compaction/render.js';
-import { summaryEstimate } from '../../../src/compaction/select.js';
-import { splitOptions, splitUnits } from '../../../src/compaction/split.js';
+import { summaryEstimate } from '../../../src/compaction/plan/select.js';
+import { splitOptions, splitUnits } from '../../../src/compaction/plan/split.js';
 import type { CountTokens, HistoryMessage } from '../../../src/compaction/types.js';
-import { groupUnits } from '../../../src/compaction/units.js';
+import { groupUnits } from '../../../src/compaction/plan/units.js';
 
 /**
  * The planner's invariants, checked on any snapshot: used by the property tests and by the

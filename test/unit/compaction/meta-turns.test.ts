@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { mergePolicy } from '../../../src/config/policy.js';
-import { buildChunkHeader } from '../../../src/compaction/header.js';
-import { parseSections, summarizeLocally } from '../../../src/compaction/local-summarizer.js';
+import { buildChunkHeader } from '../../../src/compaction/context/header.js';
+import { parseSections, summarizeLocally } from '../../../src/compaction/local/local-summarizer.js';
 import { INTERRUPTION_NOTICES, isMetaContent, isMetaText, isMetaTurn, markMetaTurn, META_TURN_MARKER, META_WRAPPER_TAGS } from '../../../src/compaction/meta-turns.js';
-import { planCompaction } from '../../../src/compaction/plan.js';
-import { buildSummarizeRequest } from '../../../src/compaction/prompt.js';
-import { readRequest } from '../../../src/compaction/read-request.js';
+import { planCompaction } from '../../../src/compaction/plan/plan.js';
+import { buildSummarizeRequest } from '../../../src/compaction/summarize/prompt.js';
+import { readRequest } from '../../../src/compaction/summarize/read-request.js';
 import { isUserTextMessage } from '../../../src/compaction/render.js';
 import type { HistoryMessage } from '../../../src/compaction/types.js';
 import { conversation, countTokens, makeSnapshot } from '../../fixtures/builders.js';

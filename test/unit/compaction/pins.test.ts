@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { mergePolicy, type PolicyOverride } from '../../../src/config/policy.js';
 import { normalizeMessages } from '../../../src/compaction/normalize.js';
-import { planCompaction } from '../../../src/compaction/plan.js';
+import { planCompaction } from '../../../src/compaction/plan/plan.js';
 import type { CompactionPlan, PlanRequest, PlanResult } from '../../../src/compaction/plan-types.js';
 import type { HistoryMessage } from '../../../src/compaction/types.js';
 import { conversation, countTokens, filler, makeSnapshot } from '../../fixtures/builders.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { mergePolicy, type PolicyOverride } from '../../../src/config/policy.js';
-import { planCompaction } from '../../../src/compaction/plan.js';
+import { planCompaction } from '../../../src/compaction/plan/plan.js';
 import type { PlanRequest, PlanSnapshot } from '../../../src/compaction/plan-types.js';
-import { groupUnits } from '../../../src/compaction/units.js';
+import { groupUnits } from '../../../src/compaction/plan/units.js';
 import { checkPlanInvariants } from './invariants.js';
 import { loadRealTranscripts, realCountTokens } from './real-transcripts.js';
 

@@ -4,7 +4,7 @@ import { countTokens as gptCount } from 'gpt-tokenizer';
 import type { LiveBatch } from '../../../src/compaction/plan-types.js';
 import { renderMessageText, toolNamesOf } from '../../../src/compaction/render.js';
 import type { Block, CountTokens, HistoryMessage, MessageKind, Role } from '../../../src/compaction/types.js';
-import { realTranscriptsDir } from '../../../src/app/shared-data.js';
+import { realTranscriptsDir } from '../../../src/app/cli/shared-data.js';
 
 /**
  * Minimal readers for the shared real transcripts (../shared/data/real-transcripts, see its

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { segmentsOf } from '../../../src/compaction/local-extract.js';
-import { renderChunkMessages } from '../../../src/compaction/prompt.js';
+import { segmentsOf } from '../../../src/compaction/local/local-extract.js';
+import { renderChunkMessages } from '../../../src/compaction/summarize/prompt.js';
 import { quoteMarkerLines } from '../../../src/compaction/render.js';
 import { conversation } from '../../fixtures/builders.js';
 

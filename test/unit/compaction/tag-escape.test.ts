@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { delimiterCounts } from '../../../chaos/lib/reader.js';
-import { buildClipArchive, escapeSummary } from '../../../src/compaction/clip-archive.js';
+import { buildClipArchive, escapeSummary } from '../../../src/compaction/context/clip-archive.js';
 import { neutralizeTags, restoreTags } from '../../../src/compaction/tag-escape.js';
 
 /** Look-alike spellings of "compactd" a reader takes for the tag (issue 26: small capitals passed). */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseLlmSimArgs } from '../../../src/app/llm-sim.js';
+import { parseLlmSimArgs } from '../../../src/app/cli/llm-sim.js';
 import { EnvSchema, loadConfig } from '../../../src/config/env.js';
 import { parseYamlSubset, type YamlValue } from './yaml-subset.js';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { mergePolicy } from '../../../src/config/policy.js';
-import { extractChunkIdentifiers, extractIdentifiers } from '../../../src/compaction/identifiers.js';
-import { parseSections, summarizeLocally } from '../../../src/compaction/local-summarizer.js';
-import { buildResummarizeRequest, buildSummarizeRequest } from '../../../src/compaction/prompt.js';
+import { extractChunkIdentifiers, extractIdentifiers } from '../../../src/compaction/summarize/identifiers.js';
+import { parseSections, summarizeLocally } from '../../../src/compaction/local/local-summarizer.js';
+import { buildConsolidationRequest, buildSummarizeRequest } from '../../../src/compaction/summarize/index.js';
 import { conversation, countTokens } from '../../fixtures/builders.js';
 
 /**
@@ -43,13 +43,13 @@ describe('local re-summary keeps the user’s request (session 4d5611e5: "Work o
   ];
 
   it('chooses the oldest batch’s request before newer progress lines when the budget is tight', () => {
-    const merged = summarizeLocally(buildResummarizeRequest(batches, policy), { countTokens, maxTokens: 150 });
+    const merged = summarizeLocally(buildConsolidationRequest(batches, policy), { countTokens, maxTokens: 150 });
     expect(countTokens(merged)).toBeLessThanOrEqual(150);
     expect(parseSections(merged).get('TASK STATE')?.[0]).toBe('Latest request: Work on bead spotter-dov and start with the first ready task');
   });
 
   it('still keeps the newest status lines when there is room', () => {
-    const merged = parseSections(summarizeLocally(buildResummarizeRequest(batches, policy), { countTokens, maxTokens: 2000 }));
+    const merged = parseSections(summarizeLocally(buildConsolidationRequest(batches, policy), { countTokens, maxTokens: 2000 }));
     expect(merged.get('TASK STATE')).toContain('Latest assistant status: step 6 of the refactoring is done and the tests pass again');
   });
 });

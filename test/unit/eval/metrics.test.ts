@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IDENTIFIERS_HEADING } from '../../../src/compaction/identifiers.js';
+import { IDENTIFIERS_HEADING } from '../../../src/compaction/summarize/index.js';
 import type { Block, Role } from '../../../src/compaction/types.js';
 import {
   commandIdentifier,

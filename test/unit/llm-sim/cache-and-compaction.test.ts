@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseLlmSimArgs } from '../../../src/app/llm-sim.js';
+import { parseLlmSimArgs } from '../../../src/app/cli/llm-sim.js';
 import { checkCompactionSignature, checkThresholdBlock, openResponsesItem, seal, sealResponsesItem, sealThresholdBlock, signCompaction, unseal } from '../../../src/llm-sim/compaction-seal.js';
 import { applyPromptCache, minCacheableTokens, PromptCacheStore, type PromptLayout } from '../../../src/llm-sim/prompt-cache.js';
 import { applySettings, DEFAULT_SETTINGS } from '../../../src/llm-sim/state.js';

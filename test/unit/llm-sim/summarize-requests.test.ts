@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { mergePolicy } from '../../../src/config/policy.js';
-import { buildResummarizeRequest, buildSummarizeRequest } from '../../../src/compaction/prompt.js';
+import { buildConsolidationRequest, buildSummarizeRequest } from '../../../src/compaction/summarize/index.js';
 import { buildAnthropicParams } from '../../../src/llm/anthropic.js';
 import { buildOpenAIParams } from '../../../src/llm/openai.js';
 import { validateAnthropicRequest } from '../../../src/llm-sim/validate-anthropic.js';
@@ -34,7 +34,7 @@ describe('summarize requests on the wire', () => {
     const batches = fc.array(fc.record({ summary: fc.constantFrom('## TASK STATE\n- a', 'x'), level: fc.nat(3), seqs: fc.array(fc.nat(500), { minLength: 1, maxLength: 5 }) }), { minLength: 1, maxLength: 6 });
     fc.assert(
       fc.property(batches, (list) => {
-        const request = buildResummarizeRequest(list, mergePolicy());
+        const request = buildConsolidationRequest(list, mergePolicy());
         expect(validateAnthropicRequest(buildAnthropicParams(request, 'claude-haiku-4-5'))).toBeNull();
         expect(validateOpenAIRequest(buildOpenAIParams(request, 'gpt-4o-mini'))).toBeNull();
       }),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildSummarizeRequest } from '../../../src/compaction/prompt.js';
+import { buildSummarizeRequest } from '../../../src/compaction/summarize/index.js';
 import type { HistoryMessage } from '../../../src/compaction/types.js';
 import { mergePolicy } from '../../../src/config/policy.js';
 import { buildAnthropicParams } from '../../../src/llm/anthropic.js';

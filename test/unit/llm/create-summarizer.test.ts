@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/env.js';
-import { parseLlmSimArgs } from '../../../src/app/llm-sim.js';
+import { parseLlmSimArgs } from '../../../src/app/cli/llm-sim.js';
 import { availableProviders, createSummarizers, summarizerFor } from '../../../src/llm/create-summarizer.js';
 
 describe('createSummarizers', () => {

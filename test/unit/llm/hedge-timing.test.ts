@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PACE, HEDGE_MIN_MS, HEDGE_SLACK, HedgeBudget, PaceBook, hedgeDelayMs, observePace } from '../../../src/llm/hedge-timing.js';
-import { outputCap } from '../../../src/compaction/budget.js';
+import { outputCap } from '../../../src/compaction/plan/index.js';
 
 describe('hedge timing: when a straggling summary call gets a second request beside it', () => {
   it('waits past the time a call at the observed pace would take to write its whole cap', () => {

@@ -1,7 +1,7 @@
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
-import { errorLines, extractIdentifiers, extractPaths, findMissingIdentifiers } from '../../../src/compaction/identifiers.js';
-import { IDENTIFIERS_TO_KEEP_INTRO } from '../../../src/compaction/prompt.js';
+import { errorLines, extractIdentifiers, extractPaths, findMissingIdentifiers } from '../../../src/compaction/summarize/index.js';
+import { IDENTIFIERS_TO_KEEP_INTRO } from '../../../src/compaction/summarize/prompt.js';
 import { parseFaultRates, pickFault, validateFaults } from '../../../src/llm-sim/faults.js';
 import { createPrng } from '../../../src/llm-sim/prng.js';
 import { parseProfile, plannedTiming } from '../../../src/llm-sim/profiles.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isFenceId } from '../../../src/compaction/request-fence.js';
+import { isFenceId } from '../../../src/compaction/summarize/request-fence.js';
 import { newFenceId } from '../../../src/worker/chunk-source.js';
 
 // The worker draws the fence's ID (the core takes no randomness): 64 random bits per step.

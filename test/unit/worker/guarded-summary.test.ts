@@ -1,8 +1,7 @@
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
-import { chunkOutputBudget } from '../../../src/compaction/budget.js';
-import { IDENTIFIERS_HEADING, rankChunkIdentifiers } from '../../../src/compaction/identifiers.js';
-import { buildSummarizeRequest } from '../../../src/compaction/prompt.js';
+import { chunkOutputBudget } from '../../../src/compaction/plan/budget.js';
+import { buildSummarizeRequest, IDENTIFIERS_HEADING, rankChunkIdentifiers } from '../../../src/compaction/summarize/index.js';
 import type { HistoryMessage } from '../../../src/compaction/types.js';
 import { DEFAULT_POLICY } from '../../../src/config/policy.js';
 import type { Summarizers } from '../../../src/llm/create-summarizer.js';

@@ -1,3 +1,4 @@
+import { formatSeqRanges } from '../../../compaction/context/index.js';
 import type { Ledger } from '../../../compaction/ledger/index.js';
 import type { OriginalRow } from '../../../db/repos/archive.js';
 import type { SearchHit } from '../../../db/repos/archive-search.js';
@@ -5,7 +6,6 @@ import type { ListedBatch as BatchRow } from '../../../db/repos/inspector.js';
 import type { ConversationRow } from '../../../db/repos/conversations.js';
 import type { JobRow } from '../../../db/repos/jobs.js';
 import type { MessageRow } from '../../../db/repos/messages.js';
-import { formatSeqRanges } from '../../routes/batches.js';
 import { effectiveTokens } from '../../views.js';
 import { html, href, type Html } from '../html.js';
 import { conversationHref, jobHref, type Viewer } from '../viewer.js';

@@ -1,8 +1,8 @@
+import { formatSeqRanges } from '../../../compaction/context/index.js';
 import type { ForgottenName } from '../../../db/schema.js';
 import type { ChunkRow } from '../../../db/repos/chunks.js';
 import type { JobRow } from '../../../db/repos/jobs.js';
 import { ACTIVE_JOB_STATUSES } from '../../../db/schema.js';
-import { formatSeqRanges } from '../../routes/batches.js';
 import { html, type Html } from '../html.js';
 import { conversationHref, jobHref, type Viewer } from '../viewer.js';
 import { fmt, page, statusBadge, usd, when } from './layout.js';

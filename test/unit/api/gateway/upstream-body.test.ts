@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CONTEXT_OPENING_USER_TURN } from '../../../../src/compaction/render-context.js';
+import { CONTEXT_OPENING_USER_TURN } from '../../../../src/compaction/context/index.js';
 import type { ActiveRow } from '../../../../src/api/gateway/upstream-body.js';
 import { buildUpstreamBody, contextRows, isClientBody } from '../../../../src/api/gateway/upstream-body.js';
 

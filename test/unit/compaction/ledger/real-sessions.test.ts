@@ -4,7 +4,7 @@ import { isBareExitLine } from '../../../../src/compaction/ledger/error-line.js'
 import { extractLedger, guessCwd, ledgerCounts, LedgerSchema, mergeAllLedgers, renderLedger, type Ledger } from '../../../../src/compaction/ledger/index.js';
 import { isObservationMessage } from '../../../../src/compaction/ledger/tool-calls.js';
 import { isMetaContent } from '../../../../src/compaction/meta-turns.js';
-import { groupUnits } from '../../../../src/compaction/units.js';
+import { groupUnits } from '../../../../src/compaction/plan/units.js';
 import type { HistoryMessage } from '../../../../src/compaction/types.js';
 import { loadRealSessions, type RealSession } from './real-sessions.js';
 

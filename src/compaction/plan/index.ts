@@ -1,0 +1,15 @@
+/**
+ * Which part of the history a compaction compresses, and how (SPEC §5.2, §5.3): units,
+ * importance scores, the split, the tiers, the selection, chunks, output budgets and the plan.
+ */
+
+export { summaryEstimate } from './select.js';
+export {
+  chunkOutputBudgets,
+  consolidationBudgetWithin,
+  namedIdentifierCount,
+  narrativeBudget,
+  outputCap,
+  repairListChars,
+} from './budget.js';
+export { planCompaction, resolveTarget } from './plan.js';

@@ -1,0 +1,121 @@
+import type { Policy } from '../../config/policy.js';
+import type { Strategy } from '../plan-types.js';
+import { isUserTextMessage } from '../render.js';
+import type { HistoryMessage } from '../types.js';
+import type { Unit } from './units.js';
+
+/**
+ * Splits units into protected ones and compression candidates (SPEC §5.2 steps 2–3, §5.6a).
+ * Protected: the leading system prompt(s) and the clip-archive (head), the recent tail
+ * extended back to a unit boundary, the unit holding the newest user message, units holding
+ * a pinned message, a pending exchange, and user messages within `keepUserTokens`. A unit
+ * is protected whole, so a pinned tool result keeps its call and the call its results.
+ */
+
+export interface Split {
+  /** leading system prompts and the clip-archive */
+  head: Unit[];
+  /** index (into units) where the protected recent tail starts; units.length when there is none */
+  tailStart: number;
+  /** protected outside the tail: newest user message, pinned messages, pending exchange, keepUserTokens */
+  pinned: Unit[];
+  /** everything else, chronological */
+  candidates: Unit[];
+}
+
+export interface SplitOptions {
+  strategy: Strategy;
+  keepRecent: number;
+  keepRecentTokens: number | undefined;
+  keepUserTokens: number;
+}
+
+export function splitOptions(policy: Policy, strategy: Strategy, keepRecent?: number): SplitOptions {
+  return {
+    strategy,
+    keepRecent: keepRecent ?? policy.keepRecent,
+    // an explicit per-request message count wins over a token-sized tail
+    keepRecentTokens: keepRecent === undefined ? policy.keepRecentTokens : undefined,
+    keepUserTokens: policy.keepUserTokens,
+  };
+}
+
+function headLength(units: readonly Unit[]): number {
+  let n = 0;
+  while (n < units.length) {
+    const unit = units[n] as Unit;
+    const lead = unit.messages[0];
+    const isSystemPrompt = unit.kind === 'message' && lead?.role === 'system';
+    if (!isSystemPrompt && unit.kind !== 'clip_archive') break;
+    n += 1;
+  }
+  return n;
+}
+
+/** Index of the first message of the protected tail, before unit alignment. */
+function tailMessageIndex(messages: readonly HistoryMessage[], options: SplitOptions): number {
+  if (options.strategy === 'reset') return messages.length;
+  if (options.keepRecentTokens !== undefined) {
+    let tokens = 0;
+    let i = messages.length;
+    while (i > 0 && tokens < options.keepRecentTokens) {
+      i -= 1;
+      tokens += messages[i]?.tokens ?? 0;
+    }
+    return i;
+  }
+  return Math.max(0, messages.length - options.keepRecent);
+}
+
+function unitIndexOfMessage(units: readonly Unit[], messageIndex: number): number {
+  const found = units.findIndex((unit) => unit.end >= messageIndex);
+  return found === -1 ? units.length : found;
+}
+
+/** Units holding the newest user message and, newest first, user messages within the budget. */
+function userPinned(units: readonly Unit[], keepUserTokens: number): Set<number> {
+  const pinned = new Set<number>();
+  let budget = keepUserTokens;
+  let newestSeen = false;
+  for (let u = units.length - 1; u >= 0; u -= 1) {
+    const unit = units[u] as Unit;
+    for (let m = unit.messages.length - 1; m >= 0; m -= 1) {
+      const message = unit.messages[m] as HistoryMessage;
+      if (!isUserTextMessage(message)) continue;
+      if (!newestSeen) {
+        newestSeen = true;
+        pinned.add(unit.index);
+      } else if (message.tokens <= budget) {
+        budget -= message.tokens;
+        pinned.add(unit.index);
+      } else {
+        budget = 0;
+      }
+    }
+    if (newestSeen && budget === 0) break;
+  }
+  return pinned;
+}
+
+const isPinned = (message: HistoryMessage): boolean => message.pinned === true;
+
+/** Splits grouped units; `messages` is the array the units were grouped from. */
+export function splitUnits(units: readonly Unit[], messages: readonly HistoryMessage[], options: SplitOptions): Split {
+  const headEnd = headLength(units);
+  let tailStart = Math.max(headEnd, unitIndexOfMessage(units, tailMessageIndex(messages, options)));
+  // a kept tail must never open with a tool result whose call is gone
+  while (tailStart < units.length && units[tailStart]?.kind === 'orphan_result') tailStart += 1;
+
+  const pinnedIndexes = userPinned(units, options.keepUserTokens);
+  for (const unit of units) if (unit.pending || unit.messages.some(isPinned)) pinnedIndexes.add(unit.index);
+
+  const pinned: Unit[] = [];
+  const candidates: Unit[] = [];
+  for (let u = headEnd; u < tailStart; u += 1) {
+    const unit = units[u] as Unit;
+    if (unit.kind === 'clip_archive') continue; // superseded or carried, never summarized
+    if (pinnedIndexes.has(unit.index)) pinned.push(unit);
+    else candidates.push(unit);
+  }
+  return { head: units.slice(0, headEnd), tailStart, pinned, candidates };
+}

@@ -1,0 +1,9 @@
+/**
+ * What stays findable once history is archived (SPEC §5.9): the lines the recall index stores,
+ * and the names the context no longer holds after a compaction.
+ */
+
+export { answeredToolUseIds, focusLine, pieceLines, recallLines, recallPieces, toolCallNames } from './recall-lines.js';
+export type { RecallPiece } from './recall-lines.js';
+export { countForgotten, FORGOTTEN_MAX_NAMES, namesMissingFrom, spanNames } from './forgotten.js';
+export type { ForgottenCounts } from './forgotten.js';

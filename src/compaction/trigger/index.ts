@@ -1,0 +1,9 @@
+/**
+ * When a compaction starts (SPEC §5.1): the auto trigger's decision on each append, and the
+ * definitions of the agent's `compact` and `recall` tools.
+ */
+
+export { decideAutoCompaction } from './trigger.js';
+export type { TriggerDecision, TriggerState } from './trigger.js';
+export { toolDefinition } from './tool-definitions.js';
+export type { ToolName } from './tool-definitions.js';

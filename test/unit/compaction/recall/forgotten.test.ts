@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { countForgotten, heldForms, namesMissingFrom, spanNames } from '../../../../src/compaction/recall/forgotten.js';
+import { extractLedger } from '../../../../src/compaction/ledger/index.js';
+import { conversation } from '../../../fixtures/builders.js';
+
+describe('what the context no longer holds (SPEC §5.9)', () => {
+  const messages = conversation()
+    .user('Fix the failing registry test, and never touch mix.lock.')
+    .exchange('t1', 'Edit', { file_path: '/repo/lib/app/session_registry.ex', old_string: 'a', new_string: 'bb' }, 'The file has been updated.')
+    .exchange('t2', 'Bash', { command: 'mix test test/registry_test.exs' }, '** (KeyError) key :pane_id not found\nExit code 1', true)
+    .build();
+  const names = spanNames(extractLedger(messages));
+
+  it('names the span\'s paths, commands and error lines', () => {
+    expect(names).toEqual(
+      expect.arrayContaining([
+        { kind: 'path', name: '/repo/lib/app/session_registry.ex' },
+        { kind: 'command', name: 'mix test test/registry_test.exs' },
+        expect.objectContaining({ kind: 'error' }),
+      ]),
+    );
+    expect(spanNames(null)).toEqual([]);
+  });
+
+  it('holds a path in its whole or cwd-relative form, whitespace aside', () => {
+    const path = { kind: 'path' as const, name: '/repo/lib/app/session_registry.ex' };
+    expect(heldForms(path, '/repo')).toEqual(['/repo/lib/app/session_registry.ex', 'lib/app/session_registry.ex']);
+    expect(namesMissingFrom([path], 'edited lib/app/session_registry.ex twice', '/repo')).toEqual([]);
+    expect(namesMissingFrom([path], 'edited session_registry.ex', '/repo')).toEqual([path]);
+    const command = { kind: 'command' as const, name: 'mix  test\ttest/registry_test.exs' };
+    expect(namesMissingFrom([command], 'ran `mix test test/registry_test.exs`', null)).toEqual([]);
+  });
+
+  it('counts by kind', () => {
+    expect(countForgotten(names)).toMatchObject({ total: names.length, byKind: { path: 1, command: 1 } });
+    expect(countForgotten([])).toEqual({ total: 0, byKind: { path: 0, command: 0, error: 0, id: 0 } });
+  });
+});

@@ -29,10 +29,35 @@ let statements = 0;
 /** statements of the recall indexing that follows a commit (bounded passes, as many as the archive needs) */
 let recallStatements = 0;
 
+/**
+ * A recall indexing pass runs in a transaction of its own under the archive's shared lock
+ * (BEGIN, the lock, its reads and writes, COMMIT): its BEGIN is told by the lock that follows
+ * it, its COMMIT by the lock before it. The steps run one at a time, so statements come in order.
+ */
+let heldBegin = false;
+let inRecallPass = false;
+function classify(query: string): void {
+  if (heldBegin) {
+    heldBegin = false;
+    if (/pg_advisory_xact_lock_shared/.test(query)) {
+      inRecallPass = true;
+      recallStatements += 2;
+      return;
+    }
+    statements += 1;
+  }
+  if (/^\s*begin\b/i.test(query)) heldBegin = true;
+  else if (inRecallPass && /^\s*commit\b/i.test(query)) {
+    inRecallPass = false;
+    recallStatements += 1;
+  } else if (inRecallPass || /archived_recall/.test(query)) recallStatements += 1;
+  else statements += 1;
+}
+
 beforeAll(async () => {
   sim = await startTestLlmSim();
   stack = await createStack({ workers: false, env: { ANTHROPIC_BASE_URL: sim.url, COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5' } });
-  counted = createDb(stack.db.url, { max: 4, name: 'compactd-round-trips', onQuery: (query) => (/archived_recall/.test(query) ? (recallStatements += 1) : (statements += 1)) });
+  counted = createDb(stack.db.url, { max: 4, name: 'compactd-round-trips', onQuery: classify });
   deps = { ...workerStepDeps(stack), db: counted.db };
   // open every connection first: a new one spends statements of its own (postgres.js reads the array types)
   await Promise.all(Array.from({ length: 4 }, () => counted.sql`select pg_sleep(0.1)`));

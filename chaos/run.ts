@@ -10,6 +10,7 @@ import { ABUSE_FULL, ABUSE_QUICK, runAbuse } from './scenarios/abuse/index.js';
 import { runAuthMatrix } from './scenarios/auth-matrix.js';
 import { DUPLICATE_STORM_FULL, DUPLICATE_STORM_QUICK, runDuplicateStorm } from './scenarios/duplicate-storm.js';
 import { FUZZ_FULL, FUZZ_QUICK, runFuzz } from './scenarios/fuzz.js';
+import { GATEWAY_FULL, GATEWAY_QUICK, runGateway } from './scenarios/gateway.js';
 import { LLM_FAULTS_FULL, LLM_FAULTS_QUICK, runLlmFaults } from './scenarios/llm-faults.js';
 import { LOAD_FULL, LOAD_QUICK, runLoad } from './scenarios/load.js';
 import { runPromptInjection } from './scenarios/prompt-injection.js';
@@ -37,6 +38,7 @@ const SUITES: Record<string, Runner> = {
   load: (q, logDir) => runLoad({ ...(q ? LOAD_QUICK : LOAD_FULL), logDir }),
   'tenant-fairness': (q, logDir) => runTenantFairness({ ...(q ? TENANT_FAIRNESS_QUICK : TENANT_FAIRNESS_FULL), logDir }),
   abuse: (q, logDir) => runAbuse({ ...(q ? ABUSE_QUICK : ABUSE_FULL), logDir }),
+  gateway: (q, logDir) => runGateway({ ...(q ? GATEWAY_QUICK : GATEWAY_FULL), logDir }),
 };
 
 const RESULTS_DIR = path.join(REPO_ROOT, 'chaos/results');

@@ -164,11 +164,16 @@ function openAIText(content: OpenAIMessage['content']): string {
   return content.map((part) => (part.type === 'text' ? part.text : `[image: ${part.image_url.url}]`)).join('\n');
 }
 
-/** Tool-call arguments are a JSON string on the OpenAI wire; malformed JSON is kept verbatim. */
+/**
+ * Tool-call arguments are a JSON string on the OpenAI wire; malformed JSON is kept verbatim,
+ * and so is JSON whose escapes spell what Postgres cannot store (`\u0000`, a lone surrogate):
+ * the string itself holds only the escape, parsed it would hold the character.
+ */
 function parseArguments(args: string): unknown {
   if (args.trim() === '') return {};
   try {
-    return JSON.parse(args) as unknown;
+    const parsed = JSON.parse(args) as unknown;
+    return findInvalidText(parsed, 'arguments') === undefined ? parsed : args;
   } catch {
     return args;
   }

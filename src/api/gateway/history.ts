@@ -49,25 +49,33 @@ export function storableText(text: string): string {
   return text.replace(UNSTORABLE, (char) => (char === '\u0000' ? '\u2400' : '\ufffd'));
 }
 
-/** Every string of a storable message (keys are the gateway's own) made storable; iterative, as inputs may nest deeply. */
+/** Every string and key of a storable message made storable (a tool input's keys are the client's); iterative, as inputs may nest deeply. */
 function withStorableText(value: unknown): unknown {
   if (typeof value === 'string') return storableText(value);
   if (typeof value !== 'object' || value === null) return value;
-  const root: unknown = Array.isArray(value) ? [...value] : { ...value };
-  const stack: Array<Record<string, unknown> | unknown[]> = [root as Record<string, unknown>];
+  const root = copyOf(value as Record<string, unknown> | unknown[]);
+  const stack: Array<Record<string, unknown> | unknown[]> = [root];
   while (stack.length > 0) {
     const node = stack.pop() as Record<string, unknown>;
     for (const key of Object.keys(node)) {
       const child = node[key];
       if (typeof child === 'string') node[key] = storableText(child);
       else if (typeof child === 'object' && child !== null) {
-        const copy = Array.isArray(child) ? [...child] : { ...child };
+        const copy = copyOf(child as Record<string, unknown> | unknown[]);
         node[key] = copy;
-        stack.push(copy as Record<string, unknown>);
+        stack.push(copy);
       }
     }
   }
   return root;
+}
+
+/** A shallow copy, an object's keys made storable (their order kept). */
+function copyOf(node: Record<string, unknown> | unknown[]): Record<string, unknown> | unknown[] {
+  if (Array.isArray(node)) return [...node];
+  const copy: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(node)) copy[storableText(key)] = child;
+  return copy;
 }
 
 const PLACEHOLDER = (type: string) => ({ type: 'text', text: `[${type}]` });

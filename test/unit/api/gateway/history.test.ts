@@ -82,3 +82,11 @@ describe('sharedPrefix', () => {
     expect(sharedPrefix(keys, new Map([[0, 'm0-a'], [1, 'm1-x'], [2, 'm2-c']]))).toBe(1);
   });
 });
+
+describe('storable keys', () => {
+  it('makes a tool input key with a NUL storable, keeping the keys in order', () => {
+    const storable = storableMessage('anthropic', { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: { 'a\u0000b': 1, z: 2 } }] });
+    expect((storable['content'] as Array<{ input: Record<string, number> }>)[0]?.input).toEqual({ 'a\u2400b': 1, z: 2 });
+    expect(Object.keys((storable['content'] as Array<{ input: Record<string, number> }>)[0]!.input)).toEqual(['a\u2400b', 'z']);
+  });
+});

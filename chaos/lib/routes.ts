@@ -62,6 +62,8 @@ export function routeKind(path: string): RouteKind | 'unknown' {
   if (path === '/healthz' || path === '/readyz' || path === '/docs' || path.startsWith('/docs/')) return 'public';
   if (path === '/metrics') return 'metrics';
   if (path === '/admin/queues' || path.startsWith('/admin/queues/')) return 'dashboard';
+  // the operator's tenant settings: behind the same admin token as the dashboard
+  if (path.startsWith('/admin/tenants/')) return 'dashboard';
   if (path.startsWith('/v1/')) return 'api';
   // the providers' APIs for unmodified agents: an API key as the providers' SDKs send it, errors in their shapes
   if (path.startsWith('/gateway/')) return 'gateway';

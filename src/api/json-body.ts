@@ -29,16 +29,24 @@ export function registerJsonParser(app: ParserHost, keepText?: (request: Fastify
     try {
       text = STRICT_UTF8.decode(body as Buffer);
     } catch {
-      done(new AppError('INVALID_UTF8', 'the body is not valid UTF-8', { status: 400, field: 'body' }), undefined);
+      done(bodyError(new AppError('INVALID_UTF8', 'the body is not valid UTF-8', { status: 400, field: 'body' })), undefined);
       return;
     }
     keepText?.(request, text);
     parseJson(request, text, (error: Error | null, value?: unknown) => {
       if (!error && nestsDeeperThan(value, JSON_BODY_MAX_DEPTH)) {
-        done(new AppError('BODY_TOO_DEEP', `the JSON body must not nest deeper than ${JSON_BODY_MAX_DEPTH} levels`, { status: 400, field: 'body' }), undefined);
+        done(bodyError(new AppError('BODY_TOO_DEEP', `the JSON body must not nest deeper than ${JSON_BODY_MAX_DEPTH} levels`, { status: 400, field: 'body' })), undefined);
         return;
       }
       done(error, value);
     });
   });
+}
+
+/**
+ * A body refused while parsing, with the `statusCode` fastify's own errors carry: a plugin with
+ * its own error handler (the queue dashboard's) answers it as the 400 it is, not a 500.
+ */
+function bodyError(error: AppError): AppError & { statusCode: number } {
+  return Object.assign(error, { statusCode: error.status });
 }

@@ -67,6 +67,9 @@ export async function requireHost(request: FastifyRequest, reply: FastifyReply):
  * `{error: {key}}`): the same answer as problem+json, keeping the plugin's own fields,
  * which its UI reads.
  */
+/** BullMQ's words for an action on a job that is not in the state the action needs. */
+const JOB_STATE_CONFLICT = /\bis not in the \w+ state\b/;
+
 export async function foreignErrorsAsProblems(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
   const contentType = String(reply.getHeader('content-type') ?? '');
   if (reply.statusCode < 400 || contentType.startsWith('application/problem+json') || typeof payload !== 'string') return payload;
@@ -78,7 +81,13 @@ export async function foreignErrorsAsProblems(request: FastifyRequest, reply: Fa
     // not JSON: the problem carries no extra fields
   }
   const key = (original['error'] as { key?: unknown } | undefined)?.key;
-  const code = typeof original['code'] === 'string' ? original['code'] : typeof key === 'string' ? key.replace(/^ERRORS\./, '') : 'ERROR';
+  let code = typeof original['code'] === 'string' ? original['code'] : typeof key === 'string' ? key.replace(/^ERRORS\./, '') : 'ERROR';
+  // the dashboard answers an action on a job in another state (promote a job that is not
+  // delayed) as its internal error: it is the request that conflicts with the job, not a failure
+  if (reply.statusCode === 500 && typeof original['message'] === 'string' && JOB_STATE_CONFLICT.test(original['message'])) {
+    void reply.status(409);
+    code = 'JOB_STATE_CONFLICT';
+  }
   const status = reply.statusCode;
   void reply.type('application/problem+json');
   return JSON.stringify({

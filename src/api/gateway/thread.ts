@@ -21,19 +21,24 @@ export function firstKeyOf(provider: GatewayProvider, history: readonly unknown[
  * is linked to its parent's.
  */
 export async function conversationOf(db: Db, tenantId: string, identity: ConversationIdentity, firstKey: string | null, model: unknown): Promise<ConversationRow> {
-  const parent = identity.parentId === undefined ? null : await getConversation(db, tenantId, identity.parentId);
-  const base = await ensureConversation(db, tenantId, identity.id, { model, ...(parent ? { parent: { conversation: parent, relation: 'agent' } } : {}) });
-  if (firstKey === null) return base;
-  const first = (await storedKeysOf(db, base)).keys.get(0);
-  if (first === firstKey || (first === undefined && identity.sideRequest !== true)) return base;
-  return ensureConversation(db, tenantId, threadId(identity.id, firstKey), { model, parent: { conversation: base, relation: 'thread' } });
+  // the parent is read only when the conversation is created (its settings are inherited then)
+  const existing = await getConversation(db, tenantId, identity.id);
+  const parent = existing || identity.parentId === undefined ? null : await getConversation(db, tenantId, identity.parentId);
+  const base = existing ?? (await ensureConversation(db, tenantId, identity.id, { model, ...(parent ? { parent: { conversation: parent, relation: 'agent' } } : {}) }));
+  if (await keepsTheId(db, base, identity, firstKey)) return base;
+  return ensureConversation(db, tenantId, threadId(identity.id, firstKey as string), { model, parent: { conversation: base, relation: 'thread' } });
 }
 
 /** `conversationOf` without creating anything (count_tokens stores nothing): null when the history's conversation does not exist yet. */
 export async function existingConversationOf(db: Db, tenantId: string, identity: ConversationIdentity, firstKey: string | null): Promise<ConversationRow | null> {
   const base = await getConversation(db, tenantId, identity.id);
-  if (!base || firstKey === null) return base;
+  if (!base || (await keepsTheId(db, base, identity, firstKey))) return base;
+  return getConversation(db, tenantId, threadId(identity.id, firstKey as string));
+}
+
+/** Whether a history starting with `firstKey` is the one stored under the id (or may take an id that holds none yet). */
+async function keepsTheId(db: Db, base: ConversationRow, identity: ConversationIdentity, firstKey: string | null): Promise<boolean> {
+  if (firstKey === null) return true;
   const first = (await storedKeysOf(db, base)).keys.get(0);
-  if (first === firstKey || (first === undefined && identity.sideRequest !== true)) return base;
-  return getConversation(db, tenantId, threadId(identity.id, firstKey));
+  return first === firstKey || (first === undefined && identity.sideRequest !== true);
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findTenantByApiKey } from '../../../src/db/repos/api-keys.js';
 import { insertConversation } from '../../../src/db/repos/conversations.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 /** GET /v1/conversations: the tenant's conversations, paged by cursor, filtered; parent links from POST. */
 
@@ -82,7 +83,8 @@ describe('GET /v1/conversations', () => {
     expect((await list('?parentId=elsewhere')).conversations).toEqual([]);
 
     const since = (await list()).conversations.reduce((latest, c) => (String(c['updatedAt']) > latest ? String(c['updatedAt']) : latest), '');
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // the marker must fall after every earlier update: wait until the clock has passed the latest
+    await waitFor(() => Date.now() > Date.parse(since) + 1, 1_000, 1, 'the clock past the latest update');
     const marker = new Date().toISOString();
     const append = await t.app.inject({ method: 'POST', url: '/v1/conversations/gw-sub-2/messages', headers: t.auth(), payload: { messages: [{ role: 'user', content: 'more' }] } });
     expect(append.statusCode, append.body).toBe(201);

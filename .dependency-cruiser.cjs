@@ -1,5 +1,6 @@
 /** STYLE.md §2: the pure core imports nothing with I/O; shells never import each other; no cycles. */
-const IO_MODULES = '^(node:|fs$|net$|http$|https$|child_process$|drizzle-orm|postgres$|bullmq|ioredis|pino|@anthropic-ai|openai$|fastify|@fastify|@bull-board|prom-client|gpt-tokenizer|smol-toml)';
+const IO_MODULES =
+  '^(node:|fs$|net$|http$|https$|child_process$|drizzle-orm|postgres$|bullmq|ioredis|pino|@anthropic-ai|openai$|fastify|@fastify|@bull-board|prom-client|gpt-tokenizer|smol-toml)';
 
 /**
  * The stage folders of src/compaction/ in pipeline order (SPEC §2.1): a folder imports only
@@ -48,10 +49,13 @@ module.exports = {
     { name: 'worker-not-api', severity: 'error', from: { path: '^src/worker/' }, to: { path: '^src/(api|app)/' } },
     {
       name: 'client-standalone',
-      comment: 'src/client ships as compactd/client: besides itself it may use only the API schemas, the core data types and the compaction options schema, and those type-only',
+      comment:
+        'src/client ships as compactd/client: besides itself it may use only the API schemas, the core data types and the compaction options schema, and those type-only',
       severity: 'error',
       from: { path: '^src/client/' },
-      to: { pathNot: ['^src/client/', '^src/api/schemas/', '^src/compaction/types\\.ts$', '^src/queue/job-options\\.ts$', 'node_modules/zod/'] },
+      to: {
+        pathNot: ['^src/client/', '^src/api/schemas/', '^src/compaction/types\\.ts$', '^src/queue/job-options\\.ts$', 'node_modules/zod/'],
+      },
     },
     {
       name: 'client-types-only',
@@ -63,7 +67,8 @@ module.exports = {
     { name: 'client-no-builtins', severity: 'error', from: { path: '^src/client/' }, to: { dependencyTypes: ['core'] } },
     {
       name: 'integrations-through-client',
-      comment: 'compactd/langchain and compactd/ai-sdk ship beside compactd/client: they reach the service only through the typed client, never server code, and load only their own framework',
+      comment:
+        'compactd/langchain and compactd/ai-sdk ship beside compactd/client: they reach the service only through the typed client, never server code, and load only their own framework',
       severity: 'error',
       from: { path: '^src/integrations/' },
       to: { pathNot: ['^src/integrations/', '^src/client/', 'node_modules/(langchain|@langchain/core|ai)/'] },
@@ -79,7 +84,8 @@ module.exports = {
     },
     {
       name: 'sql-only-in-db',
-      comment: 'SQL lives in src/db: nothing else imports drizzle-orm or the postgres driver, not even as types (db/client.ts names the types callers need)',
+      comment:
+        'SQL lives in src/db: nothing else imports drizzle-orm or the postgres driver, not even as types (db/client.ts names the types callers need)',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/db/' },
       to: { path: '(^|/)node_modules/(drizzle-orm|postgres)/' },
@@ -129,6 +135,10 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js', '.mjs', '.json'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+      extensions: ['.ts', '.js', '.mjs', '.json'],
+    },
   },
 };

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+
 import { defineConfig } from 'vitest/config';
 
 // Three tiers (STYLE §9): unit needs no services; integration and e2e talk to the real

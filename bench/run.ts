@@ -2,8 +2,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+
 import { repoRoot } from './lib/child.js';
-import { makeUniqueId, type BenchContext, type ChartPoint } from './lib/context.js';
+import { type BenchContext, type ChartPoint, makeUniqueId } from './lib/context.js';
 import { emptyScenario, type ScenarioResult } from './lib/result.js';
 import { startServices } from './lib/services.js';
 import type { BenchResults } from './report/markdown.js';
@@ -98,8 +99,21 @@ const base = `${stamp.slice(0, 10)}${quick ? '-quick' : ''}`;
 const jsonPath = path.join(resultsDir, `${base}.json`);
 writeFileSync(jsonPath, `${JSON.stringify(results, null, 2)}\n`);
 log(`results: ${jsonPath}`);
-const reportPaths = quick || outDir
-  ? { markdown: path.join(resultsDir, `${base}.md`), svg: path.join(resultsDir, `${base}-latency-vs-size.svg`), svgLink: `${base}-latency-vs-size.svg` }
-  : { markdown: path.join(repoRoot, 'BENCH.md'), svg: path.join(repoRoot, 'bench/latency-vs-size.svg'), svgLink: 'bench/latency-vs-size.svg' };
-writeReport(results, { ...reportPaths, jsonLink: path.relative(path.dirname(reportPaths.markdown), jsonPath), findings: path.join(repoRoot, 'bench/findings.md') });
+const reportPaths =
+  quick || outDir
+    ? {
+        markdown: path.join(resultsDir, `${base}.md`),
+        svg: path.join(resultsDir, `${base}-latency-vs-size.svg`),
+        svgLink: `${base}-latency-vs-size.svg`,
+      }
+    : {
+        markdown: path.join(repoRoot, 'BENCH.md'),
+        svg: path.join(repoRoot, 'bench/latency-vs-size.svg'),
+        svgLink: 'bench/latency-vs-size.svg',
+      };
+writeReport(results, {
+  ...reportPaths,
+  jsonLink: path.relative(path.dirname(reportPaths.markdown), jsonPath),
+  findings: path.join(repoRoot, 'bench/findings.md'),
+});
 log(`report: ${reportPaths.markdown}`);

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { cpus, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+
 import { REPO_ROOT } from './lib/processes.js';
 import { renderReliability, type RunResult } from './lib/report.js';
 import { missedTargets, type ScenarioResult } from './lib/result.js';
@@ -55,7 +56,9 @@ function commitUnderTest(): string {
 
 function latestResults(): RunResult[] {
   if (!existsSync(RESULTS_DIR)) return [];
-  const files = readdirSync(RESULTS_DIR).filter((f) => /^\d{4}-\d{2}-\d{2}\.json$/.test(f)).sort();
+  const files = readdirSync(RESULTS_DIR)
+    .filter((f) => /^\d{4}-\d{2}-\d{2}\.json$/.test(f))
+    .sort();
   const last = files.at(-1);
   return last ? (JSON.parse(readFileSync(path.join(RESULTS_DIR, last), 'utf8')) as { results: RunResult[] }).results : [];
 }
@@ -67,13 +70,16 @@ function serviceVersions(): string {
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean', default: false }, render: { type: 'boolean', default: false } } });
+  const { values } = parseArgs({
+    options: { only: { type: 'string' }, quick: { type: 'boolean', default: false }, render: { type: 'boolean', default: false } },
+  });
   // --render: RELIABILITY.md again from the latest results file, running nothing.
   const names = values.render ? [] : values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(SUITES);
   const unknown = names.filter((n) => !SUITES[n]);
   if (unknown.length > 0) throw new Error(`unknown suite(s) ${unknown.join(', ')}; known: ${Object.keys(SUITES).join(', ')}`);
   const logDir = names.length > 0 ? mkdtempSync(path.join(tmpdir(), 'compactd-chaos-')) : '';
-  if (names.length > 0) process.stdout.write(`chaos: ${names.join(', ')} (${values.quick ? 'quick' : 'full'}); process logs in ${logDir}\n`);
+  if (names.length > 0)
+    process.stdout.write(`chaos: ${names.join(', ')} (${values.quick ? 'quick' : 'full'}); process logs in ${logDir}\n`);
 
   const fresh: RunResult[] = [];
   for (const name of names) {
@@ -83,7 +89,9 @@ async function main(): Promise<number> {
     const result = await (SUITES[name] as Runner)(values.quick ?? false, logDir);
     fresh.push({ ...result, commit });
     const missed = missedTargets(result);
-    process.stdout.write(`chaos: ${name} done in ${Math.round((Date.now() - started) / 1000)} s: ${missed.length === 0 ? 'all targets met' : missed.join('; ')}\n`);
+    process.stdout.write(
+      `chaos: ${name} done in ${Math.round((Date.now() - started) / 1000)} s: ${missed.length === 0 ? 'all targets met' : missed.join('; ')}\n`,
+    );
   }
 
   const merged = [...latestResults().filter((r) => !names.includes(r.id)), ...fresh];
@@ -97,7 +105,9 @@ async function main(): Promise<number> {
   writeFileSync(file, `${JSON.stringify({ meta, results: merged }, null, 2)}\n`);
   writeFileSync(path.join(REPO_ROOT, 'RELIABILITY.md'), renderReliability(merged, meta, path.relative(REPO_ROOT, file)));
   const missed = merged.flatMap(missedTargets);
-  process.stdout.write(`chaos: wrote ${path.relative(REPO_ROOT, file)} and RELIABILITY.md; ${missed.length === 0 ? 'every target met' : `${missed.length} target(s) missed`}\n`);
+  process.stdout.write(
+    `chaos: wrote ${path.relative(REPO_ROOT, file)} and RELIABILITY.md; ${missed.length === 0 ? 'every target met' : `${missed.length} target(s) missed`}\n`,
+  );
   return missed.length === 0 ? 0 : 1;
 }
 

@@ -1,9 +1,10 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+
 import { REPO_ROOT } from './corpus.js';
 import { renderReport } from './report.js';
-import { runEval, type EvalResults } from './run.js';
+import { type EvalResults, runEval } from './run.js';
 
 /**
  * `npm run eval [-- --quick] [--no-sim] [--out-dir DIR] [--data DIR]`: runs the summary
@@ -59,7 +60,11 @@ async function readAnalysis(): Promise<string | null> {
 }
 
 /** Runs the eval for a command line; returns what it wrote (or null for --help). */
-export async function main(argv: string[], env: Record<string, string | undefined>, log: (line: string) => void): Promise<CliOutcome | null> {
+export async function main(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  log: (line: string) => void,
+): Promise<CliOutcome | null> {
   const args = parseCliArgs(argv);
   if (args === 'help') {
     log(USAGE);

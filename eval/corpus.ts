@@ -1,9 +1,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { realTranscriptsDir } from '../src/app/cli/shared-data.js';
 import type { NormalizedMessage } from '../src/compaction/types.js';
 import { findCompactBoundary, importTranscript } from '../src/importers/index.js';
-import { realTranscriptsDir } from '../src/app/cli/shared-data.js';
 
 /**
  * The eval's cases, read from the shared real transcripts beside the repository (never
@@ -102,7 +103,14 @@ function tauCases(dataDir: string, count: number): EvalCase[] {
     .map((c) => ({ c, size: size(c.messages) }))
     .sort((a, b) => b.size - a.size || a.c.id.localeCompare(b.c.id))
     .slice(0, count)
-    .map(({ c }) => ({ id: `tau-${c.id}`, collection: 'tau-bench', source: `${TAU_FILE}#${c.id}`, messages: c.messages, peer: null, cwd: null }));
+    .map(({ c }) => ({
+      id: `tau-${c.id}`,
+      collection: 'tau-bench',
+      source: `${TAU_FILE}#${c.id}`,
+      messages: c.messages,
+      peer: null,
+      cwd: null,
+    }));
 }
 
 /** All cases of a run; `quick` takes one of each kind (one session, one trajectory, two τ-bench conversations). */

@@ -23,7 +23,12 @@ export interface JobView {
 }
 
 async function call(stack: EvalStack, method: 'GET' | 'POST', url: string, payload?: unknown): Promise<unknown> {
-  const res = await stack.app.inject({ method, url, headers: stack.auth, ...(payload === undefined ? {} : { payload: payload as object }) });
+  const res = await stack.app.inject({
+    method,
+    url,
+    headers: stack.auth,
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
   if (res.statusCode >= 300) throw new Error(`${method} ${url} answered ${res.statusCode}: ${res.body.slice(0, 500)}`);
   return res.json();
 }
@@ -35,10 +40,16 @@ export async function seed(
   messages: readonly NormalizedMessage[],
   conversation: { contextLimit: number; policy?: Record<string, unknown> },
 ): Promise<{ activeTokens: number; seqs: number[] }> {
-  await call(stack, 'POST', '/v1/conversations', { id, contextLimit: conversation.contextLimit, policy: { auto: false, ...conversation.policy } });
+  await call(stack, 'POST', '/v1/conversations', {
+    id,
+    contextLimit: conversation.contextLimit,
+    policy: { auto: false, ...conversation.policy },
+  });
   const seqs: number[] = [];
   for (let i = 0; i < messages.length; i += APPEND_BATCH) {
-    const appended = (await call(stack, 'POST', `/v1/conversations/${id}/messages`, { messages: messages.slice(i, i + APPEND_BATCH) })) as { messages: Array<{ seq: number }> };
+    const appended = (await call(stack, 'POST', `/v1/conversations/${id}/messages`, { messages: messages.slice(i, i + APPEND_BATCH) })) as {
+      messages: Array<{ seq: number }>;
+    };
     seqs.push(...appended.messages.map((m) => m.seq));
   }
   const view = (await call(stack, 'GET', `/v1/conversations/${id}`)) as { activeTokens: number };
@@ -82,7 +93,10 @@ export async function chunkSummaries(stack: EvalStack, id: string): Promise<stri
   let after: string | null = null;
   do {
     const query: string = `level=0&limit=200${after ? `&after=${after}` : ''}`;
-    const page = (await call(stack, 'GET', `/v1/conversations/${id}/batches?${query}`)) as { batches: Array<{ summary: string }>; nextAfter: string | null };
+    const page = (await call(stack, 'GET', `/v1/conversations/${id}/batches?${query}`)) as {
+      batches: Array<{ summary: string }>;
+      nextAfter: string | null;
+    };
     out.push(...page.batches.map((b) => b.summary));
     after = page.nextAfter;
   } while (after !== null);

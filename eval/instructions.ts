@@ -35,12 +35,15 @@ export const KEY_WORD_SHARE = 0.6;
 /** consecutive non-empty context lines the key words may spread over */
 export const WINDOW_LINES = 3;
 // text the client injected into a user turn, not typed by the user
-const NOT_TYPED = /^\s*(<(task-notification|command-\w+|local-command-\w+|returncode|output|observation|system-reminder)\b|\[Request interrupted|Caveat: )/i;
+const NOT_TYPED =
+  /^\s*(<(task-notification|command-\w+|local-command-\w+|returncode|output|observation|system-reminder)\b|\[Request interrupted|Caveat: )/i;
 const STOPWORDS = new Set(
-  ('about above after again also another anything because been before being below between both cannot could does doing done down during each ' +
+  (
+    'about above after again also another anything because been before being below between both cannot could does doing done down during each ' +
     'either else every from further have having here into itself just like make many more most much must need never only other ought please ' +
     'same should since some still such than that their them then there these they thing things this those through under until upon very want ' +
-    'were what when where which while will with within without would your yours always dont shall might'). split(' '),
+    'were what when where which while will with within without would your yours always dont shall might'
+  ).split(' '),
 );
 
 /** Text the user typed: user-role text blocks, without meta turns, injected notices or system reminders. */
@@ -91,7 +94,11 @@ function sentencesOf(text: string): string[] {
 /** The user's explicit instructions: sentences with must / never / always / don't / please. */
 export function explicitInstructions(messages: readonly EvalMessage[]): UserStatement[] {
   return userTexts(messages)
-    .flatMap(({ messageIndex, text }) => sentencesOf(text).filter((s) => INSTRUCTION.test(s)).map((s) => statement(s, messageIndex)))
+    .flatMap(({ messageIndex, text }) =>
+      sentencesOf(text)
+        .filter((s) => INSTRUCTION.test(s))
+        .map((s) => statement(s, messageIndex)),
+    )
     .filter(checkable);
 }
 

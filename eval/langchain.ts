@@ -1,6 +1,6 @@
-import { runSummarizationMiddleware, DEFAULT_TRIM_TOKENS } from '../bench/peers/langchain-middleware.js';
-import { DEFAULT_POLICY } from '../src/config/policy.js';
+import { DEFAULT_TRIM_TOKENS, runSummarizationMiddleware } from '../bench/peers/langchain-middleware.js';
 import type { HistoryMessage, NormalizedMessage } from '../src/compaction/types.js';
+import { DEFAULT_POLICY } from '../src/config/policy.js';
 import type { LlmSim } from '../src/llm-sim/server.js';
 
 /**
@@ -18,8 +18,16 @@ export interface LangChainSetting {
 }
 
 export const LANGCHAIN_SETTINGS: readonly LangChainSetting[] = [
-  { key: 'langchain-defaults', label: `LangChain summarizationMiddleware, defaults (trims the span to its last ${DEFAULT_TRIM_TOKENS.toLocaleString('en-US')} tokens) · llm-sim`, trimTokensToSummarize: undefined },
-  { key: 'langchain-whole-span', label: 'LangChain summarizationMiddleware, trimming covering the span · llm-sim', trimTokensToSummarize: Number.MAX_SAFE_INTEGER },
+  {
+    key: 'langchain-defaults',
+    label: `LangChain summarizationMiddleware, defaults (trims the span to its last ${DEFAULT_TRIM_TOKENS.toLocaleString('en-US')} tokens) · llm-sim`,
+    trimTokensToSummarize: undefined,
+  },
+  {
+    key: 'langchain-whole-span',
+    label: 'LangChain summarizationMiddleware, trimming covering the span · llm-sim',
+    trimTokensToSummarize: Number.MAX_SAFE_INTEGER,
+  },
 ];
 
 /** Whether the eval runs the LangChain peer: on by default in a full run; `COMPACTD_EVAL_LANGCHAIN=0` skips it, `=1` adds it to a quick run. */
@@ -30,7 +38,15 @@ export function langchainEnabled(env: Record<string, string | undefined>, quick:
 }
 
 function history(messages: readonly NormalizedMessage[]): HistoryMessage[] {
-  return messages.map((m, i) => ({ seq: i + 1, role: m.role, kind: 'message', content: m.content, tokens: 0, toolUseIds: [], toolResultIds: [] }));
+  return messages.map((m, i) => ({
+    seq: i + 1,
+    role: m.role,
+    kind: 'message',
+    content: m.content,
+    tokens: 0,
+    toolUseIds: [],
+    toolResultIds: [],
+  }));
 }
 
 export interface LangChainSummary {
@@ -40,7 +56,12 @@ export interface LangChainSummary {
 }
 
 /** The middleware's summary of `messages[0, spanEnd)`, the rest kept. */
-export async function langchainSummary(sim: LlmSim, messages: readonly NormalizedMessage[], spanEnd: number, setting: LangChainSetting): Promise<LangChainSummary> {
+export async function langchainSummary(
+  sim: LlmSim,
+  messages: readonly NormalizedMessage[],
+  spanEnd: number,
+  setting: LangChainSetting,
+): Promise<LangChainSummary> {
   const run = await runSummarizationMiddleware({
     baseUrl: sim.url,
     history: history(messages),

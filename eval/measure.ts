@@ -1,7 +1,16 @@
 import { countTokens } from '../src/lib/count-tokens.js';
-import { scoreProbes, type Probe, type ProbeScore } from './probes/index.js';
-import { coverage, explicitInstructions, indexContext, userRequests, type Coverage, type UserStatement } from './instructions.js';
-import { contextText, identifierRetention, spanIdentifiers, stripIdentifierLists, type EvalMessage, type IdentifierKind, type Retention, type SpanIdentifier } from './metrics.js';
+import { type Coverage, coverage, explicitInstructions, indexContext, userRequests, type UserStatement } from './instructions.js';
+import {
+  contextText,
+  type EvalMessage,
+  type IdentifierKind,
+  identifierRetention,
+  type Retention,
+  type SpanIdentifier,
+  spanIdentifiers,
+  stripIdentifierLists,
+} from './metrics.js';
+import { type Probe, type ProbeScore, scoreProbes } from './probes/index.js';
 
 /**
  * One function computes every measure of one resulting context, whoever produced it

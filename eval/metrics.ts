@@ -1,3 +1,5 @@
+import { commandIdentifier, extractCommands, extractIds, isObservation } from '../src/compaction/identifier-sources.js';
+import { toolResultText } from '../src/compaction/render.js';
 import {
   clipErrorLine,
   errorLines,
@@ -7,8 +9,6 @@ import {
   inputStrings,
   withoutIdentifierLists,
 } from '../src/compaction/summarize/identifiers.js';
-import { commandIdentifier, extractCommands, extractIds, isObservation } from '../src/compaction/identifier-sources.js';
-import { toolResultText } from '../src/compaction/render.js';
 import type { Block, HistoryMessage, Role } from '../src/compaction/types.js';
 
 /**
@@ -20,7 +20,18 @@ import type { Block, HistoryMessage, Role } from '../src/compaction/types.js';
 
 export type IdentifierKind = 'error' | 'path' | 'output-path' | 'url' | 'ticket' | 'id' | 'tool' | 'command' | 'quoted' | 'number';
 
-export const IDENTIFIER_KINDS: readonly IdentifierKind[] = ['error', 'path', 'output-path', 'url', 'ticket', 'id', 'tool', 'command', 'quoted', 'number'];
+export const IDENTIFIER_KINDS: readonly IdentifierKind[] = [
+  'error',
+  'path',
+  'output-path',
+  'url',
+  'ticket',
+  'id',
+  'tool',
+  'command',
+  'quoted',
+  'number',
+];
 
 export interface SpanIdentifier {
   value: string;
@@ -40,7 +51,15 @@ const TICKET = /^(?:[A-Z][A-Z0-9]{1,9}-\d{1,6}|#\d{2,7})$/;
 const NUMBER_START = /^\d/;
 
 function asHistory(messages: readonly EvalMessage[]): HistoryMessage[] {
-  return messages.map((m, seq) => ({ seq, role: m.role, kind: 'message', content: m.content, tokens: 0, toolUseIds: [], toolResultIds: [] }));
+  return messages.map((m, seq) => ({
+    seq,
+    role: m.role,
+    kind: 'message',
+    content: m.content,
+    tokens: 0,
+    toolUseIds: [],
+    toolResultIds: [],
+  }));
 }
 
 // the gate's own extractors: the eval measures what the service promises to keep
@@ -78,7 +97,10 @@ function kindSources(messages: readonly EvalMessage[]) {
         const text = toolResultText(block);
         const found = errorLines(text);
         found.forEach((e) => errors.add(e));
-        const first = text.split('\n').find((line) => line.trim().length > 0)?.trim();
+        const first = text
+          .split('\n')
+          .find((line) => line.trim().length > 0)
+          ?.trim();
         if (block.is_error === true && found.length === 0 && first) errors.add(clipErrorLine(first));
       }
     }
@@ -108,7 +130,8 @@ export function spanIdentifiers(messages: readonly EvalMessage[]): SpanIdentifie
   const sources = kindSources(messages);
   const outputPaths = new Set<string>();
   for (const message of messages) {
-    for (const block of message.content) if (block.type === 'tool_result') extractPaths(toolResultText(block)).forEach((p) => outputPaths.add(p));
+    for (const block of message.content)
+      if (block.type === 'tool_result') extractPaths(toolResultText(block)).forEach((p) => outputPaths.add(p));
   }
   const out: SpanIdentifier[] = values.map((value) => ({ value, kind: classify(value, sources, outputPaths) }));
   const seen = new Set(values);
@@ -164,7 +187,12 @@ export interface Retention {
 
 /** Share of the identifiers the context contains verbatim (whitespace-insensitive, case-sensitive). */
 export function identifierRetention(identifiers: readonly SpanIdentifier[], context: string): Retention {
-  const missingValues = new Set(findMissingIdentifiers(identifiers.map((i) => i.value), context));
+  const missingValues = new Set(
+    findMissingIdentifiers(
+      identifiers.map((i) => i.value),
+      context,
+    ),
+  );
   const byKind: Retention['byKind'] = {};
   const missing: SpanIdentifier[] = [];
   for (const id of identifiers) {

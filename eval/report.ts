@@ -1,15 +1,38 @@
+import { DEFAULT_POLICY } from '../src/config/policy.js';
 import { KEY_WORD_SHARE, WINDOW_LINES } from './instructions.js';
+import type { ProbeMeasures } from './measure.js';
 import { IDENTIFIER_KINDS } from './metrics.js';
 import { code, covered, int, pct, retention, table } from './report-format.js';
-import type { CaseReport, MeasureRow } from './run-case.js';
 import type { EvalResults } from './run.js';
-import { DEFAULT_POLICY } from '../src/config/policy.js';
-import type { ProbeMeasures } from './measure.js';
-import { aggregateByVariant, clipArchiveBudget, continuationGoals, CONTINUATION_GOAL, GOAL, measured, meetsGoal, peerComparisons, retentionByKind, type Measured } from './summary.js';
+import type { CaseReport, MeasureRow } from './run-case.js';
+import {
+  aggregateByVariant,
+  clipArchiveBudget,
+  CONTINUATION_GOAL,
+  continuationGoals,
+  GOAL,
+  type Measured,
+  measured,
+  meetsGoal,
+  peerComparisons,
+  retentionByKind,
+} from './summary.js';
 
 /** Renders a run's results as EVAL.md: setup, goal verdict, tables per session and per strategy, losses by kind. */
 
-const ROW_HEADERS = ['summary', 'status', 'summary tokens', 'context after', 'reduction', 'probes', 'retention before gate', 'before re-summary', 'after gate', 'instructions', 'requests'];
+const ROW_HEADERS = [
+  'summary',
+  'status',
+  'summary tokens',
+  'context after',
+  'reduction',
+  'probes',
+  'retention before gate',
+  'before re-summary',
+  'after gate',
+  'instructions',
+  'requests',
+];
 
 function probes(p: ProbeMeasures | null): string {
   if (!p) return '–';
@@ -17,7 +40,8 @@ function probes(p: ProbeMeasures | null): string {
 }
 
 function rowStatus(row: MeasureRow): string {
-  if (row.job) return `${row.job.status}${row.job.reason ? ` (${row.job.reason})` : ''}${row.job.consolidation ? `, consolidation ${row.job.consolidation.status}` : ''}`;
+  if (row.job)
+    return `${row.job.status}${row.job.reason ? ` (${row.job.reason})` : ''}${row.job.consolidation ? `, consolidation ${row.job.consolidation.status}` : ''}`;
   return row.outcome ?? 'reference';
 }
 
@@ -52,8 +76,8 @@ function setup(results: EvalResults): string {
     '',
     `* **Claude Code sessions**: the four long sessions of \`spotter-claude-code\`, imported up to Claude Code's own \`compact_boundary\` (\`compactBoundary: 'stop'\`). The peer row is the summary Claude Code wrote at that boundary for exactly that span; its context after compaction is that summary alone.`,
     '* **mini-swe-agent**: the eight SWE-bench trajectories; **τ-bench**: the ten airline conversations with the most content. No peer summary exists for them.',
-    '* Each case is appended to a fresh conversation of the real service (API, queue, workers, Postgres, Redis, in-process) and compacted through `POST /v1/conversations/:id/compactions`: `strategy: reset` (everything summarized, like Claude Code), `strategy: auto` with the default target (`target.ratio` 0.5, what the auto trigger uses: Tier 1–2 first, summaries only if needed), `strategy: summarize` (the recent tail of 12 messages kept), and on Claude Code sessions a reset sized like Claude Code\'s summary (policy `maxLiveBatches: 2`, `summaryMaxTokens` = half of its tokens).',
-    '* The conversation\'s context limit is set so the history sits exactly at the auto trigger (`contextLimit = tokens / 0.8`), as Claude Code\'s did when it compacted.',
+    "* Each case is appended to a fresh conversation of the real service (API, queue, workers, Postgres, Redis, in-process) and compacted through `POST /v1/conversations/:id/compactions`: `strategy: reset` (everything summarized, like Claude Code), `strategy: auto` with the default target (`target.ratio` 0.5, what the auto trigger uses: Tier 1–2 first, summaries only if needed), `strategy: summarize` (the recent tail of 12 messages kept), and on Claude Code sessions a reset sized like Claude Code's summary (policy `maxLiveBatches: 2`, `summaryMaxTokens` = half of its tokens).",
+    "* The conversation's context limit is set so the history sits exactly at the auto trigger (`contextLimit = tokens / 0.8`), as Claude Code's did when it compacted.",
     `* ${provider}`,
     `* ${sim}`,
     `* ${results.langchain ? `Rows marked **LangChain** run the real LangChain v1 \`summarizationMiddleware\` (\`createAgent\` + \`ChatAnthropic\`, as the bench's peer) on the span the default reset compacted, with its default trimming (the span's last 4,000 tokens) and with trimming that covers the span; their summary is written by llm-sim (loss ${pct(results.langchain.lossRate, 0)}), not by a model. Their context is the summary and the messages after the span.` : 'The LangChain middleware peer was not run (`COMPACTD_EVAL_LANGCHAIN=0`, or a quick run).'}`,
@@ -63,7 +87,7 @@ function setup(results: EvalResults): string {
     '',
     "* **Continuation probes** (`eval/probes/`, the eval's own reading of the raw transcript, independent of the service's extractors), derived from the span each compaction archived (the case's messages up to the last one that left the active history; for Claude Code's summary, the whole session up to its boundary; for LangChain, the default reset's span): each file the span changed with its action (answered when a line of the context names it — path, cwd-relative path or unambiguous file name — with the action word or a synonym on, next to or in the heading above that line); the last ≤ 5 error lines and ≤ 3 failing commands, verbatim (whitespace aside; a long line by its first 100 characters); the user's constraints verbatim and the first sentence of the latest 3 requests; open items of the latest todo list (contained, case and markdown aside). *Probes* is answered / total; every miss is listed in the results JSON (`measures.probes.missed`).",
     "* **Identifiers of the span**: what compactd's identifier gate extracts (`extractChunkIdentifiers` without its per-chunk cap): error lines, file paths (`path`: said or passed to a tool; `output-path`: only seen in tool output), URLs, ticket ids, tool names, quoted/backticked names, numbers with units; plus, measured by the eval only, `id` (codes mixing letters and digits, ISO dates and e-mail addresses said by the user or agent or passed to a tool, e.g. reservation `NM1VX1`, flight `HAT300`) and `command` (first line of each shell command run, ≤ 160 characters). System messages are not part of the span (never compacted).",
-    '* **Retention**: share of those identifiers found verbatim (whitespace aside, case-sensitive) in the context after compaction: clip-archive + kept messages. *Before gate* strips the gate\'s appended `Identifiers (verbatim…)` lists; *before re-summary* reads every level-0 chunk summary (after its gate) instead of the clip-archive, i.e. what survived before re-summaries collapsed batches; *after gate* is the context the agent gets.',
+    "* **Retention**: share of those identifiers found verbatim (whitespace aside, case-sensitive) in the context after compaction: clip-archive + kept messages. *Before gate* strips the gate's appended `Identifiers (verbatim…)` lists; *before re-summary* reads every level-0 chunk summary (after its gate) instead of the clip-archive, i.e. what survived before re-summaries collapsed batches; *after gate* is the context the agent gets.",
     `* **Instructions**: sentences of user-typed messages with must / never / always / don't / do not / please; **requests**: every user-typed message (meta turns, tool results, command notices and mini-swe-agent observations excluded). One is covered when the context holds it verbatim, or holds its identifiers and ≥ ${pct(KEY_WORD_SHARE, 0)} of its (up to 8) longest content words within ${WINDOW_LINES} consecutive lines.`,
     '* **Tokens**: o200k (gpt-tokenizer) as compactd counts them, message framing included; *reduction* = 1 − context after / context before. Claude Code measured its context with its own tokenizer, system prompt and tools included (its `preTokens`), so it is shown apart.',
   ].join('\n');
@@ -96,7 +120,11 @@ function continuationGoalSection(cases: readonly CaseReport[]): string {
 }
 
 function goal(cases: readonly CaseReport[]): string {
-  const all = cases.flatMap((c) => measured(c.rows).filter((r) => r.system === 'compactd').map((row) => ({ caseId: c.id, row })));
+  const all = cases.flatMap((c) =>
+    measured(c.rows)
+      .filter((r) => r.system === 'compactd')
+      .map((row) => ({ caseId: c.id, row })),
+  );
   const met = all.filter((r) => meetsGoal(r.row.measures));
   const reducing = all.filter((r) => r.row.measures.reduction >= GOAL.reduction);
   const vsPeer = peerComparisons(cases).filter((p) => p.variant.startsWith('reset-local'));
@@ -119,7 +147,20 @@ function goal(cases: readonly CaseReport[]): string {
     p.comparable ? 'yes' : 'no',
     `${p.retentionGain >= 0 ? '+' : ''}${(p.retentionGain * 100).toFixed(1)} pts`,
   ]);
-  lines.push('', table(['session', 'compactd variant', 'Claude Code: tokens → retention', 'compactd: tokens → retention after gate', 'comparable size', 'difference'], rows));
+  lines.push(
+    '',
+    table(
+      [
+        'session',
+        'compactd variant',
+        'Claude Code: tokens → retention',
+        'compactd: tokens → retention after gate',
+        'comparable size',
+        'difference',
+      ],
+      rows,
+    ),
+  );
   return lines.join('\n');
 }
 
@@ -137,12 +178,19 @@ function claudeCodeSection(cases: readonly CaseReport[]): string {
   }
   const rows = cases.flatMap((c) => measured(c.rows));
   const variants = [...new Set(rows.map((r) => r.variant))];
-  const byVariant = variants.map((v) => ({ v, label: rows.find((r) => r.variant === v)?.label ?? v, kinds: retentionByKind(rows.filter((r) => r.variant === v)) }));
+  const byVariant = variants.map((v) => ({
+    v,
+    label: rows.find((r) => r.variant === v)?.label ?? v,
+    kinds: retentionByKind(rows.filter((r) => r.variant === v)),
+  }));
   const kinds = IDENTIFIER_KINDS.filter((k) => byVariant.some((b) => b.kinds[k]));
   parts.push(
     '### Retention by identifier kind (four sessions pooled, after the gate)',
     '',
-    table(['kind', ...byVariant.map((b) => b.label)], kinds.map((k) => [k, ...byVariant.map((b) => retention(b.kinds[k]))])),
+    table(
+      ['kind', ...byVariant.map((b) => b.label)],
+      kinds.map((k) => [k, ...byVariant.map((b) => retention(b.kinds[k]))]),
+    ),
   );
   return parts.join('\n');
 }
@@ -158,7 +206,11 @@ function perStrategy(title: string, cases: readonly CaseReport[]): string {
   const parts = [`## ${title}`, ''];
   for (const variant of variants) {
     const label = cases.flatMap((c) => c.rows).find((r) => r.variant === variant)?.label ?? variant;
-    const rows = cases.flatMap((c) => c.rows.filter((r) => r.variant === variant).map((r) => [c.id, int(c.tokensBefore), String(c.identifiers.total), ...rowCells(r).slice(1)]));
+    const rows = cases.flatMap((c) =>
+      c.rows
+        .filter((r) => r.variant === variant)
+        .map((r) => [c.id, int(c.tokensBefore), String(c.identifiers.total), ...rowCells(r).slice(1)]),
+    );
     parts.push(`### ${label}`, '', table(['case', 'tokens before', 'identifiers', ...ROW_HEADERS.slice(1)], rows), '');
   }
   return parts.join('\n');
@@ -186,7 +238,22 @@ function aggregates(results: EvalResults): string {
     '',
     'Retention pooled over the runs (identifiers found / identifiers in all spans); summary tokens and reduction are means per run.',
     '',
-    table(['collection', 'summary', 'runs', 'summary tokens', 'reduction', 'before gate', 'before re-summary', 'after gate', 'instructions', 'requests', 'goal met'], rows),
+    table(
+      [
+        'collection',
+        'summary',
+        'runs',
+        'summary tokens',
+        'reduction',
+        'before gate',
+        'before re-summary',
+        'after gate',
+        'instructions',
+        'requests',
+        'goal met',
+      ],
+      rows,
+    ),
   ].join('\n');
 }
 
@@ -195,7 +262,13 @@ function lossExamples(cases: readonly CaseReport[]): string {
   for (const c of cases) {
     const row = measured(c.rows).find((r) => r.variant === 'reset-local');
     if (!row) continue;
-    const examples = Object.entries(row.measures.lostExamples).map(([kind, values]) => `${kind}: ${values.slice(0, 3).map((v) => code(v)).join(', ')}`);
+    const examples = Object.entries(row.measures.lostExamples).map(
+      ([kind, values]) =>
+        `${kind}: ${values
+          .slice(0, 3)
+          .map((v) => code(v))
+          .join(', ')}`,
+    );
     if (examples.length > 0) lines.push(`* **${c.id}**: ${examples.join('; ')}`);
   }
   return lines.join('\n');
@@ -206,7 +279,7 @@ export function renderReport(results: EvalResults, options: { analysis: string |
   const header = [
     `# Summary fidelity eval${results.quick ? ' (quick)' : ''}`,
     '',
-    `Generated by \`npm run eval${results.quick ? ' -- --quick' : ''}\` on ${results.date.slice(0, 10)}${results.commit ? ` at commit \`${results.commit}\`` : ''} in ${Math.round(results.durationMs / 1000)} s. Every table is computed by \`eval/\` from that run (raw results: \`${options.resultsFile}\`)${options.analysis ? '; the analysis is written by hand against it (\`eval/analysis.md\`)' : ''}.`,
+    `Generated by \`npm run eval${results.quick ? ' -- --quick' : ''}\` on ${results.date.slice(0, 10)}${results.commit ? ` at commit \`${results.commit}\`` : ''} in ${Math.round(results.durationMs / 1000)} s. Every table is computed by \`eval/\` from that run (raw results: \`${options.resultsFile}\`)${options.analysis ? '; the analysis is written by hand against it (`eval/analysis.md`)' : ''}.`,
   ].join('\n');
   const sections = [header, setup(results), continuationGoalSection(results.cases), goal(results.cases)];
   if (options.analysis) sections.push(options.analysis.trim());

@@ -1,15 +1,16 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DEFAULT_POLICY } from '../src/config/policy.js';
+
 import { countMessageTokens } from '../src/compaction/tokens.js';
+import { DEFAULT_POLICY } from '../src/config/policy.js';
 import { countTokens } from '../src/lib/count-tokens.js';
-import type { Collection, EvalCase } from './corpus.js';
 import type { LlmSim } from '../src/llm-sim/server.js';
-import { activeMessages, chunkSummaries, compactAndWait, seed, waitForJob, type ActiveMessage } from './drive.js';
-import { langchainSummary, LANGCHAIN_SETTINGS } from './langchain.js';
-import { measureContext, spanFacts, type ContextMeasures, type SpanFacts } from './measure.js';
-import { deriveProbes } from './probes/index.js';
+import type { Collection, EvalCase } from './corpus.js';
+import { type ActiveMessage, activeMessages, chunkSummaries, compactAndWait, seed, waitForJob } from './drive.js';
+import { LANGCHAIN_SETTINGS, langchainSummary } from './langchain.js';
+import { type ContextMeasures, measureContext, type SpanFacts, spanFacts } from './measure.js';
 import { contextText, IDENTIFIER_KINDS, type IdentifierKind } from './metrics.js';
+import { deriveProbes } from './probes/index.js';
 import type { EvalStack } from './stack.js';
 import type { Engine, Variant } from './variants.js';
 
@@ -149,7 +150,15 @@ function peerRow(c: EvalCase, facts: SpanFacts, tokensBefore: number): MeasureRo
   // the peer summarized the whole case: the session up to its compaction boundary
   const probes = { probes: deriveProbes(c.messages, { cwd: c.cwd }), spanMessages: c.messages.length };
   const measures = measureContext(facts, { summaries: c.peer.summary, kept: [], probes }, tokensBefore, countTokens(c.peer.summary));
-  return { system: c.peer.name, variant: 'peer', label: `${c.peer.name}'s own summary (${c.peer.trigger ?? 'unknown'} compaction)`, engine: 'peer', strategy: null, job: null, measures };
+  return {
+    system: c.peer.name,
+    variant: 'peer',
+    label: `${c.peer.name}'s own summary (${c.peer.trigger ?? 'unknown'} compaction)`,
+    engine: 'peer',
+    strategy: null,
+    job: null,
+    measures,
+  };
 }
 
 export interface StacksByEngine {
@@ -179,7 +188,9 @@ async function langchainRows(sim: LlmSim, c: EvalCase, facts: SpanFacts, tokensB
       engine: 'langchain',
       strategy: null,
       job: null,
-      measures: summarized ? measureContext(facts, { summaries: run.summary, kept, probes }, tokensBefore, summaryTokens + keptTokens) : null,
+      measures: summarized
+        ? measureContext(facts, { summaries: run.summary, kept, probes }, tokensBefore, summaryTokens + keptTokens)
+        : null,
       outcome: run.outcome,
     });
   }
@@ -201,7 +212,8 @@ export async function runCase(c: EvalCase, variants: readonly Variant[], stacks:
   const rows = runs.map((r) => r.row);
   // LangChain summarizes the span the default reset compacted, alone on the simulator
   const resetEnd = runs.find((r) => r.row.variant === 'reset-local')?.spanEnd ?? null;
-  if (stacks.langchain && resetEnd !== null && resetEnd > 0) rows.push(...(await langchainRows(stacks.langchain, c, facts, tokensBefore, resetEnd)));
+  if (stacks.langchain && resetEnd !== null && resetEnd > 0)
+    rows.push(...(await langchainRows(stacks.langchain, c, facts, tokensBefore, resetEnd)));
   const peer = peerRow(c, facts, tokensBefore);
   const byKind: Partial<Record<IdentifierKind, number>> = {};
   for (const kind of IDENTIFIER_KINDS) {

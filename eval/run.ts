@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { startLlmSim, type LlmSim } from '../src/llm-sim/server.js';
-import { loadCorpus, REPO_ROOT, type EvalCase } from './corpus.js';
+
+import { type LlmSim, startLlmSim } from '../src/llm-sim/server.js';
+import { type EvalCase, loadCorpus, REPO_ROOT } from './corpus.js';
 import { langchainEnabled } from './langchain.js';
-import { runCase, type CaseReport } from './run-case.js';
+import { type CaseReport, runCase } from './run-case.js';
 import { createEvalStack, type EvalStack } from './stack.js';
-import { providerFromEnv, SIM_LOSS_RATE, variantsFor, type ProviderChoice } from './variants.js';
+import { type ProviderChoice, providerFromEnv, SIM_LOSS_RATE, variantsFor } from './variants.js';
 
 /** One eval run: the corpus, the stacks it needs, every case, the results as data. */
 
@@ -43,7 +44,9 @@ function gitCommit(): string | null {
 
 /** The simulator's stack sees only the simulator: real provider variables are removed from its environment. */
 function simEnv(env: Record<string, string | undefined>, sim: LlmSim): Record<string, string | undefined> {
-  const out = Object.fromEntries(Object.entries(env).filter(([name]) => !PROVIDER_VARIABLES.includes(name) && name !== 'COMPACTD_SUMMARIZER'));
+  const out = Object.fromEntries(
+    Object.entries(env).filter(([name]) => !PROVIDER_VARIABLES.includes(name) && name !== 'COMPACTD_SUMMARIZER'),
+  );
   return { ...out, OPENAI_BASE_URL: `${sim.url}/v1` };
 }
 

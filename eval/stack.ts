@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import postgres from 'postgres';
+
 import { startInProcess } from '../src/app/in-process.js';
 import { loadConfig } from '../src/config/env.js';
 import { runMigrations } from '../src/db/migrate.js';

@@ -183,18 +183,34 @@ export function continuationGoals(cases: readonly CaseReport[], budget: number):
         const checks: GoalCheck[] = [];
         const score = m.probes?.score ?? null;
         if (score !== null) {
-          checks.push({ goal: `probe score ≥ ${pctText(CONTINUATION_GOAL.probeScore)}`, met: score >= CONTINUATION_GOAL.probeScore, detail: `${pctText(score)} (${m.probes?.answered}/${m.probes?.total})` });
+          checks.push({
+            goal: `probe score ≥ ${pctText(CONTINUATION_GOAL.probeScore)}`,
+            met: score >= CONTINUATION_GOAL.probeScore,
+            detail: `${pctText(score)} (${m.probes?.answered}/${m.probes?.total})`,
+          });
           const peerScore = peer?.measures.probes?.score ?? null;
           if (peer && peerScore !== null) {
             const target = Math.min(1, peerScore + CONTINUATION_GOAL.aheadOfPeer);
-            checks.push({ goal: `probe score ≥ ${peer.system}'s + ${CONTINUATION_GOAL.aheadOfPeer * 100} pts (capped at 100%)`, met: score >= target, detail: `${pctText(score)} vs ${pctText(peerScore)} → target ${pctText(target)}` });
+            checks.push({
+              goal: `probe score ≥ ${peer.system}'s + ${CONTINUATION_GOAL.aheadOfPeer * 100} pts (capped at 100%)`,
+              met: score >= target,
+              detail: `${pctText(score)} vs ${pctText(peerScore)} → target ${pctText(target)}`,
+            });
           }
         }
         if (peer) {
           const limit = CONTINUATION_GOAL.peerSizeFactor * peer.measures.summaryTokens;
-          checks.push({ goal: `clip-archive ≤ ${CONTINUATION_GOAL.peerSizeFactor}× ${peer.system}'s summary`, met: m.summaryTokens <= limit, detail: `${m.summaryTokens} vs ${peer.measures.summaryTokens} tokens (limit ${Math.floor(limit)})` });
+          checks.push({
+            goal: `clip-archive ≤ ${CONTINUATION_GOAL.peerSizeFactor}× ${peer.system}'s summary`,
+            met: m.summaryTokens <= limit,
+            detail: `${m.summaryTokens} vs ${peer.measures.summaryTokens} tokens (limit ${Math.floor(limit)})`,
+          });
         }
-        checks.push({ goal: `clip-archive ≤ its budget (${budget} tokens)`, met: m.summaryTokens <= budget, detail: `${m.summaryTokens} tokens` });
+        checks.push({
+          goal: `clip-archive ≤ its budget (${budget} tokens)`,
+          met: m.summaryTokens <= budget,
+          detail: `${m.summaryTokens} tokens`,
+        });
         return { caseId: c.id, variant: r.variant, label: r.label, checks };
       });
   });

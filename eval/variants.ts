@@ -44,7 +44,14 @@ export function providerFromEnv(env: Record<string, string | undefined>): Provid
   return { model, configuredBy: [...configuredBy] };
 }
 
-function variant(strategy: Variant['strategy'], engine: Engine, model: string, label: string, policy: Record<string, unknown> = {}, suffix = ''): Variant {
+function variant(
+  strategy: Variant['strategy'],
+  engine: Engine,
+  model: string,
+  label: string,
+  policy: Record<string, unknown> = {},
+  suffix = '',
+): Variant {
   return { key: `${strategy}-${engine}${suffix}`, label, strategy, engine, model, policy };
 }
 
@@ -77,17 +84,45 @@ export function variantsFor(c: EvalCase, options: VariantOptions): Variant[] {
   ];
   if (!options.quick) out.push(variant('summarize', 'local', 'local', 'summarize (keeps the recent tail) · local summarizer'));
   if (!options.quick) {
-    out.push(variant('reset', 'local', 'local', 'reset, gate widened by policy (maxIdentifiers 500, maxLiveBatches 64) · local summarizer', WIDE_GATE_POLICY, '-wide-gate'));
+    out.push(
+      variant(
+        'reset',
+        'local',
+        'local',
+        'reset, gate widened by policy (maxIdentifiers 500, maxLiveBatches 64) · local summarizer',
+        WIDE_GATE_POLICY,
+        '-wide-gate',
+      ),
+    );
   }
   if (c.peer && !options.quick) {
-    out.push(variant('reset', 'local', 'local', `reset, sized like ${c.peer.name}'s summary · local summarizer`, peerSizedPolicy(c.peer.summary), '-peer-sized'));
+    out.push(
+      variant(
+        'reset',
+        'local',
+        'local',
+        `reset, sized like ${c.peer.name}'s summary · local summarizer`,
+        peerSizedPolicy(c.peer.summary),
+        '-peer-sized',
+      ),
+    );
   }
   if (options.provider) {
     const model = options.provider.model;
-    out.push(variant('reset', 'provider', model, `reset · ${model}`), variant('auto', 'provider', model, `auto (default target) · ${model}`));
+    out.push(
+      variant('reset', 'provider', model, `reset · ${model}`),
+      variant('auto', 'provider', model, `auto (default target) · ${model}`),
+    );
   }
   if (options.sim && c.collection === 'claude-code') {
-    out.push(variant('reset', 'llm-sim', 'openai:gpt-4o-mini', `reset · llm-sim (simulator, not a model; drops ${SIM_LOSS_RATE * 100}% of identifiers)`));
+    out.push(
+      variant(
+        'reset',
+        'llm-sim',
+        'openai:gpt-4o-mini',
+        `reset · llm-sim (simulator, not a model; drops ${SIM_LOSS_RATE * 100}% of identifiers)`,
+      ),
+    );
   }
   return out;
 }

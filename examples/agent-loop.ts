@@ -19,8 +19,9 @@
  * compaction policy of a new conversation, e.g. {"keepRecent": 4}).
  */
 import { pathToFileURL } from 'node:url';
+
 import Anthropic from '@anthropic-ai/sdk';
-import { createClient, isCompactdError, type Block, type CompactdClient, type InputMessage } from 'compactd/client';
+import { type Block, type CompactdClient, createClient, type InputMessage, isCompactdError } from 'compactd/client';
 
 export interface LocalTool {
   definition: Anthropic.Tool;
@@ -53,7 +54,11 @@ export async function startConversation(
   conversation: { id: string; system: string; model: string; policy?: Record<string, unknown> },
 ): Promise<void> {
   try {
-    await compactd.createConversation({ id: conversation.id, model: conversation.model, ...(conversation.policy ? { policy: conversation.policy } : {}) });
+    await compactd.createConversation({
+      id: conversation.id,
+      model: conversation.model,
+      ...(conversation.policy ? { policy: conversation.policy } : {}),
+    });
   } catch (error) {
     if (isCompactdError(error, 'CONVERSATION_EXISTS')) return;
     throw error;
@@ -78,10 +83,14 @@ async function compactToolCall(compactd: CompactdClient, id: string, input: unkn
     const job = await compactd.compact(id, { trigger: 'tool', ...(typeof focus === 'string' && focus.trim() !== '' ? { focus } : {}) });
     log(`compact tool: job ${job.id} ${job.deduplicated ? 'already running' : 'queued'}`);
     const running = job.deduplicated ? ' (one was already running)' : '';
-    return { content: `Compaction job ${job.id} is ${job.status}${running}. Keep working: the following turns see the compacted history once it completes.`, isError: false };
+    return {
+      content: `Compaction job ${job.id} is ${job.status}${running}. Keep working: the following turns see the compacted history once it completes.`,
+      isError: false,
+    };
   } catch (error) {
     // e.g. COMPACTION_NOT_ELIGIBLE: too few tokens yet to be worth it
-    if (isCompactdError(error) && error.status >= 400 && error.status < 500) return { content: error.detail ?? error.message, isError: true };
+    if (isCompactdError(error) && error.status >= 400 && error.status < 500)
+      return { content: error.detail ?? error.message, isError: true };
     throw error;
   }
 }
@@ -117,7 +126,9 @@ export async function createAgent(options: AgentOptions): Promise<Agent> {
     const usage = response.usage;
     const inputTokens = usage.input_tokens + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0);
     const stored = await compactd.appendMessages(id, {
-      messages: [{ role: 'assistant', content: toStoredBlocks(response.content), usage: { inputTokens, outputTokens: usage.output_tokens } }],
+      messages: [
+        { role: 'assistant', content: toStoredBlocks(response.content), usage: { inputTokens, outputTokens: usage.output_tokens } },
+      ],
       usage: { inputTokens },
     });
     if (stored.compaction) log(`compactd started compaction ${stored.compaction.id} (auto)`);
@@ -159,11 +170,20 @@ async function main(turns: string[]): Promise<void> {
   const env = process.env;
   const apiKey = env['COMPACTD_API_KEY'] ?? env['COMPACTD_BOOTSTRAP_KEY'];
   const compactd = createClient({ baseUrl: env['COMPACTD_URL'] ?? 'http://127.0.0.1:8080', apiKey });
-  const anthropic = new Anthropic({ apiKey: env['ANTHROPIC_API_KEY'] ?? 'not-needed', baseURL: env['ANTHROPIC_BASE_URL'] ?? null, maxRetries: 2 });
+  const anthropic = new Anthropic({
+    apiKey: env['ANTHROPIC_API_KEY'] ?? 'not-needed',
+    baseURL: env['ANTHROPIC_BASE_URL'] ?? null,
+    maxRetries: 2,
+  });
   const conversationId = env['AGENT_CONVERSATION'] ?? `agent-${Date.now()}`;
   const model = env['AGENT_MODEL'] ?? 'claude-opus-4-6';
   const policy = env['AGENT_POLICY'] ? (JSON.parse(env['AGENT_POLICY']) as Record<string, unknown>) : undefined;
-  await startConversation(compactd, { id: conversationId, system: 'You are a careful coding agent. Keep answers short.', model, ...(policy ? { policy } : {}) });
+  await startConversation(compactd, {
+    id: conversationId,
+    system: 'You are a careful coding agent. Keep answers short.',
+    model,
+    ...(policy ? { policy } : {}),
+  });
   const agent = await createAgent({ compactd, anthropic, conversationId, model, log: (line) => process.stderr.write(`${line}\n`) });
   process.stdout.write(`conversation ${conversationId}\n`);
   for (const turn of turns.length > 0 ? turns : ['Say hello.']) {

@@ -15,6 +15,7 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { generateText, type ModelMessage } from 'ai';
 import { compactdSession } from 'compactd/ai-sdk';
 import { createClient } from 'compactd/client';
+
 import { EXAMPLE_CONVERSATION, exampleEnv, scriptedTurn } from './scripted-turns.js';
 
 const env = exampleEnv();
@@ -26,7 +27,10 @@ const session = compactdSession({
   system,
   ...EXAMPLE_CONVERSATION,
   onCompaction: (job) => console.log(`  compactd started compaction ${job.id} (auto)`),
-  onError: (error, stage) => console.error(`  compactd unreachable (${stage}): ${error instanceof Error ? error.message : String(error)}; the step gets the SDK's own messages`),
+  onError: (error, stage) =>
+    console.error(
+      `  compactd unreachable (${stage}): ${error instanceof Error ? error.message : String(error)}; the step gets the SDK's own messages`,
+    ),
 });
 // the SDK appends /messages to its base URL
 const anthropic = createAnthropic({ baseURL: `${env.anthropicBaseUrl.replace(/\/$/, '')}/v1`, apiKey: env.anthropicApiKey });
@@ -47,4 +51,6 @@ for (let turn = 0; turn < env.turns; turn += 1) {
   console.log(`turn ${turn + 1}: ${result.text.slice(0, 80).replaceAll('\n', ' ')}…`);
 }
 const conversation = await compactd.getConversation(env.conversationId);
-console.log(`the app holds ${messages.length} messages; compactd: ${conversation.compactionCount} compaction(s), ${conversation.activeTokens} active tokens`);
+console.log(
+  `the app holds ${messages.length} messages; compactd: ${conversation.compactionCount} compaction(s), ${conversation.activeTokens} active tokens`,
+);

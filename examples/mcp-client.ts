@@ -13,10 +13,12 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createClient } from 'compactd/client';
+
 import { exampleEnv, scriptedTurn } from './scripted-turns.js';
 
 const env = exampleEnv();
@@ -55,8 +57,13 @@ try {
   // a refusal (too few tokens yet) comes back as a tool error, for the model to read
   const jobId = call.isError ? undefined : (JSON.parse(compacted.split('\n')[1] ?? '{}') as { jobId?: string }).jobId;
   if (jobId) {
-    const job = JSON.parse(text(await client.callTool({ name: 'job_status', arguments: { jobId, waitSeconds: 30 } }))) as { status: string; result?: { tokensBefore?: number; tokensAfter?: number } };
-    console.log(`job ${jobId}: ${job.status}${job.result?.tokensBefore ? ` (${job.result.tokensBefore} → ${job.result.tokensAfter} tokens)` : ''}`);
+    const job = JSON.parse(text(await client.callTool({ name: 'job_status', arguments: { jobId, waitSeconds: 30 } }))) as {
+      status: string;
+      result?: { tokensBefore?: number; tokensAfter?: number };
+    };
+    console.log(
+      `job ${jobId}: ${job.status}${job.result?.tokensBefore ? ` (${job.result.tokensBefore} → ${job.result.tokensAfter} tokens)` : ''}`,
+    );
   }
   // recall answers as text: one block per archived message (seq, role, tool, batch, then its matching lines)
   const recalled = text(await client.callTool({ name: 'recall', arguments: { ...scope, query: 'ECONNRESET "request 102"' } }));

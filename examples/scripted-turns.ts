@@ -3,11 +3,21 @@
  * turn (log excerpts) that a conversation with a small window (the examples use 4096
  * tokens) reaches compactd's auto trigger within a few turns.
  */
-const TOPICS = ['the LRU cache', 'the retry queue', 'the auth middleware', 'the migration runner', 'the metrics exporter', 'the rate limiter'];
+const TOPICS = [
+  'the LRU cache',
+  'the retry queue',
+  'the auth middleware',
+  'the migration runner',
+  'the metrics exporter',
+  'the rate limiter',
+];
 
 export function scriptedTurn(n: number): string {
   const topic = TOPICS[n % TOPICS.length]!;
-  const log = Array.from({ length: 12 }, (_, i) => `  ${topic}: request ${n * 100 + i} failed with ECONNRESET after ${(i + 1) * 37} ms on worker-${(n + i) % 7}`);
+  const log = Array.from(
+    { length: 12 },
+    (_, i) => `  ${topic}: request ${n * 100 + i} failed with ECONNRESET after ${(i + 1) * 37} ms on worker-${(n + i) % 7}`,
+  );
   return `Turn ${n + 1}: look into ${topic}. The log says:\n${log.join('\n')}\nWhat do you make of it?`;
 }
 

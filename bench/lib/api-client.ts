@@ -42,7 +42,13 @@ export class ApiClient {
    * fails, since the key makes a repeat harmless; appends are not (the key costs a stored
    * response per request, which the ingest figures must not include), and GETs always are.
    */
-  async request<T>(method: string, path: string, body?: unknown, expect: number[] = [200, 201, 202], retry = method === 'GET'): Promise<{ status: number; body: T }> {
+  async request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    expect: number[] = [200, 201, 202],
+    retry = method === 'GET',
+  ): Promise<{ status: number; body: T }> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.key}`,
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
@@ -52,7 +58,10 @@ export class ApiClient {
     const res = await fetchRetrying(`${this.baseUrl}${path}`, init, retry ? 3 : 1);
     const text = await res.text();
     if (!expect.includes(res.status)) throw new Error(`${method} ${path} → ${res.status}: ${text.slice(0, 500)}`);
-    return { status: res.status, body: (text.length > 0 && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text) as T };
+    return {
+      status: res.status,
+      body: (text.length > 0 && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text) as T,
+    };
   }
 
   async createConversation(id: string, extra: Record<string, unknown> = {}): Promise<void> {
@@ -91,7 +100,9 @@ export class ApiClient {
 
   /** Full history (active + archived) in seq order, from the JSONL export. */
   async exportHistory(id: string): Promise<Array<{ seq: number; role: string; kind: string; content: unknown[]; archived: boolean }>> {
-    const res = await fetch(`${this.baseUrl}/v1/conversations/${encodeURIComponent(id)}/export`, { headers: { authorization: `Bearer ${this.key}` } });
+    const res = await fetch(`${this.baseUrl}/v1/conversations/${encodeURIComponent(id)}/export`, {
+      headers: { authorization: `Bearer ${this.key}` },
+    });
     const text = await res.text();
     if (res.status !== 200) throw new Error(`export ${id} → ${res.status}: ${text.slice(0, 300)}`);
     return text

@@ -18,7 +18,13 @@ export async function pool<T, R>(items: readonly T[], limit: number, fn: (item: 
 }
 
 /** Creates `count` conversations (auto off) of `make(i)` messages, a few appends in flight at once. */
-export async function seedMany(ctx: BenchContext, prefix: string, count: number, make: (i: number, id: string) => NormalizedMessage[], policy: Record<string, unknown> = {}): Promise<string[]> {
+export async function seedMany(
+  ctx: BenchContext,
+  prefix: string,
+  count: number,
+  make: (i: number, id: string) => NormalizedMessage[],
+  policy: Record<string, unknown> = {},
+): Promise<string[]> {
   const ids = Array.from({ length: count }, () => ctx.uniqueId(prefix));
   await pool(ids, 4, async (id, i) => {
     await ctx.svc.api.createConversation(id, { policy: { auto: false, ...policy } });
@@ -39,7 +45,12 @@ export interface BatchOutcome {
 }
 
 /** Enqueues a compaction on every conversation (16 requests in flight) and waits until all are terminal. */
-export async function compactAll(ctx: BenchContext, ids: readonly string[], options: Record<string, unknown>, timeoutMs: number): Promise<BatchOutcome> {
+export async function compactAll(
+  ctx: BenchContext,
+  ids: readonly string[],
+  options: Record<string, unknown>,
+  timeoutMs: number,
+): Promise<BatchOutcome> {
   const t0 = performance.now();
   const jobIds = await pool(ids, 16, async (id) => (await ctx.svc.api.compact(id, options)).id);
   const enqueueMs = performance.now() - t0;

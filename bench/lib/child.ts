@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,7 +53,8 @@ export function spawnCompactd(role: 'api' | 'worker', options: SpawnOptions): Co
   void exited.then((how) => {
     gone = true;
     // An exit the bench did not ask for (a crash): say why, or a failed scenario only says "fetch failed".
-    if (!stopping && how !== 0) process.stderr.write(`compactd ${role} exited with code ${how}; its last lines:\n${lines.slice(-10).join('\n')}\n`);
+    if (!stopping && how !== 0)
+      process.stderr.write(`compactd ${role} exited with code ${how}; its last lines:\n${lines.slice(-10).join('\n')}\n`);
     for (const wake of waiters) wake();
   });
   const pid = child.pid;
@@ -68,7 +69,10 @@ export function spawnCompactd(role: 'api' | 'worker', options: SpawnOptions): Co
     },
     waitForLog(predicate, timeoutMs) {
       return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => finish(new Error(`compactd ${role}: no matching log line within ${timeoutMs} ms\n${lines.slice(-20).join('\n')}`)), timeoutMs);
+        const timer = setTimeout(
+          () => finish(new Error(`compactd ${role}: no matching log line within ${timeoutMs} ms\n${lines.slice(-20).join('\n')}`)),
+          timeoutMs,
+        );
         const check = () => {
           if (lines.some(predicate)) finish();
           else if (gone) finish(new Error(`compactd ${role} exited before the expected log line\n${lines.slice(-20).join('\n')}`));

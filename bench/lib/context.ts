@@ -1,7 +1,7 @@
-import type { CallRecord } from '../../src/llm-sim/state.js';
 import type { NormalizedMessage } from '../../src/compaction/types.js';
+import type { CallRecord } from '../../src/llm-sim/state.js';
 import type { JobView } from './api-client.js';
-import { jobTiming, readJob, type JobRowTimes, type JobTiming } from './job-timing.js';
+import { type JobRowTimes, type JobTiming, jobTiming, readJob } from './job-timing.js';
 import type { BenchServices } from './services.js';
 
 /** What every scenario gets: the running service, the mode, a log, and the chart being built. */
@@ -33,7 +33,12 @@ export function makeUniqueId(stamp: string): (prefix: string) => string {
 }
 
 /** Creates a conversation with auto-compaction off (the bench decides when to compact) and appends the messages. */
-export async function seedConversation(ctx: BenchContext, id: string, messages: readonly NormalizedMessage[], policy: Record<string, unknown> = {}): Promise<void> {
+export async function seedConversation(
+  ctx: BenchContext,
+  id: string,
+  messages: readonly NormalizedMessage[],
+  policy: Record<string, unknown> = {},
+): Promise<void> {
   await ctx.svc.api.createConversation(id, { policy: { auto: false, ...policy } });
   await ctx.svc.api.append(id, messages);
 }
@@ -47,7 +52,11 @@ export interface MeasuredJob {
 }
 
 /** One compaction, alone on the service: the sim's log is cleared first, so its calls are this job's. */
-export async function compactMeasured(ctx: BenchContext, id: string, options: Record<string, unknown> = { strategy: 'summarize' }): Promise<MeasuredJob> {
+export async function compactMeasured(
+  ctx: BenchContext,
+  id: string,
+  options: Record<string, unknown> = { strategy: 'summarize' },
+): Promise<MeasuredJob> {
   ctx.svc.sim.reset();
   const enqueued = await ctx.svc.api.compact(id, options);
   const view = await ctx.svc.api.waitForJob(enqueued.id);

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { NormalizedMessage } from '../../src/compaction/types.js';
+
 import { realTranscriptsDir } from '../../src/app/cli/shared-data.js';
+import type { NormalizedMessage } from '../../src/compaction/types.js';
 import { importTranscript } from '../../src/importers/index.js';
 
 /** Conversations the bench feeds the service: the real long sessions and a deterministic synthetic agent. */
@@ -43,14 +44,32 @@ function prng(seed: number): () => number {
  */
 export type MessageMix = 'chat' | 'agent';
 
-const WORDS = ['parser', 'cache', 'session', 'queue', 'index', 'router', 'schema', 'worker', 'token', 'budget', 'retry', 'lock', 'batch', 'export'];
+const WORDS = [
+  'parser',
+  'cache',
+  'session',
+  'queue',
+  'index',
+  'router',
+  'schema',
+  'worker',
+  'token',
+  'budget',
+  'retry',
+  'lock',
+  'batch',
+  'export',
+];
 const TOOLS = ['run_tests', 'read_file', 'bash', 'grep'];
 
 /**
  * `count` messages of a coding agent at work, in units of four (user request, tool call,
  * tool result, assistant report): valid tool pairing, unique tool ids per `tag`.
  */
-export function syntheticMessages(count: number, options: { mix: MessageMix; seed?: number; tag?: string; offset?: number }): NormalizedMessage[] {
+export function syntheticMessages(
+  count: number,
+  options: { mix: MessageMix; seed?: number; tag?: string; offset?: number },
+): NormalizedMessage[] {
   const random = prng(options.seed ?? 1);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
   const outputLines = options.mix === 'agent' ? 66 : 18;
@@ -61,12 +80,40 @@ export function syntheticMessages(count: number, options: { mix: MessageMix; see
     const file = `src/${word}/${pick(WORDS)}-${unit % 97}.ts`;
     const tool = pick(TOOLS);
     const id = `toolu_${tag}_${unit}`;
-    const lines = Array.from({ length: outputLines }, (_, k) => `  ${k % 7 === 6 ? 'not ok' : 'ok'} ${k + 1} ${file} > ${word} case ${k + 1} (${Math.floor(random() * 90) + 3} ms)`);
+    const lines = Array.from(
+      { length: outputLines },
+      (_, k) => `  ${k % 7 === 6 ? 'not ok' : 'ok'} ${k + 1} ${file} > ${word} case ${k + 1} (${Math.floor(random() * 90) + 3} ms)`,
+    );
     const unitMessages: NormalizedMessage[] = [
-      { role: 'user', content: [{ type: 'text', text: `Step ${unit}: the ${word} in ${file} must keep its ${pick(WORDS)} bounded; fix the failing case and tell me what changed?` }] },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'text',
+            text: `Step ${unit}: the ${word} in ${file} must keep its ${pick(WORDS)} bounded; fix the failing case and tell me what changed?`,
+          },
+        ],
+      },
       { role: 'assistant', content: [{ type: 'tool_use', id, name: tool, input: { path: file, args: ['--reporter', 'tap'] } }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: `${lines.join('\n')}\nError: expected ${word} size <= ${unit % 50 + 10} but got ${unit % 50 + 12}` }] },
-      { role: 'assistant', content: [{ type: 'text', text: `Fixed ${file}: the ${word} ${pick(WORDS)} now evicts before insert; decided to keep the limit at ${unit % 50 + 10}. Next: rerun ${tool}.` }] },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: id,
+            content: `${lines.join('\n')}\nError: expected ${word} size <= ${(unit % 50) + 10} but got ${(unit % 50) + 12}`,
+          },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          {
+            type: 'text',
+            text: `Fixed ${file}: the ${word} ${pick(WORDS)} now evicts before insert; decided to keep the limit at ${(unit % 50) + 10}. Next: rerun ${tool}.`,
+          },
+        ],
+      },
     ];
     out.push(...unitMessages.slice(0, count - out.length));
   }

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+
 import { repoRoot } from './child.js';
 
 /**
@@ -155,15 +156,26 @@ function serviceInclusive(profile: CpuProfile, selfByNode: Map<number, number>):
  * thread, such as a module loader's, writes a profile of its own).
  */
 export function latestProfile(dir: string): string | null {
-  const files = readdirSync(dir).filter((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f)).sort();
+  const files = readdirSync(dir)
+    .filter((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f))
+    .sort();
   const last = files.at(-1);
   return last ? path.join(dir, last) : null;
 }
 
 /** One line for BENCH.md: the areas that took the most busy time. */
 export function bottleneckText(summary: ProfileSummary): string {
-  const areas = summary.topAreas.slice(0, 5).map((a) => `${a.area} ${a.share}%`).join(', ');
-  const fns = summary.topFunctions.slice(0, 4).map((f) => `${f.name} (${f.share}%)`).join('; ');
-  const service = summary.topServiceInclusive.slice(0, 5).map((f) => `${f.name} ${f.share}%`).join('; ');
+  const areas = summary.topAreas
+    .slice(0, 5)
+    .map((a) => `${a.area} ${a.share}%`)
+    .join(', ');
+  const fns = summary.topFunctions
+    .slice(0, 4)
+    .map((f) => `${f.name} (${f.share}%)`)
+    .join('; ');
+  const service = summary.topServiceInclusive
+    .slice(0, 5)
+    .map((f) => `${f.name} ${f.share}%`)
+    .join('; ');
   return `CPU profile of the main thread (${summary.busyMs} ms busy of ${summary.wallMs} ms of workload): ${areas}. Hottest functions: ${fns}. compactd code by inclusive time: ${service}.`;
 }

@@ -15,7 +15,11 @@ export function cpuShares(runs: ReadonlyArray<Record<string, number>>, digits = 
   const roles = Object.keys(runs[0] ?? {});
   const median = (role: string) => spread(runs.map((r) => r[role] ?? Number.NaN)).median;
   const total = roles.reduce((sum, role) => sum + median(role), 0);
-  const rows: Array<Array<string | number>> = roles.map((role) => [role, round(median(role), digits), `${round((median(role) / total) * 100, 0)}%`]);
+  const rows: Array<Array<string | number>> = roles.map((role) => [
+    role,
+    round(median(role), digits),
+    `${round((median(role) / total) * 100, 0)}%`,
+  ]);
   rows.push(['all', round(total, digits), '100%']);
   return { roles, median, total, rows };
 }

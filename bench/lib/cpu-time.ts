@@ -90,7 +90,6 @@ function allProcessCpu(): Map<number, { comm: string; seconds: number }> {
   return out;
 }
 
-
 /**
  * Starts watching where the machine's CPU goes: the named processes (by pid), Postgres and
  * Redis (every process of that name, backends started during the span included), and the
@@ -103,7 +102,9 @@ export function watchCpuByRole(pids: Record<string, number>): () => Record<strin
     const after = allProcessCpu();
     const machineAfter = machineCpuSeconds();
     const roleOfPid = new Map(Object.entries(pids).map(([role, pid]) => [pid, role]));
-    const seconds: Record<string, number> = Object.fromEntries([...Object.keys(pids), ...Object.values(SERVICE_COMMANDS)].map((role) => [role, 0]));
+    const seconds: Record<string, number> = Object.fromEntries(
+      [...Object.keys(pids), ...Object.values(SERVICE_COMMANDS)].map((role) => [role, 0]),
+    );
     for (const [pid, now] of after) {
       const role = roleOfPid.get(pid) ?? SERVICE_COMMANDS[now.comm];
       if (role === undefined) continue;

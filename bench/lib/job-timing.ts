@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+
 import type { CallRecord } from '../../src/llm-sim/state.js';
 import type { CompactdChild } from './child.js';
 import { analyzeCalls, type CallAnalysis } from './critical-path.js';

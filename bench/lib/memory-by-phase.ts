@@ -24,7 +24,13 @@ async function heapUsedMb(metricsUrl: string | null): Promise<number> {
  * status at each sample: the status in which the peak falls names the step holding the
  * memory, and the heap figure tells JavaScript objects from buffers and native memory.
  */
-export function sampleMemoryByPhase(ctx: BenchContext, worker: CompactdChild, conversationExternalId: string, metricsUrl: string | null, everyMs = 100): () => Promise<Record<string, PhaseMemory>> {
+export function sampleMemoryByPhase(
+  ctx: BenchContext,
+  worker: CompactdChild,
+  conversationExternalId: string,
+  metricsUrl: string | null,
+  everyMs = 100,
+): () => Promise<Record<string, PhaseMemory>> {
   const peaks: Record<string, PhaseMemory> = {};
   let stopped = false;
   const loop = (async () => {

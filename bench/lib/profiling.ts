@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+
 import type { BenchContext } from './context.js';
-import { bottleneckText, latestProfile, summarizeProfile, type ProfileSummary } from './cpu-profile.js';
+import { bottleneckText, latestProfile, type ProfileSummary, summarizeProfile } from './cpu-profile.js';
 
 /**
  * Runs `workload` against a worker started with `--cpu-prof`, stops it (the profile is
@@ -18,7 +19,7 @@ export async function profileWorker(
   mkdirSync(dir, { recursive: true });
   await ctx.svc.startWorker(env, { cpuProfDir: dir });
   const startMs = Date.now();
-  let endMs = startMs;
+  let endMs: number;
   try {
     await workload();
     endMs = Date.now();
@@ -32,12 +33,16 @@ export async function profileWorker(
 }
 
 /** Same for the API child (ingest). */
-export async function profileApi(ctx: BenchContext, name: string, workload: () => Promise<void>): Promise<{ summary: ProfileSummary; text: string } | null> {
+export async function profileApi(
+  ctx: BenchContext,
+  name: string,
+  workload: () => Promise<void>,
+): Promise<{ summary: ProfileSummary; text: string } | null> {
   const dir = path.join(ctx.profileDir, name);
   mkdirSync(dir, { recursive: true });
   await ctx.svc.restartApi({ cpuProfDir: dir });
   const startMs = Date.now();
-  let endMs = startMs;
+  let endMs: number;
   try {
     await workload();
     endMs = Date.now();

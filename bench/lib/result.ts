@@ -1,4 +1,4 @@
-import { round, spread, type Spread } from './stats.js';
+import { round, type Spread, spread } from './stats.js';
 
 /** The JSON shape every scenario reports (bench/results/<date>.json), rendered into BENCH.md. */
 
@@ -42,7 +42,11 @@ export interface ScenarioResult {
 
 export function figure(label: string, unit: string, values: readonly number[]): Figure {
   const s = spread(values);
-  return { label, unit, stats: { ...s, median: round(s.median, 3), min: round(s.min, 3), max: round(s.max, 3), p10: round(s.p10, 3), p90: round(s.p90, 3) } };
+  return {
+    label,
+    unit,
+    stats: { ...s, median: round(s.median, 3), min: round(s.min, 3), max: round(s.max, 3), p10: round(s.p10, 3), p90: round(s.p90, 3) },
+  };
 }
 
 export function target(metric: string, op: '<=' | '>=', threshold: number, value: number, unit = ''): Target {

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
+
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
-import { startLlmSim, type LlmSim } from '../../src/llm-sim/server.js';
+
+import { type LlmSim, startLlmSim } from '../../src/llm-sim/server.js';
 import { ApiClient } from './api-client.js';
-import { spawnCompactd, type CompactdChild } from './child.js';
+import { type CompactdChild, spawnCompactd } from './child.js';
 
 /**
  * The service under test, started the way an operator runs it: a `compactd api` child and a

@@ -1,4 +1,5 @@
-import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
+
 import type { Block, HistoryMessage, ImageBlock, TextBlock } from '../../src/compaction/types.js';
 
 /**
@@ -14,9 +15,7 @@ function textOf(parts: ReadonlyArray<TextBlock | ImageBlock>): string {
 }
 
 function blockText(blocks: readonly Block[]): string {
-  return blocks
-    .flatMap((b) => (b.type === 'text' ? [b.text] : b.type === 'image' ? ['[image]'] : []))
-    .join('\n');
+  return blocks.flatMap((b) => (b.type === 'text' ? [b.text] : b.type === 'image' ? ['[image]'] : [])).join('\n');
 }
 
 function toolArgs(input: unknown): Record<string, unknown> {
@@ -27,13 +26,21 @@ function toolArgs(input: unknown): Record<string, unknown> {
 export function toLangChain(message: HistoryMessage): BaseMessage[] {
   const text = blockText(message.content);
   if (message.role === 'assistant') {
-    const toolCalls = message.content.flatMap((b) => (b.type === 'tool_use' ? [{ id: b.id, name: b.name, args: toolArgs(b.input), type: 'tool_call' as const }] : []));
+    const toolCalls = message.content.flatMap((b) =>
+      b.type === 'tool_use' ? [{ id: b.id, name: b.name, args: toolArgs(b.input), type: 'tool_call' as const }] : [],
+    );
     return [new AIMessage({ content: text, tool_calls: toolCalls })];
   }
   if (message.role === 'system') return [new SystemMessage(text)];
   const results = message.content.flatMap((b) =>
     b.type === 'tool_result'
-      ? [new ToolMessage({ tool_call_id: b.tool_use_id, content: typeof b.content === 'string' ? b.content : textOf(b.content), status: b.is_error === true ? 'error' : 'success' })]
+      ? [
+          new ToolMessage({
+            tool_call_id: b.tool_use_id,
+            content: typeof b.content === 'string' ? b.content : textOf(b.content),
+            status: b.is_error === true ? 'error' : 'success',
+          }),
+        ]
       : [],
   );
   // Tool output answers the call before anything the user adds in the same turn.

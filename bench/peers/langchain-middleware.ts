@@ -1,6 +1,7 @@
 import { ChatAnthropic } from '@langchain/anthropic';
 import type { BaseMessage } from '@langchain/core/messages';
 import { createAgent, createMiddleware, summarizationMiddleware } from 'langchain';
+
 import type { HistoryMessage } from '../../src/compaction/types.js';
 import type { CallRecord } from '../../src/llm-sim/state.js';
 import { agentHistory } from './langchain-messages.js';
@@ -75,7 +76,10 @@ type Middleware = { readonly name: string };
  * validates the options itself at run time and throws on a bad one.
  */
 const summarizationWithOptions = summarizationMiddleware as unknown as (options: SummarizationOptions) => Middleware;
-const middlewareWithHooks = createMiddleware as unknown as (config: { name: string; beforeModel: { canJumpTo: ['end']; hook: () => { jumpTo: 'end' } } }) => Middleware;
+const middlewareWithHooks = createMiddleware as unknown as (config: {
+  name: string;
+  beforeModel: { canJumpTo: ['end']; hook: () => { jumpTo: 'end' } };
+}) => Middleware;
 const agentWith = createAgent as unknown as (params: { model: ChatAnthropic; tools: []; middleware: Middleware[] }) => {
   invoke(input: { messages: BaseMessage[] }): Promise<{ messages: BaseMessage[] }>;
 };

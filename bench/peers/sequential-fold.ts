@@ -1,7 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
+
 import { buildSummarizeRequest } from '../../src/compaction/summarize/index.js';
 import type { Block, HistoryMessage, Role } from '../../src/compaction/types.js';
-import { PolicySchema, type Policy } from '../../src/config/policy.js';
+import { type Policy, PolicySchema } from '../../src/config/policy.js';
 import { countTokens } from '../../src/lib/count-tokens.js';
 import { buildAnthropicParams } from '../../src/llm/anthropic.js';
 
@@ -57,7 +58,9 @@ export async function sequentialFold(options: {
   initialSummary?: string | null;
 }): Promise<FoldResult> {
   const client = new Anthropic({ apiKey: 'not-needed', baseURL: options.baseUrl, maxRetries: 0, timeout: 600_000 });
-  const ordered = [...options.chunks].filter((c) => c.length > 0).sort((a, b) => (a[0] as HistoryMessage).seq - (b[0] as HistoryMessage).seq);
+  const ordered = [...options.chunks]
+    .filter((c) => c.length > 0)
+    .sort((a, b) => (a[0] as HistoryMessage).seq - (b[0] as HistoryMessage).seq);
   let summary: string | null = options.initialSummary ?? null;
   const result: FoldResult = { wallMs: 0, calls: 0, inputTokens: 0, outputTokens: 0, summary: '', callWindows: [] };
   const started = performance.now();

@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import type { BenchResults } from './markdown.js';
+
 import type { ScenarioResult } from '../lib/result.js';
+import type { BenchResults } from './markdown.js';
 
 /**
  * `npx tsx bench/report/combine.ts <base.json> <newer.json>… <out.json>`: the base run's results
@@ -14,7 +15,8 @@ if (!outPath || files.length < 2) throw new Error('usage: combine.ts <base.json>
 const runs = files.map((file) => JSON.parse(readFileSync(file, 'utf8')) as BenchResults);
 const base = runs[0]!;
 const source = new Map<string, { run: BenchResults; scenario: ScenarioResult }>();
-for (const run of runs) for (const scenario of run.scenarios) if (run === base || scenario.status !== 'not measured') source.set(scenario.id, { run, scenario });
+for (const run of runs)
+  for (const scenario of run.scenarios) if (run === base || scenario.status !== 'not measured') source.set(scenario.id, { run, scenario });
 const order = [...base.scenarios.map((s) => s.id), ...[...source.keys()].filter((id) => !base.scenarios.some((s) => s.id === id))];
 const contributed = (run: BenchResults): string[] => order.filter((id) => source.get(id)?.run === run);
 const latencyRun = source.get('latency')?.run ?? base;
@@ -25,6 +27,9 @@ const combined: BenchResults = {
   scenarios: order.map((id) => source.get(id)!.scenario),
   runs: runs
     .filter((run) => contributed(run).length > 0)
-    .map((run) => `${run.mode} run started ${run.startedAt.slice(0, 16).replace('T', ' ')} UTC (${run.durationS} s): ${contributed(run).join(', ')}`),
+    .map(
+      (run) =>
+        `${run.mode} run started ${run.startedAt.slice(0, 16).replace('T', ' ')} UTC (${run.durationS} s): ${contributed(run).join(', ')}`,
+    ),
 };
 writeFileSync(outPath, `${JSON.stringify(combined, null, 2)}\n`);

@@ -9,7 +9,12 @@ import type { ChartPoint } from '../lib/context.js';
 const WIDTH = 800;
 const HEIGHT = 420;
 const MARGIN = { left: 70, right: 230, top: 40, bottom: 60 };
-const COLOURS: Record<string, string> = { compactd: '#1f77b4', 'compactd, identifier check off': '#9467bd', 'sequential fold': '#d62728', 'LangChain middleware': '#2ca02c' };
+const COLOURS: Record<string, string> = {
+  compactd: '#1f77b4',
+  'compactd, identifier check off': '#9467bd',
+  'sequential fold': '#d62728',
+  'LangChain middleware': '#2ca02c',
+};
 
 function niceMax(value: number): number {
   if (value <= 0) return 1;
@@ -45,23 +50,35 @@ export function renderLatencyChart(points: readonly ChartPoint[], subtitle: stri
   }
   out.push(`<rect x="${MARGIN.left}" y="${MARGIN.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#333"/>`);
   out.push(`<text x="${MARGIN.left + plotW / 2}" y="${HEIGHT - 20}" text-anchor="middle">tokens compacted (source messages)</text>`);
-  out.push(`<text x="18" y="${MARGIN.top + plotH / 2}" text-anchor="middle" transform="rotate(-90 18 ${MARGIN.top + plotH / 2})">wall time (s)</text>`);
+  out.push(
+    `<text x="18" y="${MARGIN.top + plotH / 2}" text-anchor="middle" transform="rotate(-90 18 ${MARGIN.top + plotH / 2})">wall time (s)</text>`,
+  );
   const strategies = [...new Set(points.map((p) => p.strategy))];
   strategies.forEach((strategy, i) => {
     const colour = COLOURS[strategy] ?? '#7f7f7f';
     const series = points.filter((p) => p.strategy === strategy).sort((a, b) => a.tokens - b.tokens);
     const ok = series.filter((p) => p.ok);
-    if (ok.length > 1) out.push(`<polyline fill="none" stroke="${colour}" stroke-width="1.5" points="${ok.map((p) => `${x(p.tokens).toFixed(1)},${y(p.seconds).toFixed(1)}`).join(' ')}"/>`);
+    if (ok.length > 1)
+      out.push(
+        `<polyline fill="none" stroke="${colour}" stroke-width="1.5" points="${ok.map((p) => `${x(p.tokens).toFixed(1)},${y(p.seconds).toFixed(1)}`).join(' ')}"/>`,
+      );
     for (const p of series) {
       const cx = x(p.tokens).toFixed(1);
-      if (p.ok) out.push(`<circle cx="${cx}" cy="${y(p.seconds).toFixed(1)}" r="4" fill="${colour}"><title>${escapeXml(`${strategy} ${p.label}: ${p.seconds.toFixed(1)} s, ${p.tokens} tokens`)}</title></circle>`);
+      if (p.ok)
+        out.push(
+          `<circle cx="${cx}" cy="${y(p.seconds).toFixed(1)}" r="4" fill="${colour}"><title>${escapeXml(`${strategy} ${p.label}: ${p.seconds.toFixed(1)} s, ${p.tokens} tokens`)}</title></circle>`,
+        );
       else {
         const cy = MARGIN.top + plotH - 6;
-        out.push(`<path d="M${Number(cx) - 5},${cy - 5} L${Number(cx) + 5},${cy + 5} M${Number(cx) - 5},${cy + 5} L${Number(cx) + 5},${cy - 5}" stroke="${colour}" stroke-width="2"><title>${escapeXml(`${strategy} ${p.label}: no summary (the request failed)`)}</title></path>`);
+        out.push(
+          `<path d="M${Number(cx) - 5},${cy - 5} L${Number(cx) + 5},${cy + 5} M${Number(cx) - 5},${cy + 5} L${Number(cx) + 5},${cy - 5}" stroke="${colour}" stroke-width="2"><title>${escapeXml(`${strategy} ${p.label}: no summary (the request failed)`)}</title></path>`,
+        );
       }
     }
     const ly = MARGIN.top + 10 + i * 20;
-    out.push(`<circle cx="${MARGIN.left + plotW + 20}" cy="${ly}" r="4" fill="${colour}"/><text x="${MARGIN.left + plotW + 30}" y="${ly + 4}">${escapeXml(strategy)}</text>`);
+    out.push(
+      `<circle cx="${MARGIN.left + plotW + 20}" cy="${ly}" r="4" fill="${colour}"/><text x="${MARGIN.left + plotW + 30}" y="${ly + 4}">${escapeXml(strategy)}</text>`,
+    );
   });
   const ly = MARGIN.top + 10 + strategies.length * 20;
   out.push(`<text x="${MARGIN.left + plotW + 14}" y="${ly + 4}" fill="#555">× = request failed</text>`);

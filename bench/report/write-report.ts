@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderMarkdown, type BenchResults } from './markdown.js';
+
+import { type BenchResults, renderMarkdown } from './markdown.js';
 import { renderLatencyChart } from './svg.js';
 
 /**
@@ -9,9 +10,18 @@ import { renderLatencyChart } from './svg.js';
  * written by hand (what the numbers mean, with evidence) live in bench/findings.md and are
  * included under the targets when the file exists.
  */
-export function writeReport(results: BenchResults, paths: { markdown: string; svg: string; svgLink: string; jsonLink: string; findings?: string }): void {
+export function writeReport(
+  results: BenchResults,
+  paths: { markdown: string; svg: string; svgLink: string; jsonLink: string; findings?: string },
+): void {
   const profile = results.scenarios.find((s) => s.id === 'latency')?.setup['profile'] ?? 'llm-sim';
-  writeFileSync(paths.svg, renderLatencyChart(results.chart, `llm-sim profile ${String(profile)}; medians; ${results.mode} run of ${results.startedAt.slice(0, 10)}`));
+  writeFileSync(
+    paths.svg,
+    renderLatencyChart(
+      results.chart,
+      `llm-sim profile ${String(profile)}; medians; ${results.mode} run of ${results.startedAt.slice(0, 10)}`,
+    ),
+  );
   const findings = paths.findings && existsSync(paths.findings) ? readFileSync(paths.findings, 'utf8').trim() : undefined;
   writeFileSync(paths.markdown, renderMarkdown(results, { svg: paths.svgLink, json: paths.jsonLink, ...(findings ? { findings } : {}) }));
 }

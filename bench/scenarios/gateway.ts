@@ -1,7 +1,7 @@
 import type { BenchContext } from '../lib/context.js';
 import { syntheticMessages } from '../lib/conversations.js';
 import { profileApi } from '../lib/profiling.js';
-import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
+import { emptyScenario, figure, type ScenarioResult, target } from '../lib/result.js';
 import { round } from '../lib/stats.js';
 
 /**
@@ -29,16 +29,31 @@ export async function runGateway(ctx: BenchContext): Promise<ScenarioResult[]> {
   const id = ctx.uniqueId('gw');
   // no compaction during the measurement: the request path alone is timed
   await ctx.svc.api.createConversation(id, { contextLimit: 1_000_000, policy: { auto: false } });
-  const history: Array<{ role: string; content: unknown }> = syntheticMessages(Math.round(HISTORY_TOKENS / TOKENS_PER_MESSAGE), { mix: 'chat', seed: 8, tag: id }).map((m) => ({ role: m.role, content: m.content }));
+  const history: Array<{ role: string; content: unknown }> = syntheticMessages(Math.round(HISTORY_TOKENS / TOKENS_PER_MESSAGE), {
+    mix: 'chat',
+    seed: 8,
+    tag: id,
+  }).map((m) => ({ role: m.role, content: m.content }));
   const url = `${ctx.svc.api.baseUrl}/gateway/anthropic/v1/messages`;
-  const headers = { 'x-api-key': ctx.svc.api.key, 'x-compactd-conversation': id, 'x-compactd-upstream-key': 'sk-bench', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
+  const headers = {
+    'x-api-key': ctx.svc.api.key,
+    'x-compactd-conversation': id,
+    'x-compactd-upstream-key': 'sk-bench',
+    'anthropic-version': '2023-06-01',
+    'content-type': 'application/json',
+  };
   const direct = { 'x-api-key': 'sk-bench', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
-  const post = async (target: string, sent: Record<string, string>, body: string): Promise<{ ms: number; content: unknown; serverMs: number }> => {
+  const post = async (
+    target: string,
+    sent: Record<string, string>,
+    body: string,
+  ): Promise<{ ms: number; content: unknown; serverMs: number }> => {
     const t0 = performance.now();
     const res = await fetch(target, { method: 'POST', headers: sent, body });
     const answer = (await res.json()) as { content?: unknown };
     const ms = performance.now() - t0;
-    if (res.status !== 200 || !Array.isArray(answer.content)) throw new Error(`${target} answered ${res.status}: ${JSON.stringify(answer).slice(0, 300)}`);
+    if (res.status !== 200 || !Array.isArray(answer.content))
+      throw new Error(`${target} answered ${res.status}: ${JSON.stringify(answer).slice(0, 300)}`);
     const timing = /gateway;[^,]*dur=([\d.]+)/.exec(res.headers.get('server-timing') ?? '');
     return { ms, content: answer.content, serverMs: timing ? Number(timing[1]) : Number.NaN };
   };
@@ -78,10 +93,17 @@ export async function runGateway(ctx: BenchContext): Promise<ScenarioResult[]> {
     profile: 'instant',
     history: `${history.length} messages, ~${HISTORY_TOKENS / 1000}k tokens (synthetic coding-agent turns), ${round(bytes / 1e6, 2)} MB per request`,
     requests: `${runs} sequential non-streamed calls, each adding a user turn (the previous answer is re-sent by the client as agents do)`,
-    added: 'the gateway\'s server-timing: from the request\'s arrival to the upstream request being sent (body parse, auth, history keys, the append of the new turns, the context, the forwarded body); also shown: wall time through the gateway minus the same body sent straight to llm-sim',
+    added:
+      "the gateway's server-timing: from the request's arrival to the upstream request being sent (body parse, auth, history keys, the append of the new turns, the context, the forwarded body); also shown: wall time through the gateway minus the same body sent straight to llm-sim",
   };
   const addedFigure = figure('added latency per request (gateway server-timing: request in → forwarded)', 'ms', added);
-  result.figures.push(addedFigure, figure('client wall time per request through the gateway', 'ms', walls), figure('the same request straight to llm-sim', 'ms', straights), figure('through the gateway minus straight (noisy: two llm-sim calls)', 'ms', difference), figure('first request (stores the whole history)', 'ms', [first.wallMs - first.upstreamMs]));
+  result.figures.push(
+    addedFigure,
+    figure('client wall time per request through the gateway', 'ms', walls),
+    figure('the same request straight to llm-sim', 'ms', straights),
+    figure('through the gateway minus straight (noisy: two llm-sim calls)', 'ms', difference),
+    figure('first request (stores the whole history)', 'ms', [first.wallMs - first.upstreamMs]),
+  );
   result.targets.push(target('gateway added latency p50', '<=', 15, addedFigure.stats.median, 'ms'));
   const missed = result.targets[0];
   if (missed && !missed.met) {

@@ -1,10 +1,10 @@
 import { pool } from '../lib/batch-jobs.js';
+import { type BenchContext, settleDatabase } from '../lib/context.js';
+import { jsonBytes, syntheticMessages } from '../lib/conversations.js';
 import { cpuShares, perUnit } from '../lib/cpu-shares.js';
 import { watchCpuByRole } from '../lib/cpu-time.js';
-import { settleDatabase, type BenchContext } from '../lib/context.js';
-import { jsonBytes, syntheticMessages } from '../lib/conversations.js';
 import { profileApi } from '../lib/profiling.js';
-import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
+import { emptyScenario, figure, type ScenarioResult, target } from '../lib/result.js';
 import { round, spread } from '../lib/stats.js';
 
 /**
@@ -70,7 +70,11 @@ export async function runIngest(ctx: BenchContext): Promise<ScenarioResult[]> {
     cpuRuns.push(r.cpuUs);
   }
   const shares = cpuShares(cpuRuns, 0);
-  result.tables.push({ title: 'CPU per message by process (µs, one client, median over runs)', columns: ['process', 'CPU µs per message', 'share'], rows: shares.rows });
+  result.tables.push({
+    title: 'CPU per message by process (µs, one client, median over runs)',
+    columns: ['process', 'CPU µs per message', 'share'],
+    rows: shares.rows,
+  });
   const cpuSummary =
     `CPU per message, all processes: ${round(shares.total, 0)} µs (` +
     shares.roles.map((role) => `${role} ${round(shares.median(role), 0)}`).join(', ') +

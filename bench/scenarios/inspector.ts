@@ -1,6 +1,6 @@
-import { assertCompleted, compactMeasured, seedConversation, type BenchContext } from '../lib/context.js';
+import { assertCompleted, type BenchContext, compactMeasured, seedConversation } from '../lib/context.js';
 import { syntheticMessages } from '../lib/conversations.js';
-import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
+import { emptyScenario, figure, type ScenarioResult, target } from '../lib/result.js';
 import { round, spread } from '../lib/stats.js';
 
 export const INSPECTOR_TITLE = '9. Inspector: opening the pages of a 100,000-message conversation';

@@ -1,9 +1,9 @@
 import type { HistoryMessage, NormalizedMessage } from '../../src/compaction/types.js';
-import { assertCompleted, compactMeasured, seedConversation, type BenchContext } from '../lib/context.js';
-import { LONG_SESSIONS, loadSession } from '../lib/conversations.js';
-import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
+import { assertCompleted, type BenchContext, compactMeasured, seedConversation } from '../lib/context.js';
+import { loadSession, LONG_SESSIONS } from '../lib/conversations.js';
+import { emptyScenario, figure, type ScenarioResult, target } from '../lib/result.js';
 import { rangeText, round, spread } from '../lib/stats.js';
-import { planSpan, runPeers, windowCase, type SessionPlan } from './peers.js';
+import { planSpan, runPeers, type SessionPlan, windowCase } from './peers.js';
 import { PEERS_TITLE, peersResult } from './peers-report.js';
 
 /**
@@ -71,7 +71,9 @@ export async function runLatency(ctx: BenchContext): Promise<ScenarioResult[]> {
   const overrun: SessionRuns[] = [];
   try {
     for (const session of options.sessions) {
-      ctx.log(`latency (length overrun ${options.overrun.rate} × ${options.overrun.factor}): session ${session.slice(0, 8)} × ${options.overrunRuns}`);
+      ctx.log(
+        `latency (length overrun ${options.overrun.rate} × ${options.overrun.factor}): session ${session.slice(0, 8)} × ${options.overrunRuns}`,
+      );
       overrun.push(await runSession(ctx, session, loadSession(session), { ...options, runs: options.overrunRuns }, false));
     }
   } finally {
@@ -87,7 +89,11 @@ export async function runLatency(ctx: BenchContext): Promise<ScenarioResult[]> {
   }
 
   const peersStarted = performance.now();
-  const peers = await runPeers(ctx, sessions.map((s) => s.plan), options.peerRuns);
+  const peers = await runPeers(
+    ctx,
+    sessions.map((s) => s.plan),
+    options.peerRuns,
+  );
   const window = await windowCase(ctx, options, ctx.quick ? [loadSession(options.sessions[0] as string)] : LONG_SESSIONS.map(loadSession));
   const peerResult = peersResult(ctx, sessions, peers, options);
   peerResult.tables.push(window.table);
@@ -97,8 +103,30 @@ export async function runLatency(ctx: BenchContext): Promise<ScenarioResult[]> {
   return [latency, peerResult];
 }
 
-async function runSession(ctx: BenchContext, session: string, messages: NormalizedMessage[], options: LatencyOptions, withNoCheck = true): Promise<SessionRuns> {
-  const runs: SessionRuns = { session, messages: messages.length, sourceTokens: 0, chunks: 0, wallMs: [], criticalMs: [], ratio: [], calls: [], retries: [], strictMs: [], nonLlmMs: [], noCheckMs: [], truncationFallbacks: 0, fallbacks: 0, plan: null as unknown as SessionPlan };
+async function runSession(
+  ctx: BenchContext,
+  session: string,
+  messages: NormalizedMessage[],
+  options: LatencyOptions,
+  withNoCheck = true,
+): Promise<SessionRuns> {
+  const runs: SessionRuns = {
+    session,
+    messages: messages.length,
+    sourceTokens: 0,
+    chunks: 0,
+    wallMs: [],
+    criticalMs: [],
+    ratio: [],
+    calls: [],
+    retries: [],
+    strictMs: [],
+    nonLlmMs: [],
+    noCheckMs: [],
+    truncationFallbacks: 0,
+    fallbacks: 0,
+    plan: null as unknown as SessionPlan,
+  };
   for (let run = 0; run < options.runs; run += 1) {
     const id = ctx.uniqueId(`lat-${session.slice(0, 8)}`);
     await seedConversation(ctx, id, messages);
@@ -130,7 +158,12 @@ async function runSession(ctx: BenchContext, session: string, messages: Normaliz
 }
 
 /** The chunks compactd planned, as messages (from the export), for the peers to run on. */
-async function sessionPlan(ctx: BenchContext, id: string, session: string, plan: NonNullable<Awaited<ReturnType<typeof compactMeasured>>['row']['plan']>): Promise<SessionPlan> {
+async function sessionPlan(
+  ctx: BenchContext,
+  id: string,
+  session: string,
+  plan: NonNullable<Awaited<ReturnType<typeof compactMeasured>>['row']['plan']>,
+): Promise<SessionPlan> {
   const exported = await ctx.svc.api.exportHistory(id);
   const span = planSpan(exported, plan.compressedSeqs);
   const bySeq = new Map<number, HistoryMessage>(span.history.map((m) => [m.seq, m]));
@@ -151,14 +184,33 @@ function latencyResult(ctx: BenchContext, sessions: SessionRuns[], options: Late
     runsPerSession: options.runs,
     strategy: 'summarize (default policy: chunkTokens 12000, summaryMaxTokens 2000, maxLiveBatches 6)',
     wall: 'job created_at (API) → finished_at (commit)',
-    criticalPath: 'longest chunk call chain (a call with any second request of its step: a hedge beside a straggler, a shorter one after a cut answer), from llm-sim call log; consolidations run as follow-up jobs, off the path',
+    criticalPath:
+      'longest chunk call chain (a call with any second request of its step: a hedge beside a straggler, a shorter one after a cut answer), from llm-sim call log; consolidations run as follow-up jobs, off the path',
   };
   const allRatios = sessions.flatMap((s) => s.ratio);
   result.figures.push(figure('wall / critical path (all sessions, all runs)', '×', allRatios));
-  result.figures.push(figure('compactd wall time (all sessions)', 's', sessions.flatMap((s) => s.wallMs.map((ms) => ms / 1000))));
+  result.figures.push(
+    figure(
+      'compactd wall time (all sessions)',
+      's',
+      sessions.flatMap((s) => s.wallMs.map((ms) => ms / 1000)),
+    ),
+  );
   result.tables.push({
     title: 'Per session (median over runs; range in brackets)',
-    columns: ['session', 'messages', 'tokens compacted', 'chunks', 'LLM calls (retries)', 'wall s', 'non-LLM s', 'critical path s', 'wall / critical', 'longest single chunk call s', 'wall / that'],
+    columns: [
+      'session',
+      'messages',
+      'tokens compacted',
+      'chunks',
+      'LLM calls (retries)',
+      'wall s',
+      'non-LLM s',
+      'critical path s',
+      'wall / critical',
+      'longest single chunk call s',
+      'wall / that',
+    ],
     rows: sessions.map((s) => [
       s.session.slice(0, 8),
       s.messages,
@@ -173,7 +225,14 @@ function latencyResult(ctx: BenchContext, sessions: SessionRuns[], options: Late
       rangeText(s.wallMs.map((w, i) => w / (s.strictMs[i] ?? Number.NaN))),
     ]),
   });
-  for (const s of sessions) ctx.chart.push({ strategy: 'compactd', tokens: s.sourceTokens, seconds: spread(s.wallMs).median / 1000, ok: true, label: s.session.slice(0, 8) });
+  for (const s of sessions)
+    ctx.chart.push({
+      strategy: 'compactd',
+      tokens: s.sourceTokens,
+      seconds: spread(s.wallMs).median / 1000,
+      ok: true,
+      label: s.session.slice(0, 8),
+    });
   result.targets.push(target('median wall / critical path (dependent call chain)', '<=', 1.15, spread(allRatios).median, '×'));
   const strictRatios = sessions.flatMap((s) => s.wallMs.map((w, i) => w / (s.strictMs[i] ?? Number.NaN)));
   result.figures.push(figure('wall / longest single chunk call', '×', strictRatios));
@@ -197,7 +256,8 @@ function latencyResult(ctx: BenchContext, sessions: SessionRuns[], options: Late
       `${retries} retried call(s) per job (answers stopped at their budget), a dependent chain of ${round(chain, 1)} s against ${round(strict, 1)} s for the longest single call; ` +
       'calls that start late (queue hops, the provider limiter) lengthen the round too.';
   }
-  if (ctx.quick) result.notes.push('Quick mode: one session, one run, `fixed:500` profile (every call 0.5 s) instead of the Haiku-like profile.');
+  if (ctx.quick)
+    result.notes.push('Quick mode: one session, one run, `fixed:500` profile (every call 0.5 s) instead of the Haiku-like profile.');
   return result;
 }
 
@@ -208,7 +268,8 @@ function latencyResult(ctx: BenchContext, sessions: SessionRuns[], options: Late
  */
 function overrunSeries(result: ScenarioResult, sessions: SessionRuns[], options: LatencyOptions): void {
   const label = `length overrun ${Math.round(options.overrun.rate * 100)} % of answers × ${options.overrun.factor}`;
-  result.setup['overrunProfile'] = `${options.profile} with ${label} (llm-sim --overrun ${options.overrun.rate} --overrun-factor ${options.overrun.factor}), ${options.overrunRuns} runs per session`;
+  result.setup['overrunProfile'] =
+    `${options.profile} with ${label} (llm-sim --overrun ${options.overrun.rate} --overrun-factor ${options.overrun.factor}), ${options.overrunRuns} runs per session`;
   result.tables.push({
     title: `Under ${label} (median over runs; range in brackets)`,
     columns: ['session', 'chunks', 'LLM calls (retries)', 'wall s', 'longest single chunk call s', 'wall / that', 'local fallbacks'],
@@ -235,7 +296,9 @@ function overrunSeries(result: ScenarioResult, sessions: SessionRuns[], options:
   const fallbacks = sessions.reduce((sum, s) => sum + s.fallbacks, 0);
   result.figures.push(figure(`local fallbacks, ${label}`, 'chunks', [fallbacks]));
   const noFallback = target(`local fallbacks over every run, ${label}`, '<=', 0, fallbacks, 'chunks');
-  if (!noFallback.met) noFallback.bottleneck = 'answers the provider failed for good (see the jobs\' result.fallbacks reasons): the local summarizer stood in for them.';
+  if (!noFallback.met)
+    noFallback.bottleneck =
+      "answers the provider failed for good (see the jobs' result.fallbacks reasons): the local summarizer stood in for them.";
   result.targets.push(noFallback);
 }
 

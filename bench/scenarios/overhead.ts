@@ -1,10 +1,10 @@
-import { assertCompleted, compactMeasured, seedConversation, type BenchContext, type MeasuredJob, settleDatabase } from '../lib/context.js';
+import { assertCompleted, type BenchContext, compactMeasured, type MeasuredJob, seedConversation, settleDatabase } from '../lib/context.js';
 import { syntheticMessages } from '../lib/conversations.js';
-import type { JobPhases } from '../lib/job-timing.js';
 import { perUnit } from '../lib/cpu-shares.js';
 import { watchCpuByRole } from '../lib/cpu-time.js';
+import type { JobPhases } from '../lib/job-timing.js';
 import { profileWorker } from '../lib/profiling.js';
-import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
+import { emptyScenario, figure, type ScenarioResult, target } from '../lib/result.js';
 import { round, spread } from '../lib/stats.js';
 
 /**
@@ -73,7 +73,11 @@ export async function runOverhead(ctx: BenchContext): Promise<ScenarioResult[]> 
       ids.push(id);
     }
     const jobs: MeasuredJob[] = [];
-    const stopCpu = watchCpuByRole({ 'compactd worker': worker.pid, 'compactd API': ctx.svc.apiChild.pid, 'bench client + llm-sim': process.pid });
+    const stopCpu = watchCpuByRole({
+      'compactd worker': worker.pid,
+      'compactd API': ctx.svc.apiChild.pid,
+      'bench client + llm-sim': process.pid,
+    });
     for (const id of ids) {
       const job = await compactMeasured(ctx, id);
       assertCompleted(job, `overhead ${size.messages}`);
@@ -101,7 +105,11 @@ export async function runOverhead(ctx: BenchContext): Promise<ScenarioResult[]> 
       round(spread(nonLlm).median, 1),
     ]);
   }
-  result.tables.push({ title: 'CPU per compaction by process (ms, all threads; jobs run one at a time)', columns: ['messages', ...cpuColumns], rows: cpuRows });
+  result.tables.push({
+    title: 'CPU per compaction by process (ms, all threads; jobs run one at a time)',
+    columns: ['messages', ...cpuColumns],
+    rows: cpuRows,
+  });
   result.tables.push({
     title: 'Phases (ms, median over runs)',
     columns: ['messages', 'chunks', ...PHASES.map(([, label]) => label), 'LLM in flight', 'wall', 'non-LLM'],
@@ -111,7 +119,10 @@ export async function runOverhead(ctx: BenchContext): Promise<ScenarioResult[]> 
     'Phases overlap the LLM window: "first → last LLM call end" includes queue hops between parallel chunk steps and the re-summary when there is one. ' +
       'Non-LLM time counts only time during which no call was in flight.',
   );
-  if (ctx.quick) result.notes.push('Quick mode: 3 × 200 and 1 × 5,000 messages (the full run measures 10 × 200 and 3 × 10,000 against the same targets).');
+  if (ctx.quick)
+    result.notes.push(
+      'Quick mode: 3 × 200 and 1 × 5,000 messages (the full run measures 10 × 200 and 3 × 10,000 against the same targets).',
+    );
   if (result.targets.some((t) => !t.met)) await explain(ctx, result, cpuSummaries);
   result.durationMs = performance.now() - started;
   return [result];
@@ -133,5 +144,7 @@ async function explain(ctx: BenchContext, result: ScenarioResult, cpuSummaries: 
   result.targets.forEach((t, i) => {
     if (!t.met) t.bottleneck = `${cpuSummaries[i] ?? ''} Worker ${text}`;
   });
-  result.notes.push(`Profiled rerun (worker with --cpu-prof, one 200-message compaction and one ${sizes[1]?.messages ?? 0}-message compaction): ${text}`);
+  result.notes.push(
+    `Profiled rerun (worker with --cpu-prof, one 200-message compaction and one ${sizes[1]?.messages ?? 0}-message compaction): ${text}`,
+  );
 }

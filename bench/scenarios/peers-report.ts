@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+
 import { repoRoot } from '../lib/child.js';
 import type { BenchContext } from '../lib/context.js';
-import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
+import { emptyScenario, figure, type ScenarioResult, target } from '../lib/result.js';
 import { rangeText, round, spread } from '../lib/stats.js';
 import { DEFAULT_TRIM_TOKENS, type MiddlewareRun } from '../peers/langchain-middleware.js';
 import { defaultPolicy } from '../peers/sequential-fold.js';
-import { outcomeText, type MiddlewareVariant, type PeerRuns, type SessionPlan } from './peers.js';
+import { type MiddlewareVariant, outcomeText, type PeerRuns, type SessionPlan } from './peers.js';
 
 /** Scenario 2's result: compactd against the real LangChain middleware and the sequential-fold baseline. */
 
@@ -34,7 +35,12 @@ function pinned(name: string): string {
   return `${name} ${pkg.devDependencies?.[name] ?? '(not installed)'}`;
 }
 
-export function peersResult(ctx: BenchContext, sessions: readonly CompactdRuns[], peers: readonly PeerRuns[], options: { profile: string; peerRuns: number }): ScenarioResult {
+export function peersResult(
+  ctx: BenchContext,
+  sessions: readonly CompactdRuns[],
+  peers: readonly PeerRuns[],
+  options: { profile: string; peerRuns: number },
+): ScenarioResult {
   const result = emptyScenario('peers', PEERS_TITLE);
   const maxTokens = defaultPolicy().summaryMaxTokens;
   result.setup = {
@@ -80,15 +86,37 @@ export function peersResult(ctx: BenchContext, sessions: readonly CompactdRuns[]
   });
   result.tables.push({
     title: 'Wall time per strategy (s, median; range in brackets)',
-    columns: ['session', 'tokens compacted', 'compactd', 'compactd, identifier check off', 'LangChain middleware, whole span', 'compactd / LangChain', 'LangChain middleware, defaults', 'sequential fold (baseline)', 'fold / compactd'],
+    columns: [
+      'session',
+      'tokens compacted',
+      'compactd',
+      'compactd, identifier check off',
+      'LangChain middleware, whole span',
+      'compactd / LangChain',
+      'LangChain middleware, defaults',
+      'sequential fold (baseline)',
+      'fold / compactd',
+    ],
     rows,
   });
   result.tables.push(middlewareTable(sessions, peers));
 
   result.figures.push(figure('compactd wall / LangChain summarizationMiddleware wall, same span', '×', vsLangChain));
-  result.figures.push(figure(`compactd wall / LangChain summarizationMiddleware wall, defaults (span trimmed to ${DEFAULT_TRIM_TOKENS} tokens)`, '×', vsDefaults));
+  result.figures.push(
+    figure(
+      `compactd wall / LangChain summarizationMiddleware wall, defaults (span trimmed to ${DEFAULT_TRIM_TOKENS} tokens)`,
+      '×',
+      vsDefaults,
+    ),
+  );
   result.figures.push(figure('speed-up over the sequential fold (baseline)', '×', foldSpeedups));
-  const lcTarget = target('median compactd job wall / real LangChain summarizationMiddleware wall, same span', '<=', 0.5, spread(vsLangChain).median, '×');
+  const lcTarget = target(
+    'median compactd job wall / real LangChain summarizationMiddleware wall, same span',
+    '<=',
+    0.5,
+    spread(vsLangChain).median,
+    '×',
+  );
   const foldTarget = target('median speed-up over the sequential fold (baseline)', '>=', 5, spread(foldSpeedups).median, '×');
   if (!lcTarget.met) lcTarget.bottleneck = langChainBottleneck(sessions, peers, options.profile);
   if (!foldTarget.met) {
@@ -99,7 +127,10 @@ export function peersResult(ctx: BenchContext, sessions: readonly CompactdRuns[]
   }
   result.targets.push(lcTarget, foldTarget);
   result.notes.push(...middlewareNotes(sessions, peers));
-  if (sessions.length > 1) result.notes.push('The folds of the different sessions ran side by side (each sequential within itself); compactd jobs and LangChain runs ran one at a time, alone on llm-sim.');
+  if (sessions.length > 1)
+    result.notes.push(
+      'The folds of the different sessions ran side by side (each sequential within itself); compactd jobs and LangChain runs ran one at a time, alone on llm-sim.',
+    );
   return result;
 }
 
@@ -108,14 +139,20 @@ function middlewareTable(sessions: readonly CompactdRuns[], peers: readonly Peer
   sessions.forEach((s, i) => {
     const p = peers[i] as PeerRuns;
     const whole = med(p.langchain.wholeSpan.map((r) => r.inputTokens));
-    for (const [variant, label] of [['wholeSpan', 'whole span'], ['defaults', 'defaults']] as Array<[MiddlewareVariant, string]>) {
+    for (const [variant, label] of [
+      ['wholeSpan', 'whole span'],
+      ['defaults', 'defaults'],
+    ] as Array<[MiddlewareVariant, string]>) {
       const runs = p.langchain[variant];
       const first = runs[0];
       if (!first) continue;
       rows.push([
         s.session.slice(0, 8),
         label,
-        runs.map(outcomeText).filter((t, k, all) => all.indexOf(t) === k).join('; '),
+        runs
+          .map(outcomeText)
+          .filter((t, k, all) => all.indexOf(t) === k)
+          .join('; '),
         rangeText(runs.map((r) => r.wallMs / 1000)),
         rangeText(runs.map((r) => callMs(r) / 1000)),
         med(runs.map((r) => r.calls.length)),
@@ -127,15 +164,28 @@ function middlewareTable(sessions: readonly CompactdRuns[], peers: readonly Peer
     }
   });
   return {
-    title: "LangChain summarizationMiddleware per session (median over runs; tokens are what llm-sim's call log recorded for the summarizer requests)",
-    columns: ['session', 'setting', 'outcome', 'wall s', 'summarizer call s', 'calls', 'input tokens', 'output tokens', 'messages replaced by the summary', 'request size vs whole span'],
+    title:
+      "LangChain summarizationMiddleware per session (median over runs; tokens are what llm-sim's call log recorded for the summarizer requests)",
+    columns: [
+      'session',
+      'setting',
+      'outcome',
+      'wall s',
+      'summarizer call s',
+      'calls',
+      'input tokens',
+      'output tokens',
+      'messages replaced by the summary',
+      'request size vs whole span',
+    ],
     rows,
   };
 }
 
 function langChainBottleneck(sessions: readonly CompactdRuns[], peers: readonly PeerRuns[], profile: string): string {
   const whole = peers.flatMap((p) => p.langchain.wholeSpan).filter((r) => r.outcome === 'summarized');
-  if (whole.length === 0) return 'the real middleware never summarized the whole span in this run, so there is no wall time to compare with (see its outcome in the table).';
+  if (whole.length === 0)
+    return 'the real middleware never summarized the whole span in this run, so there is no wall time to compare with (see its outcome in the table).';
   const lcCall = med(whole.map(callMs)) / 1000;
   const lcWall = med(whole.map((r) => r.wallMs)) / 1000;
   const chain = med(sessions.flatMap((s) => s.criticalMs)) / 1000;
@@ -163,11 +213,17 @@ function middlewareNotes(sessions: readonly CompactdRuns[], peers: readonly Peer
   );
   const gaps = sessions.filter((s) => s.plan.spanGaps > 0);
   if (gaps.length > 0) {
-    const gapText = (s: CompactdRuns) => `${s.session.slice(0, 8)} (${s.plan.spanGaps} message${s.plan.spanGaps === 1 ? '' : 's'} inside it that compactd keeps verbatim: protected, like the newest user message)`;
-    notes.push(`compactd's span was not a prefix in ${gaps.map(gapText).join(', ')}; the middleware, which can only cut a prefix, summarized those too.`);
+    const gapText = (s: CompactdRuns) =>
+      `${s.session.slice(0, 8)} (${s.plan.spanGaps} message${s.plan.spanGaps === 1 ? '' : 's'} inside it that compactd keeps verbatim: protected, like the newest user message)`;
+    notes.push(
+      `compactd's span was not a prefix in ${gaps.map(gapText).join(', ')}; the middleware, which can only cut a prefix, summarized those too.`,
+    );
   }
   const failed = runs.filter((r) => r.outcome !== 'summarized');
-  if (failed.length > 0) notes.push(`Below the window, ${failed.length} middleware run(s) did not produce a summary: ${failed.map(outcomeText).join('; ').slice(0, 400)}.`);
+  if (failed.length > 0)
+    notes.push(
+      `Below the window, ${failed.length} middleware run(s) did not produce a summary: ${failed.map(outcomeText).join('; ').slice(0, 400)}.`,
+    );
   notes.push(
     `With its defaults the middleware sends only the newest ${DEFAULT_TRIM_TOKENS} tokens of the span to the summarizer and replaces the whole span with that summary; ` +
       'it is faster because it reads a few percent of what the other strategies read ("request size vs whole span"), not because it does the same job faster.',

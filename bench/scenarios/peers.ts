@@ -1,9 +1,9 @@
 import type { Block, HistoryMessage, NormalizedMessage } from '../../src/compaction/types.js';
-import { assertCompleted, compactMeasured, seedConversation, type BenchContext } from '../lib/context.js';
-import { target, type Table, type Target } from '../lib/result.js';
+import { assertCompleted, type BenchContext, compactMeasured, seedConversation } from '../lib/context.js';
+import { type Table, type Target, target } from '../lib/result.js';
 import { round } from '../lib/stats.js';
-import { runSummarizationMiddleware, DEFAULT_TRIM_TOKENS, type MiddlewareRun } from '../peers/langchain-middleware.js';
-import { defaultPolicy, sequentialFold, toHistory, type ExportedMessage } from '../peers/sequential-fold.js';
+import { DEFAULT_TRIM_TOKENS, type MiddlewareRun, runSummarizationMiddleware } from '../peers/langchain-middleware.js';
+import { defaultPolicy, type ExportedMessage, sequentialFold, toHistory } from '../peers/sequential-fold.js';
 
 /**
  * Scenario 2's peers, run on what compactd planned for each session: the real LangChain v1
@@ -25,7 +25,10 @@ export interface SessionPlan {
 }
 
 /** The plan's span as a prefix of the history: LangChain's middleware can only summarize a prefix. */
-export function planSpan(exported: readonly ExportedMessage[], compressedSeqs: readonly number[]): Pick<SessionPlan, 'history' | 'firstKeptIndex' | 'spanGaps'> {
+export function planSpan(
+  exported: readonly ExportedMessage[],
+  compressedSeqs: readonly number[],
+): Pick<SessionPlan, 'history' | 'firstKeptIndex' | 'spanGaps'> {
   const history = exported.filter((m) => m.kind === 'message').map(toHistory);
   const compressed = new Set(compressedSeqs);
   const lastSeq = Math.max(-1, ...compressedSeqs);
@@ -48,7 +51,11 @@ export interface PeerRuns {
   langchain: Record<MiddlewareVariant, MiddlewareRun[]>;
 }
 
-function middleware(ctx: BenchContext, plan: Pick<SessionPlan, 'history' | 'firstKeptIndex'>, variant: MiddlewareVariant): Promise<MiddlewareRun> {
+function middleware(
+  ctx: BenchContext,
+  plan: Pick<SessionPlan, 'history' | 'firstKeptIndex'>,
+  variant: MiddlewareVariant,
+): Promise<MiddlewareRun> {
   const trim = MIDDLEWARE_VARIANTS[variant];
   return runSummarizationMiddleware({
     baseUrl: ctx.svc.sim.url,
@@ -76,7 +83,9 @@ export async function runPeers(ctx: BenchContext, plans: readonly SessionPlan[],
     for (const [i, plan] of plans.entries()) {
       for (const variant of Object.keys(MIDDLEWARE_VARIANTS) as MiddlewareVariant[]) {
         const result = await middleware(ctx, plan, variant);
-        ctx.log(`peers: LangChain summarizationMiddleware (${variant}) on ${plan.session.slice(0, 8)}: ${result.outcome}, ${round(result.wallMs / 1000, 2)} s, ${result.inputTokens} tokens in`);
+        ctx.log(
+          `peers: LangChain summarizationMiddleware (${variant}) on ${plan.session.slice(0, 8)}: ${result.outcome}, ${round(result.wallMs / 1000, 2)} s, ${result.inputTokens} tokens in`,
+        );
         (out[i] as PeerRuns).langchain[variant].push(result);
       }
     }
@@ -121,15 +130,33 @@ export async function windowCase(
     const job = await compactMeasured(ctx, id);
     assertCompleted(job, 'window case');
     const plan = job.row.plan;
-    const largestCall = Math.max(0, ...ctx.svc.sim.callLog().filter((c) => c.api === 'anthropic').map((c) => c.inputTokens));
+    const largestCall = Math.max(
+      0,
+      ...ctx.svc.sim
+        .callLog()
+        .filter((c) => c.api === 'anthropic')
+        .map((c) => c.inputTokens),
+    );
     const span = planSpan(await ctx.svc.api.exportHistory(id), plan?.compressedSeqs ?? []);
     const sourceTokens = plan?.chunks.reduce((sum, c) => sum + c.messageTokens, 0) ?? 0;
     const wholeSpan = await middleware(ctx, span, 'wholeSpan');
     const defaults = await middleware(ctx, span, 'defaults');
     ctx.chart.push({ strategy: 'compactd', tokens: sourceTokens, seconds: job.timing.wallMs / 1000, ok: true, label: 'over window' });
-    ctx.chart.push({ strategy: 'LangChain middleware', tokens: sourceTokens, seconds: wholeSpan.wallMs / 1000, ok: wholeSpan.outcome === 'summarized', label: 'over window' });
+    ctx.chart.push({
+      strategy: 'LangChain middleware',
+      tokens: sourceTokens,
+      seconds: wholeSpan.wallMs / 1000,
+      ok: wholeSpan.outcome === 'summarized',
+      label: 'over window',
+    });
     const share = (run: MiddlewareRun) => round((run.inputTokens / Math.max(1, wholeSpan.inputTokens)) * 100, 1);
-    const row = (label: string, run: MiddlewareRun) => [label, outcomeText(run), round(run.wallMs / 1000, 2), run.inputTokens, `${run.replaced} of ${run.messagesBefore}`];
+    const row = (label: string, run: MiddlewareRun) => [
+      label,
+      outcomeText(run),
+      round(run.wallMs / 1000, 2),
+      run.inputTokens,
+      `${run.replaced} of ${run.messagesBefore}`,
+    ];
     const table: Table = {
       title: `Larger than the summarizer's window (${window} tokens): ${messages.length} messages, ${sourceTokens} tokens to compact${parts.length > 1 ? ' (the four sessions back to back)' : ''}`,
       columns: ['strategy', 'outcome', 'wall s', 'largest request (tokens)', 'LangChain messages replaced'],

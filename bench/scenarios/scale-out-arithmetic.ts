@@ -1,6 +1,6 @@
 import type { Table } from '../lib/result.js';
-import type { RowSizes } from '../lib/storage.js';
 import { fmt } from '../lib/result.js';
+import type { RowSizes } from '../lib/storage.js';
 
 /**
  * The capacity arithmetic for a platform of one million active conversations, derived from
@@ -69,20 +69,64 @@ export function platformEstimate(m: MeasuredCapacity, a = PLATFORM_ASSUMPTIONS):
   const writeBytesPerDay = messagesPerDay * m.sizes.bytesPerMessage + compactionsPerDay * m.sizes.bytesPerCompaction;
 
   const rows: Array<[string, string, string]> = [
-    ['compactions/day', count(compactionsPerDay), `${count(a.activeConversations)} conversations × ${a.compactionsPerConversationPerDay}/day`],
-    ['compactions/s, average → peak', `${fmt(compactionsAvg)} → ${fmt(compactionsPeak)}`, `÷ 86,400 s; × ${a.peakToAverage} in the busiest hour`],
-    ['worker processes for the peak (CPU, instant LLM)', count(workersForCpu), `peak ÷ ${fmt(m.compactionsPerSecondPerWorker)} compactions/s measured on one worker`],
-    ['worker cores at the peak', fmt(workerCores), `peak × ${fmt(m.workerCpuSecondsPerCompaction * 1000)} ms worker CPU per compaction (measured)`],
-    ['LLM calls in flight at the peak', count(llmInFlight), `peak × ${a.llmSecondsPerCompaction} s per call × ${a.llmCallsPerCompaction} call(s) (Little's law)`],
-    ['worker processes for those calls', count(workersForSlots), `÷ ${a.summarizeConcurrencyPerWorker} summarize slots per worker (raise COMPACTD_SUMMARIZE_CONCURRENCY to need fewer)`],
-    ['LLM requests/min at the peak', count(llmRpm), 'the provider quota needed; COMPACTD_LLM_CONCURRENCY ≥ the calls in flight and COMPACTD_LLM_RPM ≥ this (both provider-wide, defaults 16 and 4,000)'],
+    [
+      'compactions/day',
+      count(compactionsPerDay),
+      `${count(a.activeConversations)} conversations × ${a.compactionsPerConversationPerDay}/day`,
+    ],
+    [
+      'compactions/s, average → peak',
+      `${fmt(compactionsAvg)} → ${fmt(compactionsPeak)}`,
+      `÷ 86,400 s; × ${a.peakToAverage} in the busiest hour`,
+    ],
+    [
+      'worker processes for the peak (CPU, instant LLM)',
+      count(workersForCpu),
+      `peak ÷ ${fmt(m.compactionsPerSecondPerWorker)} compactions/s measured on one worker`,
+    ],
+    [
+      'worker cores at the peak',
+      fmt(workerCores),
+      `peak × ${fmt(m.workerCpuSecondsPerCompaction * 1000)} ms worker CPU per compaction (measured)`,
+    ],
+    [
+      'LLM calls in flight at the peak',
+      count(llmInFlight),
+      `peak × ${a.llmSecondsPerCompaction} s per call × ${a.llmCallsPerCompaction} call(s) (Little's law)`,
+    ],
+    [
+      'worker processes for those calls',
+      count(workersForSlots),
+      `÷ ${a.summarizeConcurrencyPerWorker} summarize slots per worker (raise COMPACTD_SUMMARIZE_CONCURRENCY to need fewer)`,
+    ],
+    [
+      'LLM requests/min at the peak',
+      count(llmRpm),
+      'the provider quota needed; COMPACTD_LLM_CONCURRENCY ≥ the calls in flight and COMPACTD_LLM_RPM ≥ this (both provider-wide, defaults 16 and 4,000)',
+    ],
     ['messages/day', count(messagesPerDay), `${count(a.activeConversations)} × ${a.messagesPerConversationPerDay}/day`],
     ['messages/s, average → peak', `${count(messagesAvg)} → ${count(messagesPeak)}`, `÷ 86,400 s; × ${a.peakToAverage}`],
     ['API processes for the peak', count(apisForPeak), `peak ÷ ${count(m.messagesPerSecondPerApi)} msg/s measured on one API process`],
-    ['API cores at the peak', fmt(apiCores), `peak × ${fmt(m.apiCpuSecondsPerMessage * 1e6)} µs API CPU per message (measured; Postgres CPU not included)`],
-    ['Postgres bytes per message (active or archived)', count(m.sizes.bytesPerMessage), `measured: table + indexes + TOAST ÷ the ${count(m.sizes.rows.messages)} rows this bench run wrote (~0.4 KB "chat" and ~1 KB "agent" messages as JSON)`],
-    ['Postgres bytes per compaction', count(m.sizes.bytesPerCompaction), `measured: jobs + chunks + summary batches ÷ ${count(m.sizes.rows.compactions)} jobs`],
-    ['Postgres per conversation', bytes(bytesPerConversation), `${a.retainedDays} days × (${a.messagesPerConversationPerDay} messages + ${a.compactionsPerConversationPerDay} compactions) + the conversation row`],
+    [
+      'API cores at the peak',
+      fmt(apiCores),
+      `peak × ${fmt(m.apiCpuSecondsPerMessage * 1e6)} µs API CPU per message (measured; Postgres CPU not included)`,
+    ],
+    [
+      'Postgres bytes per message (active or archived)',
+      count(m.sizes.bytesPerMessage),
+      `measured: table + indexes + TOAST ÷ the ${count(m.sizes.rows.messages)} rows this bench run wrote (~0.4 KB "chat" and ~1 KB "agent" messages as JSON)`,
+    ],
+    [
+      'Postgres bytes per compaction',
+      count(m.sizes.bytesPerCompaction),
+      `measured: jobs + chunks + summary batches ÷ ${count(m.sizes.rows.compactions)} jobs`,
+    ],
+    [
+      'Postgres per conversation',
+      bytes(bytesPerConversation),
+      `${a.retainedDays} days × (${a.messagesPerConversationPerDay} messages + ${a.compactionsPerConversationPerDay} compactions) + the conversation row`,
+    ],
     ['Postgres for the platform', bytes(totalBytes), `× ${count(a.activeConversations)} conversations`],
     ['Postgres written per day', bytes(writeBytesPerDay), 'new messages + compactions, before WAL and replicas'],
   ];
@@ -95,7 +139,12 @@ export function platformEstimate(m: MeasuredCapacity, a = PLATFORM_ASSUMPTIONS):
     `Ingest needs ${count(apisForPeak)} API process(es) (${fmt(apiCores)} cores) plus the Postgres CPU for the inserts. Keeping ${a.retainedDays} days of history costs ${bytes(bytesPerConversation)} per conversation, ` +
     `${bytes(totalBytes)} in all, growing by ${bytes(writeBytesPerDay)} a day: at that size the message tables want partitioning by conversation hash and an archive retention policy.`;
   return {
-    table: { title: '8c. Arithmetic for 1,000,000 active conversations (assumptions in the right column; measured inputs from 8a, 8b and the bench database)', columns: ['quantity', 'value', 'from'], rows },
+    table: {
+      title:
+        '8c. Arithmetic for 1,000,000 active conversations (assumptions in the right column; measured inputs from 8a, 8b and the bench database)',
+      columns: ['quantity', 'value', 'from'],
+      rows,
+    },
     paragraph,
   };
 }

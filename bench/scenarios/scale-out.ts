@@ -1,9 +1,10 @@
 import os from 'node:os';
-import { compactAll, pool, seedMany } from '../lib/batch-jobs.js';
+
 import type { ApiClient } from '../lib/api-client.js';
+import { compactAll, pool, seedMany } from '../lib/batch-jobs.js';
 import type { BenchContext } from '../lib/context.js';
 import { syntheticMessages } from '../lib/conversations.js';
-import { watchCpu, type CpuSpan } from '../lib/cpu-time.js';
+import { type CpuSpan, watchCpu } from '../lib/cpu-time.js';
 import { emptyScenario, figure, fmt, type ScenarioResult, type Table } from '../lib/result.js';
 import { spread } from '../lib/stats.js';
 import { measureRowSizes } from '../lib/storage.js';
@@ -52,13 +53,35 @@ export async function runScaleOut(ctx: BenchContext): Promise<ScenarioResult[]> 
   await ctx.svc.stopExtraApis();
 
   for (const processes of PROCESS_COUNTS) {
-    result.figures.push(figure(`compactions/s, ${processes} worker process${processes > 1 ? 'es' : ''}`, '/s', ratesOf(compactionPoints, processes)));
+    result.figures.push(
+      figure(`compactions/s, ${processes} worker process${processes > 1 ? 'es' : ''}`, '/s', ratesOf(compactionPoints, processes)),
+    );
   }
   for (const processes of PROCESS_COUNTS) {
-    result.figures.push(figure(`messages/s, ${processes} API process${processes > 1 ? 'es' : ''}`, 'msg/s', ratesOf(ingestPoints, processes)));
+    result.figures.push(
+      figure(`messages/s, ${processes} API process${processes > 1 ? 'es' : ''}`, 'msg/s', ratesOf(ingestPoints, processes)),
+    );
   }
-  result.tables.push(pointTable(`8a. Compactions with an instant LLM, by worker processes (median of ${runs} run(s))`, 'worker processes', 'compactions/s', 'worker CPU ms per compaction', 1_000, compactionPoints));
-  result.tables.push(pointTable(`8b. Ingest through the append API, by API processes (median of ${runs} run(s))`, 'API processes', 'messages/s', 'API CPU µs per message', 1e6, ingestPoints));
+  result.tables.push(
+    pointTable(
+      `8a. Compactions with an instant LLM, by worker processes (median of ${runs} run(s))`,
+      'worker processes',
+      'compactions/s',
+      'worker CPU ms per compaction',
+      1_000,
+      compactionPoints,
+    ),
+  );
+  result.tables.push(
+    pointTable(
+      `8b. Ingest through the append API, by API processes (median of ${runs} run(s))`,
+      'API processes',
+      'messages/s',
+      'API CPU µs per message',
+      1e6,
+      ingestPoints,
+    ),
+  );
 
   const sizes = await measureRowSizes(ctx.svc.sql);
   const one = (points: Point[]) => points.filter((p) => p.processes === 1);
@@ -85,7 +108,8 @@ async function compactionPoint(ctx: BenchContext, processes: number, count: numb
   const stop = watchCpu(workers.map((w) => w.pid));
   const outcome = await compactAll(ctx, ids, { strategy: 'summarize' }, 900_000);
   const cpu = stop();
-  if ((outcome.statuses['completed'] ?? 0) !== count) throw new Error(`scale-out: ${processes} workers: statuses ${JSON.stringify(outcome.statuses)}`);
+  if ((outcome.statuses['completed'] ?? 0) !== count)
+    throw new Error(`scale-out: ${processes} workers: statuses ${JSON.stringify(outcome.statuses)}`);
   return { processes, rate: count / (outcome.spanMs / 1000), cpu, units: count };
 }
 

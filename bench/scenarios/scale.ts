@@ -1,8 +1,8 @@
-import { assertCompleted, compactMeasured, seedConversation, type BenchContext, settleDatabase } from '../lib/context.js';
+import { assertCompleted, type BenchContext, compactMeasured, seedConversation, settleDatabase } from '../lib/context.js';
 import { syntheticMessages } from '../lib/conversations.js';
+import { type PhaseMemory, sampleMemoryByPhase } from '../lib/memory-by-phase.js';
 import { profileWorker } from '../lib/profiling.js';
-import { sampleMemoryByPhase, type PhaseMemory } from '../lib/memory-by-phase.js';
-import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
+import { emptyScenario, figure, type ScenarioResult, target } from '../lib/result.js';
 import { round, spread } from '../lib/stats.js';
 
 /**
@@ -13,7 +13,15 @@ import { round, spread } from '../lib/stats.js';
 export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
   const started = performance.now();
   const result = emptyScenario('scale', '6. Scale: job time vs conversation size, worker peak RSS');
-  const sizes = ctx.quick ? [{ messages: 1_000, runs: 1 }, { messages: 5_000, runs: 1 }] : [{ messages: 10_000, runs: 2 }, { messages: 100_000, runs: 2 }];
+  const sizes = ctx.quick
+    ? [
+        { messages: 1_000, runs: 1 },
+        { messages: 5_000, runs: 1 },
+      ]
+    : [
+        { messages: 10_000, runs: 2 },
+        { messages: 100_000, runs: 2 },
+      ];
   ctx.svc.sim.configure({ profile: 'instant', summarizeWindow: null });
   result.setup = {
     profile: 'instant',
@@ -57,22 +65,51 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
     idleAll.push(...idle);
     peakBySize.push(spread(rss).median);
     peaks.push(...rss);
-    result.figures.push(figure(`job wall time, ${size.messages} messages`, 's', wall.map((v) => v / 1000)));
+    result.figures.push(
+      figure(
+        `job wall time, ${size.messages} messages`,
+        's',
+        wall.map((v) => v / 1000),
+      ),
+    );
     result.figures.push(figure(`worker peak RSS, ${size.messages} messages`, 'MB', rss));
-    rows.push([size.messages, chunks, round(planKb, 0), round(spread(wall).median / 1000, 2), round(spread(wall).median / size.messages, 3), round(spread(idle).median, 0), round(spread(rss).median, 0)]);
+    rows.push([
+      size.messages,
+      chunks,
+      round(planKb, 0),
+      round(spread(wall).median / 1000, 2),
+      round(spread(wall).median / size.messages, 3),
+      round(spread(idle).median, 0),
+      round(spread(rss).median, 0),
+    ]);
   }
   const idleMedian = spread(idleAll).median;
   const [small, large] = sizes;
   const growth = (medians[1] as number) / (medians[0] as number);
   const sizeRatio = (large?.messages ?? 1) / (small?.messages ?? 1);
-  result.tables.push({ title: 'Job time and memory by size (median)', columns: ['messages', 'chunks', 'plan KB (re-read by every step)', 'wall s', 'ms per message', 'worker RSS when idle MB', 'worker peak RSS MB'], rows });
+  result.tables.push({
+    title: 'Job time and memory by size (median)',
+    columns: [
+      'messages',
+      'chunks',
+      'plan KB (re-read by every step)',
+      'wall s',
+      'ms per message',
+      'worker RSS when idle MB',
+      'worker peak RSS MB',
+    ],
+    rows,
+  });
   const statuses = [...new Set(phasePeaks.flatMap((p) => Object.keys(p)))];
   result.tables.push({
-    title: 'Worker memory by job status (MB, RSS / V8 heap in use: the highest sample every 100 ms while the job was in that status; last run of each size)',
+    title:
+      'Worker memory by job status (MB, RSS / V8 heap in use: the highest sample every 100 ms while the job was in that status; last run of each size)',
     columns: ['messages', ...statuses],
     rows: sizes.map((size, i) => [size.messages, ...statuses.map((status) => memoryCell(phasePeaks[i]?.[status]))]),
   });
-  result.notes.push('"Idle" is the worker’s RSS right after it reported ready, before the job: the baseline every job starts from (the process runs the compiled dist/ through bin/compactd.mjs).');
+  result.notes.push(
+    '"Idle" is the worker’s RSS right after it reported ready, before the job: the baseline every job starts from (the process runs the compiled dist/ through bin/compactd.mjs).',
+  );
   result.figures.push(figure(`time growth for ${sizeRatio}× the messages (1.0 = linear)`, '×', [growth / sizeRatio]));
   result.targets.push(target(`time growth / size growth (${sizeRatio}×), ~linear`, '<=', 1.25, growth / sizeRatio, '×'));
   result.targets.push(target('worker peak RSS (largest conversation)', '<=', 256, Math.max(...peaks), 'MB'));
@@ -95,7 +132,10 @@ export async function runScale(ctx: BenchContext): Promise<ScenarioResult[]> {
     }
     result.notes.push(`Profiled rerun (${messages} messages, worker with --cpu-prof): ${text}`);
   }
-  if (ctx.quick) result.notes.push('Quick mode: 1,000 and 5,000 messages instead of 10,000 and 100,000 (a smoke run: the linearity check compares a 5× growth).');
+  if (ctx.quick)
+    result.notes.push(
+      'Quick mode: 1,000 and 5,000 messages instead of 10,000 and 100,000 (a smoke run: the linearity check compares a 5× growth).',
+    );
   result.durationMs = performance.now() - started;
   return [result];
 }

@@ -1,11 +1,12 @@
 import os from 'node:os';
+
 import { compactAll, seedMany } from '../lib/batch-jobs.js';
+import { type BenchContext, settleDatabase } from '../lib/context.js';
+import { syntheticMessages } from '../lib/conversations.js';
 import { cpuShares, perUnit } from '../lib/cpu-shares.js';
 import { watchCpuByRole } from '../lib/cpu-time.js';
-import { settleDatabase, type BenchContext } from '../lib/context.js';
-import { syntheticMessages } from '../lib/conversations.js';
 import { profileWorker } from '../lib/profiling.js';
-import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
+import { emptyScenario, figure, type ScenarioResult, target } from '../lib/result.js';
 import { round, spread } from '../lib/stats.js';
 
 /**
@@ -39,14 +40,20 @@ export async function runThroughput(ctx: BenchContext): Promise<ScenarioResult[]
     const worker = await ctx.svc.startWorker();
     ctx.svc.sim.reset();
     ctx.log(`throughput: compacting ${count}`);
-    const stopCpu = watchCpuByRole({ 'compactd worker': worker.pid, 'compactd API': ctx.svc.apiChild.pid, 'bench client + llm-sim': process.pid });
+    const stopCpu = watchCpuByRole({
+      'compactd worker': worker.pid,
+      'compactd API': ctx.svc.apiChild.pid,
+      'bench client + llm-sim': process.pid,
+    });
     const outcome = await compactAll(ctx, ids, { strategy: 'summarize' }, 900_000);
     cpuRuns.push(perUnit(stopCpu(), count, 1000));
     if ((outcome.statuses['completed'] ?? 0) !== count) throw new Error(`throughput: statuses ${JSON.stringify(outcome.statuses)}`);
     rates.push(count / (outcome.spanMs / 1000));
     drainRates.push(count / (outcome.drainMs / 1000));
     rss.push((worker.memory()?.peakRssKb ?? Number.NaN) / 1024);
-    result.notes.push(`Run ${run + 1}: ${count} jobs, ${ctx.svc.sim.callLog().length} LLM calls, enqueue took ${round(outcome.enqueueMs / 1000, 2)} s, span ${round(outcome.spanMs / 1000, 2)} s.`);
+    result.notes.push(
+      `Run ${run + 1}: ${count} jobs, ${ctx.svc.sim.callLog().length} LLM calls, enqueue took ${round(outcome.enqueueMs / 1000, 2)} s, span ${round(outcome.spanMs / 1000, 2)} s.`,
+    );
   }
   result.figures.push(figure('compactions/s (created → finished)', '/s', rates));
   result.figures.push(figure('compactions/s (first plan start → last finish)', '/s', drainRates));
@@ -55,7 +62,9 @@ export async function runThroughput(ctx: BenchContext): Promise<ScenarioResult[]
   const cpuTable = cpuByProcessTable(cpuRuns);
   result.tables.push(cpuTable.table);
   if (!(result.targets[0]?.met ?? true)) {
-    const ids = await seedMany(ctx, 'tpprof', ctx.quick ? 10 : 200, (i, id) => syntheticMessages(MESSAGES, { mix: 'chat', seed: i + 1, tag: id }));
+    const ids = await seedMany(ctx, 'tpprof', ctx.quick ? 10 : 200, (i, id) =>
+      syntheticMessages(MESSAGES, { mix: 'chat', seed: i + 1, tag: id }),
+    );
     const profile = await profileWorker(ctx, 'throughput', async () => {
       await compactAll(ctx, ids, { strategy: 'summarize' }, 900_000);
     });
@@ -79,7 +88,14 @@ function cpuByProcessTable(runs: ReadonlyArray<Record<string, number>>) {
   const summary =
     `CPU per compaction, all processes: ${round(shares.total, 1)} ms, the most in ${top} (${round(shares.median(top ?? ''), 1)} ms); ` +
     `${cores} cores allow at most ${round((cores * 1000) / shares.total, 0)} compactions/s at that cost.`;
-  return { summary, table: { title: '4c. CPU per compaction by process (ms, median over runs; instant LLM)', columns: ['process', 'CPU ms per compaction', 'share'], rows: shares.rows } };
+  return {
+    summary,
+    table: {
+      title: '4c. CPU per compaction by process (ms, median over runs; instant LLM)',
+      columns: ['process', 'CPU ms per compaction', 'share'],
+      rows: shares.rows,
+    },
+  };
 }
 
 /** 4b: the same jobs with summarize concurrency 1, 8 and 32 under an LLM with real latency. */
@@ -92,7 +108,13 @@ async function concurrencySweep(ctx: BenchContext) {
   const rows: Array<Array<string | number>> = [];
   for (const concurrency of [1, 8, 32]) {
     ctx.log(`throughput: summarize concurrency ${concurrency} (${profile}, ${jobs} jobs)`);
-    const ids = await seedMany(ctx, `tpc${concurrency}`, jobs, (i, id) => syntheticMessages(MESSAGES, { mix: 'chat', seed: i + 1, tag: id }), policy);
+    const ids = await seedMany(
+      ctx,
+      `tpc${concurrency}`,
+      jobs,
+      (i, id) => syntheticMessages(MESSAGES, { mix: 'chat', seed: i + 1, tag: id }),
+      policy,
+    );
     await ctx.svc.startWorker({ COMPACTD_SUMMARIZE_CONCURRENCY: String(concurrency) });
     ctx.svc.sim.reset();
     const outcome = await compactAll(ctx, ids, { strategy: 'summarize' }, 1_800_000);

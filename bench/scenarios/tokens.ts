@@ -1,8 +1,8 @@
 import type { HistoryMessage } from '../../src/compaction/types.js';
-import { analyzeCalls } from '../lib/critical-path.js';
-import { assertCompleted, compactMeasured, type BenchContext } from '../lib/context.js';
+import { assertCompleted, type BenchContext, compactMeasured } from '../lib/context.js';
 import { syntheticMessages } from '../lib/conversations.js';
-import { emptyScenario, figure, target, type ScenarioResult } from '../lib/result.js';
+import { analyzeCalls } from '../lib/critical-path.js';
+import { emptyScenario, figure, type ScenarioResult, target } from '../lib/result.js';
 import { round } from '../lib/stats.js';
 import { defaultPolicy, sequentialFold, toHistory } from '../peers/sequential-fold.js';
 
@@ -72,7 +72,13 @@ interface Totals {
 }
 
 /** Grows one conversation round by round, compacting after each append; the fold peer follows the same chunks. */
-async function growAndCompact(ctx: BenchContext, rounds: number, perRound: number, policyOverrides: Record<string, unknown>, withFold: boolean): Promise<Totals> {
+async function growAndCompact(
+  ctx: BenchContext,
+  rounds: number,
+  perRound: number,
+  policyOverrides: Record<string, unknown>,
+  withFold: boolean,
+): Promise<Totals> {
   const id = ctx.uniqueId('tokens');
   await ctx.svc.api.createConversation(id, { policy: { auto: false, ...policyOverrides } });
   const policy = defaultPolicy();
@@ -97,7 +103,16 @@ async function growAndCompact(ctx: BenchContext, rounds: number, perRound: numbe
     compactd.resummary += calls.tokensByKind.resummary;
     compactd.calls += calls.calls;
     if (!withFold) {
-      perRoundRows.push([r + 1, plan.chunks.length, roundSource, calls.inputTokens, calls.tokensByKind.resummary, round(calls.inputTokens / roundSource, 3), '', '']);
+      perRoundRows.push([
+        r + 1,
+        plan.chunks.length,
+        roundSource,
+        calls.inputTokens,
+        calls.tokensByKind.resummary,
+        round(calls.inputTokens / roundSource, 3),
+        '',
+        '',
+      ]);
       continue;
     }
     // the fold peer summarizes the same chunks, carrying its running summary across rounds
@@ -108,7 +123,16 @@ async function growAndCompact(ctx: BenchContext, rounds: number, perRound: numbe
     running = folded.summary;
     fold.input += folded.inputTokens;
     fold.calls += folded.calls;
-    perRoundRows.push([r + 1, plan.chunks.length, roundSource, calls.inputTokens, calls.tokensByKind.resummary, round(calls.inputTokens / roundSource, 3), folded.inputTokens, round(folded.inputTokens / roundSource, 3)]);
+    perRoundRows.push([
+      r + 1,
+      plan.chunks.length,
+      roundSource,
+      calls.inputTokens,
+      calls.tokensByKind.resummary,
+      round(calls.inputTokens / roundSource, 3),
+      folded.inputTokens,
+      round(folded.inputTokens / roundSource, 3),
+    ]);
   }
   return { source, compactd, fold, perRoundRows };
 }

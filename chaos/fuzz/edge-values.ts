@@ -23,7 +23,8 @@ export type FieldLocation = 'body' | 'query' | 'path' | 'header';
 
 const types = (schema: JsonSchema): string[] =>
   Array.isArray(schema['type']) ? (schema['type'] as string[]) : typeof schema['type'] === 'string' ? [schema['type'] as string] : [];
-const num = (schema: JsonSchema, key: string): number | undefined => (typeof schema[key] === 'number' ? (schema[key] as number) : undefined);
+const num = (schema: JsonSchema, key: string): number | undefined =>
+  typeof schema[key] === 'number' ? (schema[key] as number) : undefined;
 
 /** Numbers a number field meets in the wild: column widths, double limits, the declared bounds ± 1. */
 function numberCandidates(schema: JsonSchema): number[] {
@@ -33,9 +34,16 @@ function numberCandidates(schema: JsonSchema): number[] {
   });
   return [
     ...bounds,
-    0, -1, 0.5, 5e-324,
+    0,
+    -1,
+    0.5,
+    5e-324,
     // past int4, past the doubles that are exact integers, past int8, past every double but infinity
-    2 ** 31, Number.MAX_SAFE_INTEGER + 2, 2 ** 63, 1e308, -1e308,
+    2 ** 31,
+    Number.MAX_SAFE_INTEGER + 2,
+    2 ** 63,
+    1e308,
+    -1e308,
   ];
 }
 
@@ -47,13 +55,42 @@ function numberValid(schema: JsonSchema, value: number): boolean {
   const max = num(schema, 'maximum');
   const xmin = num(schema, 'exclusiveMinimum');
   const xmax = num(schema, 'exclusiveMaximum');
-  return (min === undefined || value >= min) && (max === undefined || value <= max) && (xmin === undefined || value > xmin) && (xmax === undefined || value < xmax);
+  return (
+    (min === undefined || value >= min) &&
+    (max === undefined || value <= max) &&
+    (xmin === undefined || value > xmin) &&
+    (xmax === undefined || value < xmax)
+  );
 }
 
 /** Number-like texts for a query or path value, and what `Number()` (zod's coercion) makes of them. */
 const NUMBER_TEXTS: readonly string[] = [
-  '', ' ', 'NaN', 'Infinity', '-Infinity', '1e999', '-1e999', '0x10', '0b11', '0o7', '1_000', '+1', '-0', '1.', '.5', '1e3', '1 2', '١٢', '１２',
-  '9223372036854775808', '-9223372036854775809', '99999999999999999999999999', '2147483648', '4294967296', '1e308', '2e308',
+  '',
+  ' ',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '1e999',
+  '-1e999',
+  '0x10',
+  '0b11',
+  '0o7',
+  '1_000',
+  '+1',
+  '-0',
+  '1.',
+  '.5',
+  '1e3',
+  '1 2',
+  '١٢',
+  '１２',
+  '9223372036854775808',
+  '-9223372036854775809',
+  '99999999999999999999999999',
+  '2147483648',
+  '4294967296',
+  '1e308',
+  '2e308',
 ];
 
 /** Dates: what the ISO format admits and Postgres' `timestamptz` does not, and the extremes both hold. */
@@ -146,7 +183,12 @@ function typedEdgeCases(schema: JsonSchema, location: FieldLocation): EdgeCase[]
       cases.push({ name: 'numeric string', value: '1', valid: false });
     } else {
       // a query or path value is coerced by Number(): '' and ' ' are 0, '0x10' is 16
-      for (const text of NUMBER_TEXTS) cases.push({ name: `text ${JSON.stringify(text)}`, value: text, valid: text.trim() === '' ? numberValid(schema, 0) : numberValid(schema, Number(text)) });
+      for (const text of NUMBER_TEXTS)
+        cases.push({
+          name: `text ${JSON.stringify(text)}`,
+          value: text,
+          valid: text.trim() === '' ? numberValid(schema, 0) : numberValid(schema, Number(text)),
+        });
       cases.push({ name: 'large decimal', value: `${String(num(schema, 'maximum') ?? 1)}.000000000000000001` });
     }
   }
@@ -155,7 +197,8 @@ function typedEdgeCases(schema: JsonSchema, location: FieldLocation): EdgeCase[]
   }
   if (location === 'body') {
     // a wrong type is refused unless the schema admits it (a nullable field takes null)
-    for (const wrong of WRONG_TYPES) cases.push({ ...wrong, ...(kind === 'other' ? {} : { valid: wrong.value === null && types(schema).includes('null') }) });
+    for (const wrong of WRONG_TYPES)
+      cases.push({ ...wrong, ...(kind === 'other' ? {} : { valid: wrong.value === null && types(schema).includes('null') }) });
     for (const text of kind === 'other' ? STRINGS : STRINGS.slice(0, 5)) cases.push(kind === 'other' ? text : { ...text, valid: false });
     cases.push(...PROTOTYPE_KEYS);
   } else {
@@ -176,14 +219,20 @@ export function bodyFields(schema: JsonSchema, path: Array<string | number> = []
   if (variants) {
     // `x | null` is one field that also takes null; a union of several shapes is left undecided
     const nonNull = variants.filter((v) => !(types(v).length === 1 && types(v)[0] === 'null'));
-    if (nonNull.length === 1) return bodyFields({ ...(nonNull[0] as JsonSchema), ...(nonNull.length < variants.length ? { [NULLABLE]: true } : {}) }, path, depth + 1);
+    if (nonNull.length === 1)
+      return bodyFields(
+        { ...(nonNull[0] as JsonSchema), ...(nonNull.length < variants.length ? { [NULLABLE]: true } : {}) },
+        path,
+        depth + 1,
+      );
     return variants.flatMap((v) => bodyFields({ ...v, [UNDECIDED]: true }, path, depth + 1));
   }
   const fields: BodyField[] = path.length > 0 ? [{ path, schema }] : [];
   const kinds = types(schema);
   if (kinds.includes('array')) fields.push(...bodyFields((schema['items'] ?? {}) as JsonSchema, [...path, 0], depth + 1));
   if (kinds.includes('object')) {
-    for (const [key, child] of Object.entries((schema['properties'] ?? {}) as Record<string, JsonSchema>)) fields.push(...bodyFields(child, [...path, key], depth + 1));
+    for (const [key, child] of Object.entries((schema['properties'] ?? {}) as Record<string, JsonSchema>))
+      fields.push(...bodyFields(child, [...path, key], depth + 1));
   }
   return fields;
 }
@@ -192,7 +241,13 @@ export function bodyFields(schema: JsonSchema, path: Array<string | number> = []
 export function setAt(target: unknown, path: ReadonlyArray<string | number>, value: unknown): unknown {
   if (path.length === 0) return value;
   const [head, ...rest] = path as [string | number, ...Array<string | number>];
-  const copy: unknown = Array.isArray(target) ? [...target] : typeof target === 'object' && target !== null ? { ...target } : typeof head === 'number' ? [] : {};
+  const copy: unknown = Array.isArray(target)
+    ? [...target]
+    : typeof target === 'object' && target !== null
+      ? { ...target }
+      : typeof head === 'number'
+        ? []
+        : {};
   const container = copy as Record<string | number, unknown>;
   container[head] = setAt(container[head], rest, value);
   return container;

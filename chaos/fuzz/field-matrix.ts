@@ -72,12 +72,15 @@ function dedupe(fields: FieldPath[]): FieldPath[] {
 }
 
 function serialize(body: unknown): string {
-  return (JSON.stringify(body) ?? 'null').replaceAll(JSON.stringify(DEEP_OBJECT), deepObject(5_000)).replaceAll(JSON.stringify(DEEP_ARRAY), deepArray(5_000));
+  return (JSON.stringify(body) ?? 'null')
+    .replaceAll(JSON.stringify(DEEP_OBJECT), deepObject(5_000))
+    .replaceAll(JSON.stringify(DEEP_ARRAY), deepArray(5_000));
 }
 
 /** Valid bodies to start from where the schema alone does not give one. */
 function baseBody(route: RouteInfo, schema: JsonSchema): unknown {
-  if (route.path.endsWith('/messages') && route.method === 'POST') return { messages: [{ role: 'user', content: 'matrix probe', name: 'probe' }] };
+  if (route.path.endsWith('/messages') && route.method === 'POST')
+    return { messages: [{ role: 'user', content: 'matrix probe', name: 'probe' }] };
   if (route.method === 'PATCH') return { metadata: { probe: true } };
   return exampleFor(schema);
 }
@@ -85,7 +88,11 @@ function baseBody(route: RouteInfo, schema: JsonSchema): unknown {
 /** Extra string fields the schema leaves open (message content is `unknown` in the OpenAPI document). */
 function extraFields(route: RouteInfo): FieldPath[] {
   if (route.path.endsWith('/messages') && route.method === 'POST') {
-    return [{ path: ['messages', 0, 'content'], freeForm: false }, { path: ['messages', 0, 'name'], freeForm: false }, { path: ['messages', 0, 'metadata'], freeForm: true }];
+    return [
+      { path: ['messages', 0, 'content'], freeForm: false },
+      { path: ['messages', 0, 'name'], freeForm: false },
+      { path: ['messages', 0, 'metadata'], freeForm: true },
+    ];
   }
   return [];
 }
@@ -96,7 +103,8 @@ function valuesFor(field: FieldPath, secretMarker: string): unknown[] {
   const mark = (value: string) => (/secret/i.test(name) ? `${secretMarker}${value}` : value);
   const values: unknown[] = MATRIX_VALUES.map((v) => mark(v.value));
   if (field.freeForm) {
-    for (const { value } of MATRIX_VALUES) if (value.length < 1000 && !value.startsWith('\u0001')) values.push({ [value]: 1 }, { k: value });
+    for (const { value } of MATRIX_VALUES)
+      if (value.length < 1000 && !value.startsWith('\u0001')) values.push({ [value]: 1 }, { k: value });
     values.push({ k: ONE_MB }, { nested: DEEP_OBJECT });
   }
   return values;
@@ -115,14 +123,26 @@ export function matrixRequests(route: RouteInfo, world: World, keys: FuzzKeys, s
   if (schema) {
     for (const field of dedupe([...stringFields(schema), ...extraFields(route)])) {
       for (const value of valuesFor(field, secretMarker)) {
-        requests.push({ method: route.method, url, headers, body: serialize(setAt(base, field.path, value)), kind: `matrix body.${field.path.join('.')}` });
+        requests.push({
+          method: route.method,
+          url,
+          headers,
+          body: serialize(setAt(base, field.path, value)),
+          kind: `matrix body.${field.path.join('.')}`,
+        });
       }
     }
   }
   for (const parameter of query) {
     for (const { value } of MATRIX_VALUES) {
       const text = value === DEEP_OBJECT ? deepObject(200) : value === DEEP_ARRAY ? deepArray(200) : value;
-      requests.push({ method: route.method, url: `${url}?${encodeURIComponent(parameter.name)}=${encodeSegment(text)}`, headers, ...body, kind: `matrix query.${parameter.name}` });
+      requests.push({
+        method: route.method,
+        url: `${url}?${encodeURIComponent(parameter.name)}=${encodeSegment(text)}`,
+        headers,
+        ...body,
+        kind: `matrix query.${parameter.name}`,
+      });
     }
   }
   const params = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1] as string);

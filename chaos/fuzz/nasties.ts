@@ -46,7 +46,21 @@ export const NASTY_STRINGS: readonly string[] = [
 ];
 
 export const NASTY_NUMBERS: readonly number[] = [
-  0, -0, 1, -1, 0.5, 1e-300, 5e-324, 1e308, -1e308, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 2, -(2 ** 63), 2 ** 64, 2 ** 31, -(2 ** 31) - 1,
+  0,
+  -0,
+  1,
+  -1,
+  0.5,
+  1e-300,
+  5e-324,
+  1e308,
+  -1e308,
+  Number.MAX_SAFE_INTEGER,
+  Number.MAX_SAFE_INTEGER + 2,
+  -(2 ** 63),
+  2 ** 64,
+  2 ** 31,
+  -(2 ** 31) - 1,
 ];
 
 /** JSON texts that JSON.stringify cannot produce (or produces only at great size). */

@@ -1,5 +1,6 @@
-import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
+
 import type { FastifyInstance } from 'fastify';
 
 /**
@@ -9,18 +10,40 @@ import type { FastifyInstance } from 'fastify';
  */
 
 const CASES: Array<[string, (auth: string) => string | Buffer]> = [
-  ['body shorter than content-length', (a) => `POST /v1/conversations HTTP/1.1\r\nHost: x\r\n${a}Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"id":"raw-short"}`],
-  ['body longer than content-length', (a) => `POST /v1/conversations HTTP/1.1\r\nHost: x\r\n${a}Content-Type: application/json\r\nContent-Length: 5\r\n\r\n{"id":"raw-long"}`],
-  ['content-length and chunked together', (a) => `POST /v1/conversations HTTP/1.1\r\nHost: x\r\n${a}Content-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`],
-  ['bad chunk size', (a) => `POST /v1/conversations HTTP/1.1\r\nHost: x\r\n${a}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`],
-  ['negative content-length', (a) => `POST /v1/conversations HTTP/1.1\r\nHost: x\r\n${a}Content-Type: application/json\r\nContent-Length: -1\r\n\r\n{}`],
+  [
+    'body shorter than content-length',
+    (a) =>
+      `POST /v1/conversations HTTP/1.1\r\nHost: x\r\n${a}Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"id":"raw-short"}`,
+  ],
+  [
+    'body longer than content-length',
+    (a) => `POST /v1/conversations HTTP/1.1\r\nHost: x\r\n${a}Content-Type: application/json\r\nContent-Length: 5\r\n\r\n{"id":"raw-long"}`,
+  ],
+  [
+    'content-length and chunked together',
+    (a) =>
+      `POST /v1/conversations HTTP/1.1\r\nHost: x\r\n${a}Content-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`,
+  ],
+  [
+    'bad chunk size',
+    (a) =>
+      `POST /v1/conversations HTTP/1.1\r\nHost: x\r\n${a}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`,
+  ],
+  [
+    'negative content-length',
+    (a) => `POST /v1/conversations HTTP/1.1\r\nHost: x\r\n${a}Content-Type: application/json\r\nContent-Length: -1\r\n\r\n{}`,
+  ],
   ['header with a control character', (a) => `GET /v1/conversations/world-a HTTP/1.1\r\nHost: x\r\n${a}X-Evil: a\u0001b\r\n\r\n`],
   ['obsolete line folding', (a) => `GET /v1/conversations/world-a HTTP/1.1\r\nHost: x\r\n${a}X-Folded: a\r\n b\r\n\r\n`],
   ['16 KB header', (a) => `GET /v1/conversations/world-a HTTP/1.1\r\nHost: x\r\n${a}X-Big: ${'h'.repeat(20_000)}\r\n\r\n`],
   ['invalid method', (a) => `FR0B /v1/conversations HTTP/1.1\r\nHost: x\r\n${a}\r\n`],
   ['HTTP/2.0 request line', (a) => `GET /healthz HTTP/2.0\r\nHost: x\r\n${a}\r\n`],
   ['bare LF line endings', (a) => `GET /v1/conversations/world-a HTTP/1.1\nHost: x\n${a.replace('\r\n', '\n')}\n`],
-  ['raw 0xFF bytes in the path', (a) => Buffer.concat([Buffer.from('GET /v1/conversations/'), Buffer.from([0xff, 0xfe]), Buffer.from(` HTTP/1.1\r\nHost: x\r\n${a}\r\n`)])],
+  [
+    'raw 0xFF bytes in the path',
+    (a) =>
+      Buffer.concat([Buffer.from('GET /v1/conversations/'), Buffer.from([0xff, 0xfe]), Buffer.from(` HTTP/1.1\r\nHost: x\r\n${a}\r\n`)]),
+  ],
   ['absolute-form target', (a) => `GET http://evil.example/v1/conversations/world-a HTTP/1.1\r\nHost: x\r\n${a}\r\n`],
   ['no Host header', (a) => `GET /v1/conversations/world-a HTTP/1.1\r\n${a}\r\n`],
   ['garbage', () => Buffer.from([0x16, 0x03, 0x01, 0x00, 0xa5, 0x01, 0x00, 0x00, 0xa1, 0x03, 0x03])],
@@ -51,7 +74,8 @@ export async function rawHttpBattery(app: FastifyInstance, auth = ''): Promise<{
       const contentType = /\r\ncontent-type: ([^\r\n]*)/i.exec(response)?.[1] ?? '';
       answers.push(String(status));
       if (status >= 500) failures.push(`raw ${name}: status ${status}`);
-      else if (status >= 400 && !contentType.startsWith('application/problem+json')) failures.push(`raw ${name}: ${status} as ${contentType || 'no content type'}`);
+      else if (status >= 400 && !contentType.startsWith('application/problem+json'))
+        failures.push(`raw ${name}: ${status} as ${contentType || 'no content type'}`);
     }
   }
   return { sent: CASES.length, failures, answers };

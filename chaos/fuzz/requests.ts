@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+
 import { bodySchema, type OpenApiParameter, type RouteInfo } from '../lib/routes.js';
 import type { World } from '../lib/world.js';
 import { edgeCases } from './edge-values.js';
@@ -33,23 +34,37 @@ export function encodeSegment(value: string): string {
   try {
     return encodeURIComponent(value);
   } catch {
-    return [...value].map((ch) => { try { return encodeURIComponent(ch); } catch { return '%ED%A0%80'; } }).join('');
+    return [...value]
+      .map((ch) => {
+        try {
+          return encodeURIComponent(ch);
+        } catch {
+          return '%ED%A0%80';
+        }
+      })
+      .join('');
   }
 }
 
-const toQueryValue = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value) ?? '');
+const toQueryValue = (value: unknown) => (typeof value === 'string' ? value : (JSON.stringify(value) ?? ''));
 
 function paramArb(name: string, route: RouteInfo, world: World): fc.Arbitrary<string> {
   const schema = route.operation?.parameters?.find((p) => p.in === 'path' && p.name === name)?.schema;
   const known = route.path.startsWith('/v1/conversations/')
     ? [world.conversationId, world.otherConversationId]
-    : route.path.startsWith('/v1/jobs/') ? [world.jobId] : route.path.startsWith('/v1/batches/') ? [world.batchId] : ['compaction', 'summarize', world.jobId];
-  return fc.oneof(
-    { weight: 5, arbitrary: fc.constantFrom(...known) },
-    { weight: 2, arbitrary: schema ? arbitraryFor(schema).map(toQueryValue) : fc.string() },
-    { weight: 2, arbitrary: fc.constantFrom(...NASTY_STRINGS) },
-    { weight: 1, arbitrary: fc.uuid() },
-  ).map(encodeSegment);
+    : route.path.startsWith('/v1/jobs/')
+      ? [world.jobId]
+      : route.path.startsWith('/v1/batches/')
+        ? [world.batchId]
+        : ['compaction', 'summarize', world.jobId];
+  return fc
+    .oneof(
+      { weight: 5, arbitrary: fc.constantFrom(...known) },
+      { weight: 2, arbitrary: schema ? arbitraryFor(schema).map(toQueryValue) : fc.string() },
+      { weight: 2, arbitrary: fc.constantFrom(...NASTY_STRINGS) },
+      { weight: 1, arbitrary: fc.uuid() },
+    )
+    .map(encodeSegment);
 }
 
 function queryArb(params: readonly OpenApiParameter[]): fc.Arbitrary<string> {
@@ -67,7 +82,11 @@ function queryArb(params: readonly OpenApiParameter[]): fc.Arbitrary<string> {
         ),
       ),
     )
-    .map((values) => values.flatMap((v, i) => (v === undefined ? [] : [`${encodeURIComponent((params[i] as OpenApiParameter).name)}=${encodeSegment(toQueryValue(v))}`])))
+    .map((values) =>
+      values.flatMap((v, i) =>
+        v === undefined ? [] : [`${encodeURIComponent((params[i] as OpenApiParameter).name)}=${encodeSegment(toQueryValue(v))}`],
+      ),
+    )
     .map((pairs) => (pairs.length > 0 ? `?${pairs.join('&')}` : ''));
   return params.length === 0
     ? fc.oneof({ weight: 4, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constantFrom(...NASTY_QUERIES) })
@@ -78,27 +97,50 @@ const TOOL_IDS = ['toolu_1', 'toolu_2', 'call_1', ''];
 
 /** Messages in either wire format, often almost valid: roles, blocks and tool pairings that may not fit. */
 export const messageArb: fc.Arbitrary<unknown> = fc.oneof(
-  fc.record({
-    role: fc.constantFrom('user', 'assistant', 'system', 'tool', 'developer', 'USER', ''),
-    content: fc.oneof(
-      fc.string({ maxLength: 200 }),
-      fc.constantFrom(...NASTY_STRINGS),
-      fc.array(
-        fc.oneof(
-          fc.record({ type: fc.constant('text'), text: fc.oneof(fc.string(), fc.constantFrom(...NASTY_STRINGS)) }),
-          fc.record({ type: fc.constant('tool_use'), id: fc.constantFrom(...TOOL_IDS), name: fc.string({ maxLength: 20 }), input: fc.jsonValue({ maxDepth: 3 }) }),
-          fc.record({ type: fc.constant('tool_result'), tool_use_id: fc.constantFrom(...TOOL_IDS), content: fc.oneof(fc.string(), fc.jsonValue({ maxDepth: 2 })), is_error: fc.boolean() }, { requiredKeys: ['type', 'tool_use_id'] }),
-          fc.record({ type: fc.constant('image'), source: fc.jsonValue({ maxDepth: 2 }) }),
-          fc.record({ type: fc.string({ maxLength: 10 }) }),
+  fc.record(
+    {
+      role: fc.constantFrom('user', 'assistant', 'system', 'tool', 'developer', 'USER', ''),
+      content: fc.oneof(
+        fc.string({ maxLength: 200 }),
+        fc.constantFrom(...NASTY_STRINGS),
+        fc.array(
+          fc.oneof(
+            fc.record({ type: fc.constant('text'), text: fc.oneof(fc.string(), fc.constantFrom(...NASTY_STRINGS)) }),
+            fc.record({
+              type: fc.constant('tool_use'),
+              id: fc.constantFrom(...TOOL_IDS),
+              name: fc.string({ maxLength: 20 }),
+              input: fc.jsonValue({ maxDepth: 3 }),
+            }),
+            fc.record(
+              {
+                type: fc.constant('tool_result'),
+                tool_use_id: fc.constantFrom(...TOOL_IDS),
+                content: fc.oneof(fc.string(), fc.jsonValue({ maxDepth: 2 })),
+                is_error: fc.boolean(),
+              },
+              { requiredKeys: ['type', 'tool_use_id'] },
+            ),
+            fc.record({ type: fc.constant('image'), source: fc.jsonValue({ maxDepth: 2 }) }),
+            fc.record({ type: fc.string({ maxLength: 10 }) }),
+          ),
+          { maxLength: 4 },
         ),
-        { maxLength: 4 },
+        nastyValue,
       ),
-      nastyValue,
-    ),
-    tool_calls: fc.array(fc.record({ id: fc.constantFrom(...TOOL_IDS), type: fc.constant('function'), function: fc.record({ name: fc.string(), arguments: fc.oneof(fc.string(), fc.json()) }) }), { maxLength: 2 }),
-    tool_call_id: fc.constantFrom(...TOOL_IDS),
-    usage: fc.record({ inputTokens: fc.oneof(fc.nat(), nastyValue), outputTokens: fc.nat() }),
-  }, { requiredKeys: ['role', 'content'] }),
+      tool_calls: fc.array(
+        fc.record({
+          id: fc.constantFrom(...TOOL_IDS),
+          type: fc.constant('function'),
+          function: fc.record({ name: fc.string(), arguments: fc.oneof(fc.string(), fc.json()) }),
+        }),
+        { maxLength: 2 },
+      ),
+      tool_call_id: fc.constantFrom(...TOOL_IDS),
+      usage: fc.record({ inputTokens: fc.oneof(fc.nat(), nastyValue), outputTokens: fc.nat() }),
+    },
+    { requiredKeys: ['role', 'content'] },
+  ),
   nastyValue,
 );
 
@@ -106,7 +148,10 @@ function validBodyArb(route: RouteInfo): fc.Arbitrary<unknown> | null {
   const schema = bodySchema(route);
   if (!schema) return null;
   if (route.path.endsWith('/messages') && route.method === 'POST') {
-    return fc.record({ format: fc.constantFrom('anthropic', 'openai', 'bogus'), messages: fc.array(messageArb, { minLength: 0, maxLength: 5 }) }, { requiredKeys: ['messages'] });
+    return fc.record(
+      { format: fc.constantFrom('anthropic', 'openai', 'bogus'), messages: fc.array(messageArb, { minLength: 0, maxLength: 5 }) },
+      { requiredKeys: ['messages'] },
+    );
   }
   return arbitraryFor(schema);
 }
@@ -119,10 +164,17 @@ function mutate(valid: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
     const keys = Object.keys(copy);
     const key = keys.length > 0 ? (keys[pick % keys.length] as string) : extraKey;
     switch (pick % 4) {
-      case 0: delete copy[key]; return copy;
-      case 1: copy[key] = nasty; return copy;
-      case 2: copy[extraKey] = nasty; return copy;
-      default: return [copy];
+      case 0:
+        delete copy[key];
+        return copy;
+      case 1:
+        copy[key] = nasty;
+        return copy;
+      case 2:
+        copy[extraKey] = nasty;
+        return copy;
+      default:
+        return [copy];
     }
   });
 }
@@ -144,7 +196,19 @@ function authArb(route: RouteInfo, keys: FuzzKeys): fc.Arbitrary<string | null> 
     { weight: 12, arbitrary: fc.constant(`Bearer ${own}`) },
     { weight: 1, arbitrary: fc.constant(`Bearer ${keys.other}`) },
     { weight: 1, arbitrary: fc.constant(null) },
-    { weight: 1, arbitrary: fc.constantFrom('Bearer', 'Bearer  ', 'Basic', 'Basic !!!', 'Bearer a b', `bearer ${own}`, `Basic ${Buffer.from(`x:${own}`).toString('base64')}`, 'Token x') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        'Bearer',
+        'Bearer  ',
+        'Basic',
+        'Basic !!!',
+        'Bearer a b',
+        `bearer ${own}`,
+        `Basic ${Buffer.from(`x:${own}`).toString('base64')}`,
+        'Token x',
+      ),
+    },
   );
 }
 
@@ -158,8 +222,16 @@ export function requestArb(route: RouteInfo, world: World, keys: FuzzKeys): fc.A
       params: fc.tuple(...names.map((n) => paramArb(n, route, world))),
       query: queryArb(query),
       auth: authArb(route, keys),
-      contentType: fc.oneof({ weight: 8, arbitrary: fc.constant('application/json') }, { weight: 2, arbitrary: fc.constantFrom(...NASTY_CONTENT_TYPES) }, { weight: 1, arbitrary: fc.constant(null) }),
-      idempotencyKey: fc.oneof({ weight: 6, arbitrary: fc.constant(null) }, { weight: 2, arbitrary: fc.string({ minLength: 1, maxLength: 40, unit: 'grapheme-ascii' }) }, { weight: 1, arbitrary: fc.constant('k'.repeat(300)) }),
+      contentType: fc.oneof(
+        { weight: 8, arbitrary: fc.constant('application/json') },
+        { weight: 2, arbitrary: fc.constantFrom(...NASTY_CONTENT_TYPES) },
+        { weight: 1, arbitrary: fc.constant(null) },
+      ),
+      idempotencyKey: fc.oneof(
+        { weight: 6, arbitrary: fc.constant(null) },
+        { weight: 2, arbitrary: fc.string({ minLength: 1, maxLength: 40, unit: 'grapheme-ascii' }) },
+        { weight: 1, arbitrary: fc.constant('k'.repeat(300)) },
+      ),
       body: bodyArb(route),
       method: fc.oneof({ weight: 19, arbitrary: fc.constant(route.method) }, { weight: 1, arbitrary: fc.constantFrom(...OTHER_METHODS) }),
     })
@@ -170,6 +242,12 @@ export function requestArb(route: RouteInfo, world: World, keys: FuzzKeys): fc.A
       if (r.auth !== null) headers['authorization'] = r.auth;
       if (r.body.body !== undefined && r.contentType !== null) headers['content-type'] = r.contentType.replace(/\u0000/g, '');
       if (r.idempotencyKey !== null) headers['idempotency-key'] = r.idempotencyKey;
-      return { method: r.method, url: `${path}${r.query}`, headers, ...(r.body.body === undefined ? {} : { body: r.body.body }), kind: r.body.kind };
+      return {
+        method: r.method,
+        url: `${path}${r.query}`,
+        headers,
+        ...(r.body.body === undefined ? {} : { body: r.body.body }),
+        kind: r.body.kind,
+      };
     });
 }

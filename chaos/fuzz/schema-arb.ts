@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+
 import type { JsonSchema } from '../lib/routes.js';
 
 /**
@@ -11,16 +12,20 @@ import type { JsonSchema } from '../lib/routes.js';
 const MAX_STRING = 40;
 const MAX_ITEMS = 4;
 
-const str = (schema: JsonSchema, key: string): string | undefined => (typeof schema[key] === 'string' ? (schema[key] as string) : undefined);
-const num = (schema: JsonSchema, key: string): number | undefined => (typeof schema[key] === 'number' ? (schema[key] as number) : undefined);
-const types = (schema: JsonSchema): string[] => (Array.isArray(schema['type']) ? (schema['type'] as string[]) : typeof schema['type'] === 'string' ? [schema['type'] as string] : []);
+const str = (schema: JsonSchema, key: string): string | undefined =>
+  typeof schema[key] === 'string' ? (schema[key] as string) : undefined;
+const num = (schema: JsonSchema, key: string): number | undefined =>
+  typeof schema[key] === 'number' ? (schema[key] as number) : undefined;
+const types = (schema: JsonSchema): string[] =>
+  Array.isArray(schema['type']) ? (schema['type'] as string[]) : typeof schema['type'] === 'string' ? [schema['type'] as string] : [];
 const variants = (schema: JsonSchema): JsonSchema[] | undefined => (schema['anyOf'] ?? schema['oneOf']) as JsonSchema[] | undefined;
 
 function stringArb(schema: JsonSchema): fc.Arbitrary<string> {
   const format = str(schema, 'format');
   const pattern = str(schema, 'pattern');
   if (format === 'uuid') return fc.uuid();
-  if (format === 'date-time') return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
+  if (format === 'date-time')
+    return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
   if (format === 'uri' || format === 'url') return fc.webUrl();
   if (pattern !== undefined) return fc.stringMatching(new RegExp(pattern), { size: 'small' });
   const minLength = num(schema, 'minLength') ?? 0;
@@ -33,9 +38,14 @@ function stringArb(schema: JsonSchema): fc.Arbitrary<string> {
 }
 
 function numberArb(schema: JsonSchema, integer: boolean): fc.Arbitrary<number> {
-  const min = num(schema, 'minimum') ?? (num(schema, 'exclusiveMinimum') !== undefined ? (num(schema, 'exclusiveMinimum') as number) + (integer ? 1 : 1e-9) : undefined);
-  const max = num(schema, 'maximum') ?? (num(schema, 'exclusiveMaximum') !== undefined ? (num(schema, 'exclusiveMaximum') as number) - (integer ? 1 : 1e-9) : undefined);
-  if (integer) return fc.integer({ min: Math.max(min ?? -1e6, Number.MIN_SAFE_INTEGER), max: Math.min(max ?? 1e6, Number.MAX_SAFE_INTEGER) });
+  const min =
+    num(schema, 'minimum') ??
+    (num(schema, 'exclusiveMinimum') !== undefined ? (num(schema, 'exclusiveMinimum') as number) + (integer ? 1 : 1e-9) : undefined);
+  const max =
+    num(schema, 'maximum') ??
+    (num(schema, 'exclusiveMaximum') !== undefined ? (num(schema, 'exclusiveMaximum') as number) - (integer ? 1 : 1e-9) : undefined);
+  if (integer)
+    return fc.integer({ min: Math.max(min ?? -1e6, Number.MIN_SAFE_INTEGER), max: Math.min(max ?? 1e6, Number.MAX_SAFE_INTEGER) });
   return fc.double({ min: min ?? -1e6, max: max ?? 1e6, noNaN: true, noDefaultInfinity: true });
 }
 
@@ -46,7 +56,8 @@ function objectArb(schema: JsonSchema, depth: number): fc.Arbitrary<Record<strin
   const record = fc.record(model, { requiredKeys: required.filter((k) => k in model) }) as fc.Arbitrary<Record<string, unknown>>;
   const extra = schema['additionalProperties'];
   if (Object.keys(properties).length === 0 && extra !== false) {
-    const values = typeof extra === 'object' && extra !== null ? arbitraryFor(extra as JsonSchema, depth + 1) : fc.jsonValue({ maxDepth: 2 });
+    const values =
+      typeof extra === 'object' && extra !== null ? arbitraryFor(extra as JsonSchema, depth + 1) : fc.jsonValue({ maxDepth: 2 });
     return fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), values, { maxKeys: 4 });
   }
   return record;
@@ -77,7 +88,10 @@ export function arbitraryFor(schema: JsonSchema, depth = 0): fc.Arbitrary<unknow
         case 'array': {
           const items = (schema['items'] ?? {}) as JsonSchema;
           const minLength = num(schema, 'minItems') ?? 0;
-          return fc.array(arbitraryFor(items, depth + 1), { minLength, maxLength: Math.max(minLength, Math.min(num(schema, 'maxItems') ?? MAX_ITEMS, MAX_ITEMS)) });
+          return fc.array(arbitraryFor(items, depth + 1), {
+            minLength,
+            maxLength: Math.max(minLength, Math.min(num(schema, 'maxItems') ?? MAX_ITEMS, MAX_ITEMS)),
+          });
         }
         case 'object':
           return objectArb(schema, depth);

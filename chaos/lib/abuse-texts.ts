@@ -34,7 +34,10 @@ const WORDS = (
 /** Pieces of one shape, endless; each piece is ASCII. */
 function* pieces(shape: MaxSizeShape, seed: number): Generator<string> {
   const random = seededRandom(seed);
-  const hex = () => Math.floor(random() * 2 ** 32).toString(16).padStart(8, '0');
+  const hex = () =>
+    Math.floor(random() * 2 ** 32)
+      .toString(16)
+      .padStart(8, '0');
   for (let i = 0; ; i += 1) {
     if (shape === 'prose') {
       // sentences of common words, the needle about once per 200 words
@@ -44,8 +47,10 @@ function* pieces(shape: MaxSizeShape, seed: number): Generator<string> {
     } else if (shape === 'logs') {
       // a log line of short, mostly unique tokens: timestamps, hex ids, key=value pairs
       const level = i % 50 === 0 ? `ERROR ${NEEDLE}` : 'INFO';
-      yield `2026-11-25T08:${String(i % 60).padStart(2, '0')}:${String((i * 7) % 60).padStart(2, '0')}.${String(i % 1000).padStart(3, '0')}Z ${level} ` +
-        `svc=${hex()} req=${hex()}-${hex()} span=${hex()} k${i % 97}=v${i % 13} ms=${Math.floor(random() * 5000)}\n`;
+      yield (
+        `2026-11-25T08:${String(i % 60).padStart(2, '0')}:${String((i * 7) % 60).padStart(2, '0')}.${String(i % 1000).padStart(3, '0')}Z ${level} ` +
+        `svc=${hex()} req=${hex()}-${hex()} span=${hex()} k${i % 97}=v${i % 13} ms=${Math.floor(random() * 5000)}\n`
+      );
     } else {
       // no whitespace at all: key=value pairs separated by punctuation, a minified blob
       yield `${i % 40 === 0 ? `tag=${NEEDLE};` : ''}k${i}=${hex()},${hex()};`;

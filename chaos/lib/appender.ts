@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+
 import { liveTurn } from './corpus.js';
 import type { Http } from './http.js';
 import type { AppendLedger } from './invariants.js';

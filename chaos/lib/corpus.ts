@@ -53,7 +53,10 @@ function load() {
 
 /** Long non-system messages of a conversation (what could make two summarizer requests identical). */
 function fingerprints(conversation: CorpusConversation): string[] {
-  return conversation.messages.filter((m) => m.role !== 'system').map((m) => JSON.stringify(m.content)).filter((text) => text.length >= 400);
+  return conversation.messages
+    .filter((m) => m.role !== 'system')
+    .map((m) => JSON.stringify(m.content))
+    .filter((text) => text.length >= 400);
 }
 
 /**
@@ -91,5 +94,8 @@ export function pickConversations(count: number, sessionEvery = 4): CorpusConver
 export function liveTurn(i: number): NormalizedMessage {
   return i % 2 === 0
     ? { role: 'user', content: [{ type: 'text', text: `Follow-up ${i}: please also check src/module${i % 17}.ts and report any error.` }] }
-    : { role: 'assistant', content: [{ type: 'text', text: `Checked src/module${(i - 1) % 17}.ts: no error found, all tests pass (run ${i}).` }] };
+    : {
+        role: 'assistant',
+        content: [{ type: 'text', text: `Checked src/module${(i - 1) % 17}.ts: no error found, all tests pass (run ${i}).` }],
+      };
 }

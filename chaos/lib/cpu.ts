@@ -28,7 +28,9 @@ function procStat(pid: number): { ppid: number; cpu: number } | null {
 
 /** This process, every descendant, and the private Postgres cluster's processes (its postmaster detaches). */
 function ourProcesses(postgresDataDirs: readonly string[]): number[] {
-  const all = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+  const all = readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number);
   const children = new Map<number, number[]>();
   for (const pid of all) {
     const stat = procStat(pid);
@@ -59,7 +61,10 @@ export function sampleCpu(postgresDataDirs: readonly string[]): CpuSample | null
 }
 
 /** Shares of the machine's CPU time between two samples, in percent. */
-export function cpuShares(from: CpuSample | null, to: CpuSample | null): { busy: number; ours: number; others: number; steal: number } | null {
+export function cpuShares(
+  from: CpuSample | null,
+  to: CpuSample | null,
+): { busy: number; ours: number; others: number; steal: number } | null {
   if (!from || !to || to.total <= from.total) return null;
   const span = to.total - from.total;
   const pct = (v: number) => Math.round((1000 * v) / span) / 10;

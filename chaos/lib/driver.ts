@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+
 import { sql } from 'drizzle-orm';
+
 import type { Db } from '../../src/db/client.js';
 import type { Http } from './http.js';
 
@@ -33,13 +35,22 @@ export interface DriveState {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function requestCompaction(http: Http, conversationId: string, body: Record<string, unknown>, deadline: number): Promise<{ id: string; retries: number }> {
+async function requestCompaction(
+  http: Http,
+  conversationId: string,
+  body: Record<string, unknown>,
+  deadline: number,
+): Promise<{ id: string; retries: number }> {
   const key = randomUUID();
   for (let retries = 0; ; retries++) {
     try {
-      const res = await http.request('POST', `/v1/conversations/${conversationId}/compactions`, { body, headers: { 'idempotency-key': key } });
+      const res = await http.request('POST', `/v1/conversations/${conversationId}/compactions`, {
+        body,
+        headers: { 'idempotency-key': key },
+      });
       if (res.status === 200 || res.status === 202) return { id: res.json<{ id: string }>().id, retries };
-      if (res.status < 500 && res.status !== 409) throw new Error(`compaction of ${conversationId}: HTTP ${res.status} ${res.text.slice(0, 300)}`);
+      if (res.status < 500 && res.status !== 409)
+        throw new Error(`compaction of ${conversationId}: HTTP ${res.status} ${res.text.slice(0, 300)}`);
     } catch (error) {
       if (error instanceof Error && error.message.startsWith('compaction of')) throw error;
     }

@@ -1,4 +1,4 @@
-import { Agent, request, type OutgoingHttpHeaders } from 'node:http';
+import { Agent, type OutgoingHttpHeaders, request } from 'node:http';
 
 /**
  * Requests to the gateway over node:http, one socket each (lighter than fetch for a thousand
@@ -44,10 +44,16 @@ export function sendGateway(baseUrl: string, agent: Agent, req: GatewayRequest):
     const fromAnswer = () => (answer ? done(answer.status, answer.headers, Buffer.concat(answer.chunks).toString('utf8')) : false);
     const outgoing = request(
       `${baseUrl}${req.path}`,
-      { method: 'POST', agent, headers: { ...req.headers, 'content-length': Buffer.byteLength(req.body) }, ...(req.signal ? { signal: req.signal } : {}) },
+      {
+        method: 'POST',
+        agent,
+        headers: { ...req.headers, 'content-length': Buffer.byteLength(req.body) },
+        ...(req.signal ? { signal: req.signal } : {}),
+      },
       (res) => {
         const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+        for (const [name, value] of Object.entries(res.headers))
+          if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
         const seen = { status: res.statusCode ?? 0, headers, chunks: [] as Buffer[] };
         answer = seen;
         res.on('data', (chunk: Buffer) => seen.chunks.push(chunk));

@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+
 import type { LlmSim } from '../../src/llm-sim/server.js';
 
 /**
@@ -44,7 +45,8 @@ export const INCIDENT_CONVERSATION = {
 };
 
 /** A turn of an agent fixing a build: a tool log of about 600 tokens. */
-export const buildStep = (i: number) => `Step ${i}: the build log of src/module${i}.ts. ${'error TS2345 at src/module.ts:12, expected string got number. '.repeat(40)}`;
+export const buildStep = (i: number) =>
+  `Step ${i}: the build log of src/module${i}.ts. ${'error TS2345 at src/module.ts:12, expected string got number. '.repeat(40)}`;
 
 function rest(ctx: IncidentContext) {
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
@@ -66,7 +68,10 @@ function rest(ctx: IncidentContext) {
       let after: number | null = 0;
       let last: string | null = null;
       while (after !== null) {
-        const page: { messages: Array<{ role: string }>; nextAfter: number | null } = await call('GET', `/v1/conversations/${id}/messages?after=${after}&limit=1000`);
+        const page: { messages: Array<{ role: string }>; nextAfter: number | null } = await call(
+          'GET',
+          `/v1/conversations/${id}/messages?after=${after}&limit=1000`,
+        );
         last = page.messages.at(-1)?.role ?? last;
         after = page.nextAfter;
       }
@@ -86,7 +91,8 @@ async function settle(ctx: IncidentContext, id: string): Promise<void> {
   }
 }
 
-const completedJobs = async (ctx: IncidentContext, id: string) => (await rest(ctx).jobs(id)).filter((job) => job.status === 'completed').length;
+const completedJobs = async (ctx: IncidentContext, id: string) =>
+  (await rest(ctx).jobs(id)).filter((job) => job.status === 'completed').length;
 
 /** The sim's calls since `fromId` (exclusive), oldest first. */
 const callsSince = (sim: LlmSim, fromId: number) => sim.callLog().filter((call) => call.id > fromId);
@@ -119,14 +125,17 @@ async function untilCompacted(
   return { turns: ctx.maxTurns, compacted: false, largestBefore: Math.max(...before), after: Number.NaN };
 }
 
-const textBlocks = (content: Anthropic.ContentBlock[]): Anthropic.TextBlockParam[] => content.map((block) => ({ type: 'text', text: block.type === 'text' ? block.text : '' }));
+const textBlocks = (content: Anthropic.ContentBlock[]): Anthropic.TextBlockParam[] =>
+  content.map((block) => ({ type: 'text', text: block.type === 'text' ? block.text : '' }));
 const MODEL = 'claude-haiku-4-5';
 
 function anthropicSession(ctx: IncidentContext, id: string) {
   const client = new Anthropic({ apiKey: ctx.key, baseURL: `${ctx.baseUrl}/gateway/anthropic`, maxRetries: 0, timeout: 150_000 });
   const history: Anthropic.MessageParam[] = [];
   const send = (messages: Anthropic.MessageParam[], extra: Partial<Anthropic.MessageCreateParamsNonStreaming> = {}) =>
-    client.messages.create({ model: MODEL, max_tokens: 60, messages, ...extra }, { headers: { 'x-compactd-conversation': id } }).withResponse();
+    client.messages
+      .create({ model: MODEL, max_tokens: 60, messages, ...extra }, { headers: { 'x-compactd-conversation': id } })
+      .withResponse();
   return {
     client,
     history,
@@ -156,7 +165,12 @@ async function editedTurn(ctx: IncidentContext, id: string, fromCallId: number):
   const edited = await session.send(session.history.slice(0, 3));
   session.history.splice(3, session.history.length, { role: 'assistant', content: textBlocks(edited.data.content) });
   const driven = await untilCompacted(ctx, id, fromCallId, (i) => session.turn(i + 2), session.final);
-  return { name: 'edited earlier turn', incidentMode: edited.response.headers.get('x-compactd-gateway') ?? 'none', conversation: id, ...driven };
+  return {
+    name: 'edited earlier turn',
+    incidentMode: edited.response.headers.get('x-compactd-gateway') ?? 'none',
+    conversation: id,
+    ...driven,
+  };
 }
 
 async function retriedRequest(ctx: IncidentContext, id: string, fromCallId: number): Promise<IncidentOutcome> {
@@ -169,13 +183,20 @@ async function retriedRequest(ctx: IncidentContext, id: string, fromCallId: numb
   const retried = await session.send(session.history);
   session.history.push({ role: 'assistant', content: textBlocks(retried.data.content) });
   const driven = await untilCompacted(ctx, id, fromCallId, (i) => session.turn(i + 1), session.final);
-  return { name: 'retry of an answered request', incidentMode: retried.response.headers.get('x-compactd-gateway') ?? 'none', conversation: id, ...driven };
+  return {
+    name: 'retry of an answered request',
+    incidentMode: retried.response.headers.get('x-compactd-gateway') ?? 'none',
+    conversation: id,
+    ...driven,
+  };
 }
 
 async function nulInToolOutput(ctx: IncidentContext, id: string, fromCallId: number): Promise<IncidentOutcome> {
   await rest(ctx).create(id);
   const session = anthropicSession(ctx, id);
-  const tools: Anthropic.Tool[] = [{ name: 'Bash', description: 'Runs a command', input_schema: { type: 'object', properties: { command: { type: 'string' } } } }];
+  const tools: Anthropic.Tool[] = [
+    { name: 'Bash', description: 'Runs a command', input_schema: { type: 'object', properties: { command: { type: 'string' } } } },
+  ];
   session.history.push(
     { role: 'user', content: buildStep(0) },
     { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_cat', name: 'Bash', input: { command: 'cat build/app.bin' } }] },
@@ -194,14 +215,20 @@ async function nulInToolOutput(ctx: IncidentContext, id: string, fromCallId: num
     await session.send(session.history, { tools });
   };
   const driven = await untilCompacted(ctx, id, fromCallId, turn, final);
-  return { name: 'NUL in a tool output', incidentMode: sent.response.headers.get('x-compactd-gateway') ?? 'none', conversation: id, ...driven };
+  return {
+    name: 'NUL in a tool output',
+    incidentMode: sent.response.headers.get('x-compactd-gateway') ?? 'none',
+    conversation: id,
+    ...driven,
+  };
 }
 
 async function emptyForNull(ctx: IncidentContext, id: string, fromCallId: number): Promise<IncidentOutcome> {
   await rest(ctx).create(id);
   const client = new OpenAI({ apiKey: ctx.key, baseURL: `${ctx.baseUrl}/gateway/openai/v1`, maxRetries: 0, timeout: 150_000 });
   // the OpenAI end-user field names the conversation (a valid id is used as it is)
-  const send = (messages: OpenAI.ChatCompletionMessageParam[]) => client.chat.completions.create({ model: 'gpt-4o-mini', max_tokens: 60, messages, user: id }).withResponse();
+  const send = (messages: OpenAI.ChatCompletionMessageParam[]) =>
+    client.chat.completions.create({ model: 'gpt-4o-mini', max_tokens: 60, messages, user: id }).withResponse();
   const history: OpenAI.ChatCompletionMessageParam[] = [
     { role: 'user', content: buildStep(0) },
     { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'run', arguments: '{}' } }] },
@@ -224,7 +251,12 @@ async function emptyForNull(ctx: IncidentContext, id: string, fromCallId: number
     await send(history);
   };
   const driven = await untilCompacted(ctx, id, fromCallId, turn, final);
-  return { name: "'' for null (OpenAI)", incidentMode: resent.response.headers.get('x-compactd-gateway') ?? 'none', conversation: id, ...driven };
+  return {
+    name: "'' for null (OpenAI)",
+    incidentMode: resent.response.headers.get('x-compactd-gateway') ?? 'none',
+    conversation: id,
+    ...driven,
+  };
 }
 
 async function sideRequest(ctx: IncidentContext, user: string, fromCallId: number): Promise<IncidentOutcome> {
@@ -234,10 +266,18 @@ async function sideRequest(ctx: IncidentContext, user: string, fromCallId: numbe
   // Claude Code run interactively: a title request with the main loop's end-user id before each turn
   const title = (text: string) =>
     client.messages
-      .create({ model: MODEL, max_tokens: 20, system: 'Write a 5-word title for this conversation.', metadata: { user_id: user }, messages: [{ role: 'user', content: text }] })
+      .create({
+        model: MODEL,
+        max_tokens: 20,
+        system: 'Write a 5-word title for this conversation.',
+        metadata: { user_id: user },
+        messages: [{ role: 'user', content: text }],
+      })
       .withResponse();
   const main = (messages: Anthropic.MessageParam[]) =>
-    client.messages.create({ model: MODEL, max_tokens: 60, system: 'You are the main agent.', metadata: { user_id: user }, messages }).withResponse();
+    client.messages
+      .create({ model: MODEL, max_tokens: 60, system: 'You are the main agent.', metadata: { user_id: user }, messages })
+      .withResponse();
   const history: Anthropic.MessageParam[] = [];
   const firstTitle = await title('Fix the build of src/module.ts');
   let mainId = '';
@@ -258,20 +298,33 @@ async function sideRequest(ctx: IncidentContext, user: string, fromCallId: numbe
   // the main loop's own conversation (a thread of the id) is known after its first turn
   await turn(0);
   const since = await completedJobs(ctx, mainId);
-  let driven: Pick<IncidentOutcome, 'turns' | 'compacted' | 'largestBefore' | 'after'> = { turns: 1, compacted: false, largestBefore: Number.NaN, after: Number.NaN };
+  let driven: Pick<IncidentOutcome, 'turns' | 'compacted' | 'largestBefore' | 'after'>;
   if (since > 0) {
     const before = callsSince(ctx.sim, fromCallId).map((call) => call.inputTokens);
     await final();
-    driven = { turns: 1, compacted: true, largestBefore: Math.max(...before), after: callsSince(ctx.sim, fromCallId).at(-1)?.inputTokens ?? Number.NaN };
+    driven = {
+      turns: 1,
+      compacted: true,
+      largestBefore: Math.max(...before),
+      after: callsSince(ctx.sim, fromCallId).at(-1)?.inputTokens ?? Number.NaN,
+    };
   } else {
     driven = await untilCompacted(ctx, mainId, fromCallId, (i) => turn(i + 1), final);
     driven.turns += 1;
   }
   const titleConversation = firstTitle.response.headers.get('x-compactd-conversation') ?? 'none';
-  return { name: 'side request with the same end-user id', incidentMode: mode, conversation: `${mainId} (side requests: ${titleConversation})`, ...driven };
+  return {
+    name: 'side request with the same end-user id',
+    incidentMode: mode,
+    conversation: `${mainId} (side requests: ${titleConversation})`,
+    ...driven,
+  };
 }
 
-export const INCIDENTS: ReadonlyArray<{ id: string; run: (ctx: IncidentContext, id: string, fromCallId: number) => Promise<IncidentOutcome> }> = [
+export const INCIDENTS: ReadonlyArray<{
+  id: string;
+  run: (ctx: IncidentContext, id: string, fromCallId: number) => Promise<IncidentOutcome>;
+}> = [
   { id: 'inc-edit', run: editedTurn },
   { id: 'inc-retry', run: retriedRequest },
   { id: 'inc-nul', run: nulInToolOutput },

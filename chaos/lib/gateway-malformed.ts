@@ -56,7 +56,16 @@ const FIELDS: Record<GatewayRoute, string[]> = {
     'stop_sequences',
     'temperature',
   ],
-  count_tokens: ['model', 'messages', 'messages.0', 'messages.0.role', 'messages.0.content', 'messages.0.content.0.text', 'system', 'tools'],
+  count_tokens: [
+    'model',
+    'messages',
+    'messages.0',
+    'messages.0.role',
+    'messages.0.content',
+    'messages.0.content.0.text',
+    'system',
+    'tools',
+  ],
   openai: [
     'model',
     'max_tokens',
@@ -91,7 +100,9 @@ function richBody(route: GatewayRoute): Json {
     return body;
   }
   body['messages'] = [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }];
-  body['tools'] = [{ name: 'Bash', description: 'Runs a command', input_schema: { type: 'object', properties: { command: { type: 'string' } } } }];
+  body['tools'] = [
+    { name: 'Bash', description: 'Runs a command', input_schema: { type: 'object', properties: { command: { type: 'string' } } } },
+  ];
   body['system'] = 'You are an agent.';
   body['metadata'] = { user_id: 'chaos-malformed' };
   return body;
@@ -162,7 +173,9 @@ export function malformedCases(options: MalformedOptions): MalformedCase[] {
   for (const route of ['anthropic', 'count_tokens', 'openai'] as const) {
     const path = ROUTE_PATHS[route];
     const fields = FIELDS[route];
-    const pairs: Array<[string, [string, unknown]]> = fields.flatMap((field) => values.map((value) => [field, value] as [string, [string, unknown]]));
+    const pairs: Array<[string, [string, unknown]]> = fields.flatMap((field) =>
+      values.map((value) => [field, value] as [string, [string, unknown]]),
+    );
     // each value once and each field once first, the rest drawn
     const chosen = new Set<number>();
     values.forEach((_v, i) => chosen.add((i % fields.length) * values.length + i));
@@ -174,11 +187,31 @@ export function malformedCases(options: MalformedOptions): MalformedCase[] {
       setAt(body, field, value);
       out.push({ name: `${route}: ${field} = ${valueName}`, route, path, contentType: 'application/json', body: serialize(body) });
     }
-    for (const [i, raw] of NASTY_RAW_JSON.entries()) out.push({ name: `${route}: raw JSON #${i}`, route, path, contentType: 'application/json', body: raw });
-    out.push({ name: `${route}: invalid UTF-8`, route, path, contentType: 'application/json', body: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]) });
-    out.push({ name: `${route}: tool input nested 200,000 deep`, route, path, contentType: 'application/json', body: nestedToolInput(route) });
-    out.push({ name: `${route}: NUL everywhere text goes`, route, path, contentType: 'application/json', body: JSON.stringify(nulEverywhere(route)) });
-    for (const [where, body] of nulCases(route)) out.push({ name: `${route}: NUL in ${where}`, route, path, contentType: 'application/json', body: JSON.stringify(body) });
+    for (const [i, raw] of NASTY_RAW_JSON.entries())
+      out.push({ name: `${route}: raw JSON #${i}`, route, path, contentType: 'application/json', body: raw });
+    out.push({
+      name: `${route}: invalid UTF-8`,
+      route,
+      path,
+      contentType: 'application/json',
+      body: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]),
+    });
+    out.push({
+      name: `${route}: tool input nested 200,000 deep`,
+      route,
+      path,
+      contentType: 'application/json',
+      body: nestedToolInput(route),
+    });
+    out.push({
+      name: `${route}: NUL everywhere text goes`,
+      route,
+      path,
+      contentType: 'application/json',
+      body: JSON.stringify(nulEverywhere(route)),
+    });
+    for (const [where, body] of nulCases(route))
+      out.push({ name: `${route}: NUL in ${where}`, route, path, contentType: 'application/json', body: JSON.stringify(body) });
     out.push({
       name: `${route}: 5 MB message`,
       route,
@@ -194,7 +227,13 @@ export function malformedCases(options: MalformedOptions): MalformedCase[] {
       body: JSON.stringify({ ...baseBody(route), messages: [{ role: 'user', content: 'z'.repeat(33 * 1024 * 1024) }] }),
     });
     for (const contentType of [...NASTY_CONTENT_TYPES.filter((t) => !t.includes('\u0000')), null]) {
-      out.push({ name: `${route}: content-type ${contentType ?? '(none)'}`, route, path, contentType, body: JSON.stringify(baseBody(route)) });
+      out.push({
+        name: `${route}: content-type ${contentType ?? '(none)'}`,
+        route,
+        path,
+        contentType,
+        body: JSON.stringify(baseBody(route)),
+      });
     }
   }
   return out;
@@ -206,7 +245,11 @@ function nestedToolInput(route: GatewayRoute): string {
       ...baseBody(route),
       messages: [
         { role: 'user', content: 'go' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'run', arguments: RAW(deepArray(200_000)) } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'run', arguments: RAW(deepArray(200_000)) } }],
+        },
       ],
     });
   }
@@ -227,7 +270,11 @@ function nulCases(route: GatewayRoute): Array<[string, Json]> {
       ...baseBody(route),
       messages: [
         { role: 'user', content: `run it (${JSON.stringify(call)})` },
-        { role: 'assistant', content: null, tool_calls: [{ id: call.id ?? 'call_n', type: 'function', function: { name: call.name ?? 'run', arguments: call.args ?? '{}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: call.id ?? 'call_n', type: 'function', function: { name: call.name ?? 'run', arguments: call.args ?? '{}' } }],
+        },
         { role: 'tool', tool_call_id: call.id ?? 'call_n', content: tool },
       ],
     });
@@ -265,7 +312,11 @@ function nulEverywhere(route: GatewayRoute): Json {
       messages: [
         { role: 'system', content: NUL_TEXT },
         { role: 'user', content: NUL_TEXT },
-        { role: 'assistant', content: null, tool_calls: [{ id: `call${NUL_TEXT}`, type: 'function', function: { name: 'run', arguments: `{"a":"${'\\u0000'}"}` } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: `call${NUL_TEXT}`, type: 'function', function: { name: 'run', arguments: `{"a":"${'\\u0000'}"}` } }],
+        },
         { role: 'tool', tool_call_id: `call${NUL_TEXT}`, content: NUL_TEXT },
       ],
     };

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+
 import type { NormalizedMessage } from '../../src/compaction/types.js';
 
 /** A response as the suites see it, whether it came over a socket or through `app.inject`. */
@@ -97,18 +98,28 @@ export function apiCalls(http: Http) {
     createConversation: async (id: string, body: Record<string, unknown> = {}) =>
       (await expectStatus(http.request('POST', '/v1/conversations', { body: { id, ...body } }), [201], `create ${id}`)).json(),
     append: async (id: string, messages: readonly NormalizedMessage[], headers: Record<string, string> = {}) =>
-      (await expectStatus(http.request('POST', `/v1/conversations/${id}/messages`, { body: { messages }, headers }), [201], `append to ${id}`)).json<{
+      (
+        await expectStatus(
+          http.request('POST', `/v1/conversations/${id}/messages`, { body: { messages }, headers }),
+          [201],
+          `append to ${id}`,
+        )
+      ).json<{
         messages: AppendedMessage[];
         activeTokens: number;
       }>(),
     compact: async (id: string, options: Record<string, unknown> = {}) =>
-      (await expectStatus(http.request('POST', `/v1/conversations/${id}/compactions`, { body: options }), [200, 202], `compact ${id}`)).json<{
+      (
+        await expectStatus(http.request('POST', `/v1/conversations/${id}/compactions`, { body: options }), [200, 202], `compact ${id}`)
+      ).json<{
         id: string;
         status: string;
         deduplicated?: boolean;
       }>(),
     job: async (jobId: string, waitSeconds = 0) =>
-      (await expectStatus(http.request('GET', `/v1/jobs/${jobId}${waitSeconds > 0 ? `?wait=${waitSeconds}` : ''}`), [200], `job ${jobId}`)).json<JobView>(),
+      (
+        await expectStatus(http.request('GET', `/v1/jobs/${jobId}${waitSeconds > 0 ? `?wait=${waitSeconds}` : ''}`), [200], `job ${jobId}`)
+      ).json<JobView>(),
   };
 }
 
@@ -120,4 +131,3 @@ export interface JobView {
   result: (Record<string, unknown> & { fallbacks?: unknown[]; batchIds?: string[]; clipArchiveSeq?: number | null }) | null;
   error: { code: string; message: string } | null;
 }
-

@@ -15,7 +15,13 @@ export interface FailedJob {
 const TABLE = String.raw`("\w+"|\w+_\w+|\w+\s+[a-z](?:\s|$)|\w+\s+where\b)`;
 
 const INTERNALS: ReadonlyArray<[string, RegExp]> = [
-  ['SQL statement', new RegExp(String.raw`\b(select\b[\s\S]{0,400}?\bfrom|insert\s+into|delete\s+from)\s+${TABLE}|\bupdate\s+("\w+"|\w+)(\s+[a-z])?\s+set\s+"?\w+"?\s*=`, 'i')],
+  [
+    'SQL statement',
+    new RegExp(
+      String.raw`\b(select\b[\s\S]{0,400}?\bfrom|insert\s+into|delete\s+from)\s+${TABLE}|\bupdate\s+("\w+"|\w+)(\s+[a-z])?\s+set\s+"?\w+"?\s*=`,
+      'i',
+    ),
+  ],
   ['failed query', /\bfailed query\b/i],
   ['bind parameter', /\$\d+\b/],
   ['parameters', /\bparams?\s*:/i],
@@ -39,7 +45,10 @@ export async function collectFailedJobs(baseUrl: string, key: string, scenario: 
   const out: FailedJob[] = [];
   for (const jobId of jobIds) {
     try {
-      const res = await fetch(`${baseUrl}/v1/jobs/${jobId}`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
+      const res = await fetch(`${baseUrl}/v1/jobs/${jobId}`, {
+        headers: { authorization: `Bearer ${key}` },
+        signal: AbortSignal.timeout(10_000),
+      });
       if (res.status !== 200) continue;
       const job = (await res.json()) as { status: string; error: FailedJob['error'] };
       if (job.status === 'failed' || job.error) out.push({ scenario, jobId, status: job.status, error: job.error });

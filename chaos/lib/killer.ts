@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
+
 import type { Db } from '../../src/db/client.js';
-import { workerName, type QueueWatch, type StepFate } from './orphans.js';
+import { type QueueWatch, type StepFate, workerName } from './orphans.js';
 import type { CompactdProcess } from './processes.js';
 
 /**
@@ -54,7 +55,7 @@ async function waitUntil(predicate: () => boolean | Promise<boolean>, timeoutMs:
 
 /** Picks the victims for `mode` (waiting, bounded, for the right moment) and kills them. */
 export async function killWorkers(mode: KillMode, deps: KillerDeps): Promise<KillRecord> {
-  let victims: CompactdProcess[] = [];
+  let victims: CompactdProcess[];
   // After a fleet kill the replacements may still be starting.
   await waitUntil(() => deps.live().length > 0, 60_000, 50);
   if (mode === 'llm') {
@@ -66,7 +67,11 @@ export async function killWorkers(mode: KillMode, deps: KillerDeps): Promise<Kil
     const pool = deps.live();
     victims = [pool[Math.floor(deps.random() * pool.length)] as CompactdProcess];
   } else {
-    await waitUntil(async () => Object.values(await activeStatuses(deps.db)).some((s) => s === 'planning' || s === 'committing'), 15_000, 5);
+    await waitUntil(
+      async () => Object.values(await activeStatuses(deps.db)).some((s) => s === 'planning' || s === 'committing'),
+      15_000,
+      5,
+    );
     victims = deps.live();
   }
   const [steps, statuses] = await Promise.all([deps.watch.active(), activeStatuses(deps.db)]);
@@ -82,7 +87,11 @@ export async function killWorkers(mode: KillMode, deps: KillerDeps): Promise<Kil
  * The live worker processes of a suite, each with its own llm-sim (so calls are attributed
  * to processes); a killed worker is replaced by a new one with a new sim.
  */
-export function createWorkerPool(stack: { startWorker(env: Record<string, string>, name: string): Promise<CompactdProcess> }, fleet: { add(name: string): Promise<{ url: string }> }, simEnvOf: (sim: { url: string }) => Record<string, string>) {
+export function createWorkerPool(
+  stack: { startWorker(env: Record<string, string>, name: string): Promise<CompactdProcess> },
+  fleet: { add(name: string): Promise<{ url: string }> },
+  simEnvOf: (sim: { url: string }) => Record<string, string>,
+) {
   const live = new Set<CompactdProcess>();
   const killedAt = new Map<string, number>();
   const replacementErrors: string[] = [];

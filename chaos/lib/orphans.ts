@@ -1,6 +1,8 @@
 import { hostname } from 'node:os';
+
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+
 import { queuePrefix, QUEUES } from '../../src/queue/names.js';
 
 /**
@@ -89,7 +91,13 @@ export function watchQueues(redisUrl: string, prefix: string): QueueWatch {
       for (const step of pending.values()) {
         const job = await queueOf(step.queue).getJob(step.id);
         const state = job ? await job.getState() : 'missing';
-        out.push({ step, orphaned: true, resumedAfterMs: null, detectedAfterMs: detected.get(`${step.queue}/${step.id}`) ?? null, stateAtBound: `${state}${job?.failedReason ? ` (${job.failedReason})` : ''}` });
+        out.push({
+          step,
+          orphaned: true,
+          resumedAfterMs: null,
+          detectedAfterMs: detected.get(`${step.queue}/${step.id}`) ?? null,
+          stateAtBound: `${state}${job?.failedReason ? ` (${job.failedReason})` : ''}`,
+        });
       }
       return out;
     },

@@ -1,8 +1,8 @@
 import type { Db } from '../../src/db/client.js';
 import type { AppenderStats } from './appender.js';
-import { checkHistories, checkState, jobStatusCounts, type AppendLedger } from './invariants.js';
+import { type AppendLedger, checkHistories, checkState, jobStatusCounts } from './invariants.js';
 import type { ScenarioRecorder } from './result.js';
-import { repeatedCalls, type Disruption, type WorkerCall } from './sims.js';
+import { type Disruption, repeatedCalls, type WorkerCall } from './sims.js';
 
 /**
  * The figures every disruptive suite ends with, read from Postgres and the llm-sim call
@@ -43,7 +43,8 @@ export async function recordOutcome(rec: ScenarioRecorder, input: OutcomeInput):
   rec.figure('LLM calls answered', repeats.okCalls);
   rec.expect('LLM calls repeated for finished steps', repeats.repeatedFinished, '==', 0);
   rec.figure('LLM calls repeated that were in flight at a disruption', repeats.repeatedInFlight);
-  for (const example of repeats.examples) rec.note(`REPEATED CALL: ${example}; disruptions: ${input.disruptions.map((d) => `${d.worker ?? 'all'}@${d.fromMs}`).join(', ')}`);
+  for (const example of repeats.examples)
+    rec.note(`REPEATED CALL: ${example}; disruptions: ${input.disruptions.map((d) => `${d.worker ?? 'all'}@${d.fromMs}`).join(', ')}`);
 
   const state = await checkState(input.db);
   rec.expect('partial commits (rows of uncommitted jobs)', state.partialCommitRows, '==', 0);
@@ -78,5 +79,6 @@ export function spreadOverRequests(compactions: number, events: number, run: (k:
  */
 export function recordCrashes(rec: ScenarioRecorder, crashes: ReadonlyArray<{ name: string; exit: number | string; tail: string }>): void {
   rec.expect('compactd processes that crashed', crashes.length, '==', 0);
-  for (const crash of crashes.slice(0, 3)) rec.note(`CRASH of ${crash.name} (exit ${crash.exit}), restarted: ${crash.tail.replace(/\s*\n\s*/g, ' | ').slice(0, 600)}`);
+  for (const crash of crashes.slice(0, 3))
+    rec.note(`CRASH of ${crash.name} (exit ${crash.exit}), restarted: ${crash.tail.replace(/\s*\n\s*/g, ' | ').slice(0, 600)}`);
 }

@@ -1,4 +1,5 @@
 import postgres from 'postgres';
+
 import type { ChaosStack } from './stack.js';
 
 /**
@@ -22,7 +23,11 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function countStatements(stack: ChaosStack): Promise<StatementCounter> {
   await stack.db.sql.unsafe(`alter system set shared_preload_libraries = 'pg_stat_statements'`);
   await stack.pg.restart('fast');
-  const sql = postgres(stack.databaseUrl, { max: 1, onnotice: () => undefined, connection: { application_name: 'chaos-statement-counter' } });
+  const sql = postgres(stack.databaseUrl, {
+    max: 1,
+    onnotice: () => undefined,
+    connection: { application_name: 'chaos-statement-counter' },
+  });
   // the harness's own pool lost its connections in the restart: one failed query each at most
   for (let attempt = 0; ; attempt += 1) {
     try {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +33,11 @@ process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-const READY_LINES: Record<Role, string> = { api: 'compactd api listening', worker: 'compactd workers started', 'llm-sim': 'llm-sim listening on' };
+const READY_LINES: Record<Role, string> = {
+  api: 'compactd api listening',
+  worker: 'compactd workers started',
+  'llm-sim': 'llm-sim listening on',
+};
 
 // One append stream per log file, shared by every process writing to it (async: the harness
 // may be generating load and must not block on disk writes).
@@ -57,11 +61,15 @@ export function spawnCompactd(
   options: { name?: string; logFile?: string; readyWhen?: () => Promise<boolean>; args?: string[]; nodeArgs?: string[] } = {},
 ): CompactdProcess {
   const name = options.name ?? role;
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), path.join(REPO_ROOT, 'bin/compactd.mjs'), role, ...(options.args ?? [])], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, LOG_LEVEL: 'info', LOG_PRETTY: 'false', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), path.join(REPO_ROOT, 'bin/compactd.mjs'), role, ...(options.args ?? [])],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, LOG_LEVEL: 'info', LOG_PRETTY: 'false', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   let onLine: ((text: string) => void) | null = null;
   const capture = () => {
@@ -86,7 +94,10 @@ export function spawnCompactd(
     }),
   );
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} not ready after ${READY_TIMEOUT_MS} ms:\n${output.slice(-4_000)}`)), READY_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`${name} not ready after ${READY_TIMEOUT_MS} ms:\n${output.slice(-4_000)}`)),
+      READY_TIMEOUT_MS,
+    );
     const done = () => {
       clearTimeout(timer);
       onLine = null;

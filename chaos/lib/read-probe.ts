@@ -38,7 +38,12 @@ async function read(url: string, key: string, timeoutMs: number): Promise<ReadSa
 }
 
 /** GETs `baseUrl + path` every `everyMs` until stopped. */
-export function startReadProbe(baseUrl: string, key: string, path: string, options: { timeoutMs: number; everyMs: number; maxInFlight?: number }): ReadProbe {
+export function startReadProbe(
+  baseUrl: string,
+  key: string,
+  path: string,
+  options: { timeoutMs: number; everyMs: number; maxInFlight?: number },
+): ReadProbe {
   const samples: ReadSample[] = [];
   const inFlight = new Set<Promise<void>>();
   const maxInFlight = options.maxInFlight ?? 50;

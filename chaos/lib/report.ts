@@ -16,28 +16,40 @@ export interface RunMeta {
   services: string;
 }
 
-const ORDER = ['worker-crashes', 'service-restarts', 'llm-faults', 'duplicate-storm', 'fuzz', 'auth-matrix', 'prompt-injection', 'load', 'tenant-fairness', 'abuse', 'gateway'];
+const ORDER = [
+  'worker-crashes',
+  'service-restarts',
+  'llm-faults',
+  'duplicate-storm',
+  'fuzz',
+  'auth-matrix',
+  'prompt-injection',
+  'load',
+  'tenant-fairness',
+  'abuse',
+  'gateway',
+];
 
 /** What the suites found and what was changed in src/ for it (kept with the report). */
 export const FINDINGS: readonly string[] = [
-  'A Redis that lost its data (FLUSHALL, or a restart without persistence) also lost the reconciler\'s job scheduler, so jobs lost from Redis were never re-enqueued and stayed non-terminal forever. Workers now assert the scheduler every interval (src/worker/create-workers.ts).',
-  'A conversation id of 101–128 characters (valid per SPEC §6.1) could be created but every later request for it answered 414: fastify\'s default maxParamLength is 100. Raised to 256 (src/api/protocol-errors.ts, src/api/app.ts).',
-  'Errors raised before routing were fastify\'s plain JSON, not problem+json: bad percent-encoding (400), over-long parameters (414), and requests that are not valid HTTP (400/431, written by the client-error handler); an HTTP/1.1 request without Host got Node\'s empty 400. All are problem+json now (src/api/protocol-errors.ts).',
+  "A Redis that lost its data (FLUSHALL, or a restart without persistence) also lost the reconciler's job scheduler, so jobs lost from Redis were never re-enqueued and stayed non-terminal forever. Workers now assert the scheduler every interval (src/worker/create-workers.ts).",
+  "A conversation id of 101–128 characters (valid per SPEC §6.1) could be created but every later request for it answered 414: fastify's default maxParamLength is 100. Raised to 256 (src/api/protocol-errors.ts, src/api/app.ts).",
+  "Errors raised before routing were fastify's plain JSON, not problem+json: bad percent-encoding (400), over-long parameters (414), and requests that are not valid HTTP (400/431, written by the client-error handler); an HTTP/1.1 request without Host got Node's empty 400. All are problem+json now (src/api/protocol-errors.ts).",
   'The dashboard (bull-board) answered its errors as `{"error":{"key":…}}`. They are problem+json now, keeping `error` for the dashboard\'s UI (src/api/routes/admin.ts).',
   'With Postgres down, every request answered 500 INTERNAL. A backing service that cannot be reached now answers 503 SERVICE_UNAVAILABLE with `retry-after: 1` (src/api/problem.ts).',
-  'Under load, a SIGKILLed worker\'s steps were taken up again after as long as 17.6 s (target 15 s): the stall check ran every 4 s after an 8 s lock. It now runs every 2 s (the lock is unchanged, so a live worker is no likelier to lose its steps), which takes about 4 s off the worst case (src/worker/create-workers.ts); §1 has the figures.',
+  "Under load, a SIGKILLed worker's steps were taken up again after as long as 17.6 s (target 15 s): the stall check ran every 4 s after an 8 s lock. It now runs every 2 s (the lock is unchanged, so a live worker is no likelier to lose its steps), which takes about 4 s off the worst case (src/worker/create-workers.ts); §1 has the figures.",
   'postgres.js 3.4.9 (the pinned driver, the newest release) crashed the whole process when Postgres restarted under load: when the server ended a ' +
-    'session under a transaction, the driver\'s own ROLLBACK was queued with setImmediate and ran after the connection had closed, throwing ' +
-    '`TypeError: Cannot read properties of null (reading \'write\')` at `nextWrite` outside any promise (upstream porsager/postgres#1154, #1208; ' +
+    "session under a transaction, the driver's own ROLLBACK was queued with setImmediate and ran after the connection had closed, throwing " +
+    "`TypeError: Cannot read properties of null (reading 'write')` at `nextWrite` outside any promise (upstream porsager/postgres#1154, #1208; " +
     'fix proposed in #1209, unreleased). It struck in three of the first four full runs of the restart suite. The same close also left the dead ' +
-    'session\'s error behind, failing the next query on that connection with 57P01. Both are fixed by patches/postgres+3.4.9.patch, applied at ' +
+    "session's error behind, failing the next query on that connection with 57P01. Both are fixed by patches/postgres+3.4.9.patch, applied at " +
     'install by patch-package (test/integration/db/backend-death.test.ts), and the suites now allow no crash at all.',
   'One compaction request in a thousand of the duplicate storm answered 500 `UNSAFE_TRANSACTION`: with every pooled connection busy, postgres.js ' +
-    'pipelines a transaction\'s BEGIN behind other queries, and when that pipeline was full (or the socket pushed back) it skipped the step that ' +
+    "pipelines a transaction's BEGIN behind other queries, and when that pipeline was full (or the socket pushed back) it skipped the step that " +
     'reserves the connection for the transaction, so the BEGIN completed on a shared connection and the driver refused it. The same patch ' +
     'reserves the connection on every path (test/integration/db/pipelined-begin.test.ts reproduces it with a one-query pipeline).',
-  'Clip-archive delimiters spelled with look-alike letters the escaper\'s table did not list (Greek rho for p, a small capital c, ❮, a combining overlay) passed through unescaped. The escaper now also treats the tag spelled with any non-ASCII letters in place of at most three of its own as a delimiter (src/compaction/context/clip-archive.ts).',
-  'One tenant\'s 200 queued compactions made another tenant\'s compaction take 34.6 s instead of 3.1 s (both queues were FIFO), and one provider\'s 429 paused the whole summarize queue for every tenant. Steps now take their tenant\'s fair turn through BullMQ priorities (start-time fair queuing, src/queue/fair-share.ts), a provider\'s 429 defers only its own steps and pauses only that provider (src/worker/create-workers.ts, src/llm/rate-limit.ts), and per-tenant quotas answer 429 with retry-after (src/api/compaction-quota.ts); §9 has the figures.',
+  "Clip-archive delimiters spelled with look-alike letters the escaper's table did not list (Greek rho for p, a small capital c, ❮, a combining overlay) passed through unescaped. The escaper now also treats the tag spelled with any non-ASCII letters in place of at most three of its own as a delimiter (src/compaction/context/clip-archive.ts).",
+  "One tenant's 200 queued compactions made another tenant's compaction take 34.6 s instead of 3.1 s (both queues were FIFO), and one provider's 429 paused the whole summarize queue for every tenant. Steps now take their tenant's fair turn through BullMQ priorities (start-time fair queuing, src/queue/fair-share.ts), a provider's 429 defers only its own steps and pauses only that provider (src/worker/create-workers.ts, src/llm/rate-limit.ts), and per-tenant quotas answer 429 with retry-after (src/api/compaction-quota.ts); §9 has the figures.",
 ];
 
 /** How to read the timing figures. */
@@ -46,7 +58,7 @@ export const MEASUREMENT_NOTES: readonly string[] = [
     'share of other processes beside its latencies. Runs made while building the suite, with other processes using about 45% of the CPU, measured ' +
     'a load p99 of 90–170 ms (0 errors), and one kill → resumption maximum of 17.6 s before the stall-check change above.',
   'Counts (lost, duplicated, partial, non-terminal, repeated LLM calls) do not depend on timing. They have been 0 in every full run since the ' +
-    'fixes listed above; the first runs found the reconciler bug as non-terminal jobs, and reported repeated LLM calls that were the harness\'s own ' +
+    "fixes listed above; the first runs found the reconciler bug as non-terminal jobs, and reported repeated LLM calls that were the harness's own " +
     'mistakes (identical requests from two conversations that shared messages; answers the sim finished writing after their worker was dead), ' +
     'since corrected in the harness.',
 ];

@@ -40,7 +40,11 @@ export function parseRouteTree(tree: string): Array<{ method: string; path: stri
     stack.length = depth;
     stack.push(segment);
     const path = stack.join('');
-    for (const method of (match[3] ?? '').split(',').map((m) => m.trim()).filter(Boolean)) routes.push({ method, path });
+    for (const method of (match[3] ?? '')
+      .split(',')
+      .map((m) => m.trim())
+      .filter(Boolean))
+      routes.push({ method, path });
   }
   return routes;
 }

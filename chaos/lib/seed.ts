@@ -16,7 +16,11 @@ export async function seedConversations(
     const id = `${prefix}-${i}`;
     await api.createConversation(id, { policy, ...create });
     const appended = await api.append(id, conversation.messages);
-    ledger.record(id, appended.messages.map((m) => m.seq), conversation.messages);
+    ledger.record(
+      id,
+      appended.messages.map((m) => m.seq),
+      conversation.messages,
+    );
     ids.push(id);
   }
   return ids;

@@ -1,7 +1,7 @@
-import type { SimFaults } from '../../src/llm-sim/faults.js';
-import { startLlmSim, type LlmSim } from '../../src/llm-sim/server.js';
-import type { CallRecord } from '../../src/llm-sim/state.js';
 import { beforeFinalDirective, isMergeRequest, REPAIR_HEADING } from '../../src/compaction/summarize/prompt.js';
+import type { SimFaults } from '../../src/llm-sim/faults.js';
+import { type LlmSim, startLlmSim } from '../../src/llm-sim/server.js';
+import type { CallRecord } from '../../src/llm-sim/state.js';
 
 /**
  * One in-process llm-sim per worker process, so every LLM call is attributed to the process
@@ -63,7 +63,10 @@ type Body = { system?: unknown; messages?: Array<{ role: string; content: unknow
 export function stepKey(body: unknown): string {
   const b = body as Body;
   // beforeFinalDirective also blanks the fence's random ID, which a retried step draws anew
-  const messages = (b.messages ?? []).map((m) => ({ role: m.role, content: beforeFinalDirective(typeof m.content === 'string' ? m.content : JSON.stringify(m.content)) }));
+  const messages = (b.messages ?? []).map((m) => ({
+    role: m.role,
+    content: beforeFinalDirective(typeof m.content === 'string' ? m.content : JSON.stringify(m.content)),
+  }));
   return JSON.stringify([b.system ?? null, messages]);
 }
 
@@ -108,7 +111,9 @@ export function repeatedCalls(calls: readonly WorkerCall[], disruptions: readonl
   const answered = new Map<string, WorkerCall[]>();
   const report: RepeatReport = { repeatedFinished: 0, repeatedInFlight: 0, okCalls: ok.length, examples: [] };
   const inFlightAtDisruption = (c: WorkerCall) =>
-    disruptions.some((d) => (d.worker === undefined || d.worker === c.worker) && (c.endMs ?? 0) >= d.fromMs - graceMs && (c.endMs ?? 0) <= d.untilMs);
+    disruptions.some(
+      (d) => (d.worker === undefined || d.worker === c.worker) && (c.endMs ?? 0) >= d.fromMs - graceMs && (c.endMs ?? 0) <= d.untilMs,
+    );
   for (const call of ok) {
     const body = JSON.stringify(call.body);
     const earlier = (answered.get(body) ?? []).filter((c) => (c.endMs ?? Number.POSITIVE_INFINITY) <= call.startMs);

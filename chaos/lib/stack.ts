@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
+
 import { buildApp } from '../../src/api/app.js';
 import { createDeps, type Deps } from '../../src/app/deps.js';
 import { runShutdown } from '../../src/app/shutdown.js';
@@ -12,8 +14,14 @@ import { loadConfig } from '../../src/config/env.js';
 import { createDb, type DbHandle } from '../../src/db/client.js';
 import { runMigrations } from '../../src/db/migrate.js';
 import { createApiKey, revokeApiKey } from '../../src/db/repos/api-keys.js';
-import { freePort, startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from '../../test/helpers/private-services.js';
-import { spawnCompactd, type CompactdProcess } from './processes.js';
+import {
+  freePort,
+  type PrivatePostgres,
+  type PrivateRedis,
+  startPrivatePostgres,
+  startPrivateRedis,
+} from '../../test/helpers/private-services.js';
+import { type CompactdProcess, spawnCompactd } from './processes.js';
 
 /**
  * One scenario's world: a private Postgres cluster and a private redis-server (so they can
@@ -50,7 +58,10 @@ export interface ChaosStack {
   /** `compactd llm-sim` as a process of its own (so its CPU is not the harness's) */
   startLlmSimProcess(args?: string[]): Promise<{ url: string; process: CompactdProcess }>;
   /** the API in this process (for `app.inject`), over its own deps */
-  inlineApp(extraEnv?: Record<string, string>, options?: { logTo?: (line: string) => void }): Promise<{ app: FastifyInstance; deps: Deps; close(): Promise<void> }>;
+  inlineApp(
+    extraEnv?: Record<string, string>,
+    options?: { logTo?: (line: string) => void },
+  ): Promise<{ app: FastifyInstance; deps: Deps; close(): Promise<void> }>;
   close(): Promise<void>;
 }
 
@@ -129,7 +140,10 @@ function launchers(env: Record<string, string>, logFile: string, processes: Comp
     const proc = start();
     processes.push(proc);
     let served = false;
-    proc.ready.then(() => (served = true), () => undefined);
+    proc.ready.then(
+      () => (served = true),
+      () => undefined,
+    );
     void proc.exited.then(async (exit) => {
       if (proc.killedAt !== null || closing()) return;
       // A process that never got ready (its database still down, say) is a failed restart, not a new crash.
@@ -147,7 +161,9 @@ function launchers(env: Record<string, string>, logFile: string, processes: Comp
       const port = await freePort();
       const url = `http://127.0.0.1:${port}`;
       const readyWhen = async () => (await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) })).ok;
-      const proc = await supervise(() => spawnCompactd('api', { ...env, HOST: '127.0.0.1', PORT: String(port), ...extraEnv }, { name: 'api', logFile, readyWhen, nodeArgs }));
+      const proc = await supervise(() =>
+        spawnCompactd('api', { ...env, HOST: '127.0.0.1', PORT: String(port), ...extraEnv }, { name: 'api', logFile, readyWhen, nodeArgs }),
+      );
       return { url, process: proc };
     },
     async startLlmSimProcess(args: string[] = []) {
@@ -167,7 +183,9 @@ function inlineApps(env: Record<string, string>) {
     async start(extraEnv: Record<string, string> = {}, options: { logTo?: (line: string) => void } = {}) {
       const config = loadConfig({ ...env, ...extraEnv });
       const logTo = options.logTo;
-      const logger = logTo ? pino({ level: 'debug' }, { write: (line: string) => logTo(line) }) : pino({ level: process.env['CHAOS_LOG_LEVEL'] ?? 'silent' });
+      const logger = logTo
+        ? pino({ level: 'debug' }, { write: (line: string) => logTo(line) })
+        : pino({ level: process.env['CHAOS_LOG_LEVEL'] ?? 'silent' });
       const { deps, closeSteps } = createDeps(config, { logger, name: 'chaos-inline' });
       const app = await buildApp(apiDepsFrom(deps));
       await app.ready();

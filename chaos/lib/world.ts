@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
+
+import { exampleFor } from '../fuzz/schema-arb.js';
 import { pickConversations } from './corpus.js';
 import { apiCalls, type Http } from './http.js';
-import { exampleFor } from '../fuzz/schema-arb.js';
 import { canonical } from './invariants.js';
 import type { RouteInfo } from './routes.js';
 import type { ChaosStack } from './stack.js';
@@ -62,22 +63,24 @@ export function fillUrl(route: RouteInfo, world: World): string {
 
 /** Values for route parameters, so requests reach real resources of tenant `chaos`. */
 export function fillPath(path: string, world: World): string {
-  return path
-    .replace(/^\/v1\/conversations\/:id/, `/v1/conversations/${world.conversationId}`)
-    .replace(/^\/v1\/jobs\/:id/, `/v1/jobs/${world.jobId}`)
-    .replace(/^\/v1\/batches\/:id/, `/v1/batches/${world.batchId}`)
-    .replace(/^\/inspect\/conversations\/:id/, `/inspect/conversations/${world.conversationId}`)
-    .replace(/^\/inspect\/jobs\/:id/, `/inspect/jobs/${world.jobId}`)
-    .replace(/^\/inspect\/batches\/:id/, `/inspect/batches/${world.batchId}`)
-    .replace(/^\/inspect\/assets\/:file/, '/inspect/assets/inspect.css')
-    .replace(/:queueName/g, 'compaction')
-    .replace(/:queueStatus/g, 'failed')
-    .replace(/:schedulerId/g, 'reconcile')
-    .replace(/:jobId/g, world.jobId)
-    // a message seq (pins): a valid one, so another tenant's key meets the conversation check, not validation
-    .replace(/:seq\b/g, '1')
-    .replace(/:[A-Za-z0-9_]+/g, 'unknown')
-    .replace(/\*$/, 'anything');
+  return (
+    path
+      .replace(/^\/v1\/conversations\/:id/, `/v1/conversations/${world.conversationId}`)
+      .replace(/^\/v1\/jobs\/:id/, `/v1/jobs/${world.jobId}`)
+      .replace(/^\/v1\/batches\/:id/, `/v1/batches/${world.batchId}`)
+      .replace(/^\/inspect\/conversations\/:id/, `/inspect/conversations/${world.conversationId}`)
+      .replace(/^\/inspect\/jobs\/:id/, `/inspect/jobs/${world.jobId}`)
+      .replace(/^\/inspect\/batches\/:id/, `/inspect/batches/${world.batchId}`)
+      .replace(/^\/inspect\/assets\/:file/, '/inspect/assets/inspect.css')
+      .replace(/:queueName/g, 'compaction')
+      .replace(/:queueStatus/g, 'failed')
+      .replace(/:schedulerId/g, 'reconcile')
+      .replace(/:jobId/g, world.jobId)
+      // a message seq (pins): a valid one, so another tenant's key meets the conversation check, not validation
+      .replace(/:seq\b/g, '1')
+      .replace(/:[A-Za-z0-9_]+/g, 'unknown')
+      .replace(/\*$/, 'anything')
+  );
 }
 
 /**

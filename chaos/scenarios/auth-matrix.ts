@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
+
 import { sql } from 'drizzle-orm';
+
 import { exampleFor } from '../fuzz/schema-arb.js';
-import { injectHttp, type HttpResponse } from '../lib/http.js';
+import { type HttpResponse, injectHttp } from '../lib/http.js';
 import { ScenarioRecorder, type ScenarioResult } from '../lib/result.js';
-import { bodySchema, listRoutes, routeKind, type RouteInfo } from '../lib/routes.js';
+import { bodySchema, listRoutes, type RouteInfo, routeKind } from '../lib/routes.js';
 import { startChaosStack } from '../lib/stack.js';
 import { buildWorld, fillUrl, fingerprint, type World } from '../lib/world.js';
 
@@ -47,8 +49,17 @@ export async function runAuthMatrix(variant: 'quick' | 'full', logDir?: string):
   const stack = await startChaosStack(logDir ? { logDir } : {});
   const logLines: string[] = [];
   try {
-    const { app } = await stack.inlineApp({ COMPACTD_ADMIN_TOKEN: ADMIN_TOKEN, COMPACTD_METRICS_TOKEN: METRICS_TOKEN }, { logTo: (line) => logLines.push(line) });
-    const keyOf: Record<Credential, string | null> = { none: null, unknown: UNKNOWN_KEY, revoked: stack.keys.revoked, 'other tenant': stack.keys.other, owner: stack.keys.tenant };
+    const { app } = await stack.inlineApp(
+      { COMPACTD_ADMIN_TOKEN: ADMIN_TOKEN, COMPACTD_METRICS_TOKEN: METRICS_TOKEN },
+      { logTo: (line) => logLines.push(line) },
+    );
+    const keyOf: Record<Credential, string | null> = {
+      none: null,
+      unknown: UNKNOWN_KEY,
+      revoked: stack.keys.revoked,
+      'other tenant': stack.keys.other,
+      owner: stack.keys.tenant,
+    };
     const http = injectHttp(app, stack.keys.tenant);
     const world = await buildWorld(stack, http, injectHttp(app, stack.keys.other));
     const routes = listRoutes(app);
@@ -64,16 +75,27 @@ export async function runAuthMatrix(variant: 'quick' | 'full', logDir?: string):
     const before = await fingerprint(stack.db.db, 'chaos');
     let checked = 0;
     for (const route of api) {
-      for (const [credential, expected] of [['none', 401], ['unknown', 401], ['revoked', 401], ['other tenant', 404]] as const) {
+      for (const [credential, expected] of [
+        ['none', 401],
+        ['unknown', 401],
+        ['revoked', 401],
+        ['other tenant', 404],
+      ] as const) {
         const res = await send(route, credential);
         checked += 1;
         // a tenant-level route (no resource in its path) may serve another tenant, but never the owner's data
         if (credential === 'other tenant' && !route.path.includes(':')) {
-          if (res.status >= 500 || world.secrets.some((secret) => res.text.includes(secret))) fail(route, credential, res, "< 500 and none of the owner's data");
+          if (res.status >= 500 || world.secrets.some((secret) => res.text.includes(secret)))
+            fail(route, credential, res, "< 500 and none of the owner's data");
         } else if (res.status !== expected || !isProblem(res)) fail(route, credential, res, `${expected} problem+json`);
       }
     }
-    rec.expect("owner's data changed by requests of other tenants or without a valid key", (await fingerprint(stack.db.db, 'chaos')) === before ? 0 : 1, '==', 0);
+    rec.expect(
+      "owner's data changed by requests of other tenants or without a valid key",
+      (await fingerprint(stack.db.db, 'chaos')) === before ? 0 : 1,
+      '==',
+      0,
+    );
     // The owner's DELETE of the conversation erases it: it goes last, so the other routes still find it.
     const erasesLast = [...api].sort((a, b) => Number(isErasing(a)) - Number(isErasing(b)));
     for (const route of erasesLast) {
@@ -96,14 +118,21 @@ export async function runAuthMatrix(variant: 'quick' | 'full', logDir?: string):
     // Inspector pages: the API's rules (401 without a valid key, 404 for another tenant's resource,
     // served for the owner); an action POST that no page of this origin sent is refused (403
     // CROSS_ORIGIN_ACTION) whoever's key it carries, so the owner's probe changes nothing either.
-    const refusedAction = (route: RouteInfo, res: HttpResponse) => route.method === 'POST' && res.status === 403 && res.text.includes('CROSS_ORIGIN_ACTION');
+    const refusedAction = (route: RouteInfo, res: HttpResponse) =>
+      route.method === 'POST' && res.status === 403 && res.text.includes('CROSS_ORIGIN_ACTION');
     for (const route of routes.filter((r) => routeKind(r.path) === 'inspector')) {
-      for (const [credential, expected] of [['none', 401], ['unknown', 401], ['revoked', 401], ['other tenant', 404]] as const) {
+      for (const [credential, expected] of [
+        ['none', 401],
+        ['unknown', 401],
+        ['revoked', 401],
+        ['other tenant', 404],
+      ] as const) {
         const res = await send(route, credential);
         checked += 1;
         if (credential === 'other tenant' && refusedAction(route, res)) continue;
         if (credential === 'other tenant' && !route.path.includes(':')) {
-          if (res.status >= 500 || world.secrets.some((secret) => res.text.includes(secret))) fail(route, credential, res, "< 500 and none of the owner's data");
+          if (res.status >= 500 || world.secrets.some((secret) => res.text.includes(secret)))
+            fail(route, credential, res, "< 500 and none of the owner's data");
         } else if (res.status !== expected || !isProblem(res)) fail(route, credential, res, `${expected} problem+json`);
       }
       const res = await send(route, 'owner');
@@ -116,8 +145,18 @@ export async function runAuthMatrix(variant: 'quick' | 'full', logDir?: string):
     });
 
     rec.figure('routes found on the Fastify instance (without HEAD)', routes.length);
-    rec.figure('routes by kind', (['api', 'gateway', 'inspector', 'dashboard', 'metrics', 'public', 'unknown'] as const).map((k) => `${k} ${routes.filter((r) => routeKind(r.path) === k).length}`).join(', '));
-    rec.expect('routes outside the known public/metrics/dashboard/API sets', routes.filter((r) => routeKind(r.path) === 'unknown').length, '==', 0);
+    rec.figure(
+      'routes by kind',
+      (['api', 'gateway', 'inspector', 'dashboard', 'metrics', 'public', 'unknown'] as const)
+        .map((k) => `${k} ${routes.filter((r) => routeKind(r.path) === k).length}`)
+        .join(', '),
+    );
+    rec.expect(
+      'routes outside the known public/metrics/dashboard/API sets',
+      routes.filter((r) => routeKind(r.path) === 'unknown').length,
+      '==',
+      0,
+    );
     rec.figure('requests checked', checked);
     rec.expect('requests answered other than specified', failures.length, '==', 0);
     if (failures.length > 0) rec.note(`Mismatches: ${failures.slice(0, 20).join('; ')}`);
@@ -181,7 +220,12 @@ async function checkKeyStorage(rec: ScenarioRecorder, stack: Awaited<ReturnType<
   rec.expect('plaintext API keys found in the database', found, '==', 0);
   const stored = await stack.db.db.execute<{ hash: string; prefix: string }>(sql`select hash, prefix from api_keys`);
   const hashes = new Set(stored.map((r) => r.hash));
-  rec.expect('keys whose stored hash is not sha256(key)', keys.filter((k) => !hashes.has(createHash('sha256').update(k).digest('hex'))).length, '==', 0);
+  rec.expect(
+    'keys whose stored hash is not sha256(key)',
+    keys.filter((k) => !hashes.has(createHash('sha256').update(k).digest('hex'))).length,
+    '==',
+    0,
+  );
   rec.figure('visible key prefix length (chars)', Math.max(...stored.map((r) => r.prefix.length)));
   rec.expect('API keys found in the API log', keys.filter((k) => log.includes(k.slice(4))).length, '==', 0);
   rec.figure('API log lines scanned', log.split('\n').length - 1);

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
-import { matrixRequests, MATRIX_VALUES } from '../fuzz/field-matrix.js';
-import { requestArb, type FuzzKeys, type FuzzRequest } from '../fuzz/requests.js';
+
+import { MATRIX_VALUES, matrixRequests } from '../fuzz/field-matrix.js';
 import { rawHttpBattery } from '../fuzz/raw-http.js';
+import { type FuzzKeys, type FuzzRequest, requestArb } from '../fuzz/requests.js';
 import { injectHttp } from '../lib/http.js';
 import { ScenarioRecorder, type ScenarioResult } from '../lib/result.js';
 import { listRoutes, type RouteInfo } from '../lib/routes.js';
@@ -38,7 +39,13 @@ function bigRequests(key: string): FuzzRequest[] {
   const many = JSON.stringify({ messages: Array.from({ length: 1_001 }, () => ({ role: 'user', content: 'hi' })) });
   return [
     { method: 'POST', url: '/v1/conversations/world-a/messages', headers, body: huge, kind: '20 MB body' },
-    { method: 'POST', url: '/v1/conversations', headers, body: JSON.stringify({ metadata: { blob: 'z'.repeat(20 * 1024 * 1024) } }), kind: '20 MB body' },
+    {
+      method: 'POST',
+      url: '/v1/conversations',
+      headers,
+      body: JSON.stringify({ metadata: { blob: 'z'.repeat(20 * 1024 * 1024) } }),
+      kind: '20 MB body',
+    },
     { method: 'POST', url: '/v1/conversations/world-a/messages', headers, body: bigMessage, kind: '3 MB message' },
     { method: 'POST', url: '/v1/conversations/world-a/messages', headers, body: many, kind: '1001 messages' },
   ];
@@ -49,10 +56,18 @@ interface Verdict {
   problems: string[];
 }
 
-async function send(app: FastifyInstance, request: FuzzRequest): Promise<{ status: number; contentType: string; body: string } | 'timeout'> {
+async function send(
+  app: FastifyInstance,
+  request: FuzzRequest,
+): Promise<{ status: number; contentType: string; body: string } | 'timeout'> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), REQUEST_TIMEOUT_MS)));
-  const res = app.inject({ method: request.method as 'GET', url: request.url, headers: request.headers, ...(request.body === undefined ? {} : { payload: request.body }) });
+  const res = app.inject({
+    method: request.method as 'GET',
+    url: request.url,
+    headers: request.headers,
+    ...(request.body === undefined ? {} : { payload: request.body }),
+  });
   try {
     const outcome = await Promise.race([res, timeout]);
     if (outcome === 'timeout') return outcome;
@@ -83,7 +98,12 @@ function judge(request: FuzzRequest, res: { status: number; contentType: string;
     else {
       try {
         const body = JSON.parse(res.body) as Record<string, unknown>;
-        if (body['status'] !== res.status || typeof body['code'] !== 'string' || typeof body['type'] !== 'string' || typeof body['title'] !== 'string') {
+        if (
+          body['status'] !== res.status ||
+          typeof body['code'] !== 'string' ||
+          typeof body['type'] !== 'string' ||
+          typeof body['title'] !== 'string'
+        ) {
           problems.push('problem body incomplete or status mismatch');
         }
       } catch {
@@ -98,10 +118,20 @@ function judge(request: FuzzRequest, res: { status: number; contentType: string;
 const isErasing = (route: RouteInfo) => route.method === 'DELETE' && route.path === '/v1/conversations/:id';
 
 /** `perRoute` requests per route, interleaved so state one builds (a conversation, a job) meets requests of the others. */
-function generate(routes: RouteInfo[], world: World, keys: FuzzKeys, perRoute: number, seed: number): { requests: FuzzRequest[]; erasing: FuzzRequest[] } {
-  const generated = routes.map((route, i) => ({ route, list: fc.sample(requestArb(route, world, keys), { numRuns: perRoute, seed: seed + i }) }));
+function generate(
+  routes: RouteInfo[],
+  world: World,
+  keys: FuzzKeys,
+  perRoute: number,
+  seed: number,
+): { requests: FuzzRequest[]; erasing: FuzzRequest[] } {
+  const generated = routes.map((route, i) => ({
+    route,
+    list: fc.sample(requestArb(route, world, keys), { numRuns: perRoute, seed: seed + i }),
+  }));
   const requests: FuzzRequest[] = [];
-  for (let i = 0; i < perRoute; i++) for (const { route, list } of generated) if (list[i] && !isErasing(route)) requests.push(list[i] as FuzzRequest);
+  for (let i = 0; i < perRoute; i++)
+    for (const { route, list } of generated) if (list[i] && !isErasing(route)) requests.push(list[i] as FuzzRequest);
   return { requests, erasing: generated.filter(({ route }) => isErasing(route)).flatMap(({ list }) => list) };
 }
 
@@ -147,7 +177,10 @@ export async function runFuzz(options: FuzzOptions): Promise<ScenarioResult> {
   const stack = await startChaosStack(options.logDir ? { logDir: options.logDir } : {});
   try {
     const log = logScanner([...WORLD_SECRETS, SECRET_MARKER, stack.keys.tenant, stack.keys.other, ADMIN_TOKEN, METRICS_TOKEN]);
-    const { app } = await stack.inlineApp({ COMPACTD_ADMIN_TOKEN: ADMIN_TOKEN, COMPACTD_METRICS_TOKEN: METRICS_TOKEN }, { logTo: (line) => log.write(line) });
+    const { app } = await stack.inlineApp(
+      { COMPACTD_ADMIN_TOKEN: ADMIN_TOKEN, COMPACTD_METRICS_TOKEN: METRICS_TOKEN },
+      { logTo: (line) => log.write(line) },
+    );
     const world = await buildWorld(stack, injectHttp(app, stack.keys.tenant), injectHttp(app, stack.keys.other));
     const routes = listRoutes(app);
     const keys = { owner: stack.keys.tenant, other: stack.keys.other, admin: ADMIN_TOKEN, metrics: METRICS_TOKEN };
@@ -190,18 +223,31 @@ export async function runFuzz(options: FuzzOptions): Promise<ScenarioResult> {
     rec.expect('fields that once answered 500 and the matrix does not reach', missing.length, '==', 0);
     if (missing.length > 0) rec.note(`matrix misses: ${missing.join('; ')}`);
     rec.expect('requests sent (matrix + generated + large bodies)', requests.length, '>=', options.requests + matrix.length);
-    rec.figure('answers by class', [...byClass].sort().map(([k, n]) => `${k} ${n}`).join(', '));
+    rec.figure(
+      'answers by class',
+      [...byClass]
+        .sort()
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', '),
+    );
     rec.expect('answers ≥ 500', failures.filter((f) => f.includes('status 5')).length, '==', 0);
     rec.expect('errors not problem+json (or incomplete)', failures.filter((f) => /error as|problem body/.test(f)).length, '==', 0);
     rec.expect('rejected requests that changed the database', storedWhenRejected, '==', 0);
     rec.expect('requests without an answer within 20 s', timeouts, '==', 0);
     rec.figure('raw HTTP requests (malformed at the protocol level)', raw.sent);
-    rec.figure('raw HTTP answers', [...new Set(raw.answers)].sort().map((s) => `${s}×${raw.answers.filter((a) => a === s).length}`).join(', '));
+    rec.figure(
+      'raw HTTP answers',
+      [...new Set(raw.answers)]
+        .sort()
+        .map((s) => `${s}×${raw.answers.filter((a) => a === s).length}`)
+        .join(', '),
+    );
     rec.expect('raw HTTP: answers ≥ 500 or not problem+json', raw.failures.length, '==', 0);
     rec.figure('API log lines scanned for secrets', log.scan.lines);
     rec.expect('secrets (webhook secrets, API keys, tokens) found in the API log', log.scan.leaks.length, '==', 0);
     for (const leak of log.scan.leaks.slice(0, 5)) rec.note(`LEAK ${leak}`);
-    for (const failure of [...failures, ...raw.failures].slice(0, Number(process.env['CHAOS_SHOW_FAILURES'] ?? 15))) rec.note(`FAILED ${failure}`);
+    for (const failure of [...failures, ...raw.failures].slice(0, Number(process.env['CHAOS_SHOW_FAILURES'] ?? 15)))
+      rec.note(`FAILED ${failure}`);
     rec.note(
       `Field matrix: every string field of every /v1 route (body fields at any depth, array items, free-form objects as keys and values, ` +
         `query and path parameters) × ${MATRIX_VALUES.length} hostile values (${MATRIX_VALUES.map((v) => v.name).join(', ')}), each in an otherwise valid request.`,
@@ -212,7 +258,9 @@ export async function runFuzz(options: FuzzOptions): Promise<ScenarioResult> {
         'value, unknown field added) or replaced by hand-picked hostile input (NUL, lone surrogates, huge and negative numbers, 5,000-deep nesting, prototype ' +
         'keys, 20 MB bodies, wrong content types, bad UUIDs and query strings); authorization mostly valid so requests reach the handlers.',
     );
-    rec.note('After every request the whole database is fingerprinted (row counts and digests of every table); a 4xx must leave it unchanged.');
+    rec.note(
+      'After every request the whole database is fingerprinted (row counts and digests of every table); a 4xx must leave it unchanged.',
+    );
   } finally {
     await stack.close();
   }

@@ -1,20 +1,22 @@
-import { sql } from 'drizzle-orm';
 import { setMaxListeners } from 'node:events';
 import type { Agent } from 'node:http';
+
+import { sql } from 'drizzle-orm';
+
 import { createApiKey } from '../../src/db/repos/api-keys.js';
 import { setTenantQuotas } from '../../src/db/repos/tenant-quotas.js';
-import { startLlmSim, type LlmSim } from '../../src/llm-sim/server.js';
+import { type LlmSim, startLlmSim } from '../../src/llm-sim/server.js';
 import { liveTurn } from '../lib/corpus.js';
 import { cpuShares, sampleCpu } from '../lib/cpu.js';
-import { burstAgent, sendGateway, statusCounts, type GatewayAnswer } from '../lib/gateway-http.js';
+import { burstAgent, type GatewayAnswer, sendGateway, statusCounts } from '../lib/gateway-http.js';
 import { INCIDENT_CONVERSATION, runIncidents } from '../lib/gateway-incidents.js';
-import { inProviderShape, malformedCases, type MalformedCase } from '../lib/gateway-malformed.js';
+import { inProviderShape, type MalformedCase, malformedCases } from '../lib/gateway-malformed.js';
 import { apiCalls, fetchHttp } from '../lib/http.js';
 import { recordCrashes } from '../lib/outcome.js';
-import { countStatements, statementRate, type StatementCounter } from '../lib/pg-statements.js';
-import { overlapping, startReadProbe, type ReadSample } from '../lib/read-probe.js';
+import { countStatements, type StatementCounter, statementRate } from '../lib/pg-statements.js';
+import { overlapping, type ReadSample, startReadProbe } from '../lib/read-probe.js';
 import { percentile, round, ScenarioRecorder, type ScenarioResult } from '../lib/result.js';
-import { startChaosStack, type ChaosStack } from '../lib/stack.js';
+import { type ChaosStack, startChaosStack } from '../lib/stack.js';
 
 /**
  * Issue 32's targets for the gateway under real clients, in one run against one `compactd api`
@@ -106,7 +108,13 @@ const anthropicHeaders = (key: string, conversation: string) => ({
 });
 
 /** Creates the conversations `ids`, `concurrency` at a time. */
-async function createConversations(baseUrl: string, key: string, ids: readonly string[], body: Record<string, unknown>, concurrency = 16): Promise<void> {
+async function createConversations(
+  baseUrl: string,
+  key: string,
+  ids: readonly string[],
+  body: Record<string, unknown>,
+  concurrency = 16,
+): Promise<void> {
   const api = apiCalls(fetchHttp(baseUrl, key, 60_000));
   let next = 0;
   await Promise.all(
@@ -172,8 +180,16 @@ async function measureQuota(rec: ScenarioRecorder, at: Setting, options: Gateway
   rec.figure(`quotas: conversations over their window (tenant limited to ${k} active compactions)`, n);
   rec.expect(`quotas: compactions started (at most ${k})`, started, '<=', k);
   rec.figure('quotas: requests answered without waiting (by status)', statusCounts(answered));
-  rec.figure('quotas: their x-compactd-gateway', [...new Set(answered.map((a) => a.headers['x-compactd-gateway'] ?? 'none'))].join(', ') || 'none');
-  rec.expect('quotas: answers 5xx or without an answer', answered.filter((a) => typeof a.status !== 'number' || a.status >= 500).length, '==', 0);
+  rec.figure(
+    'quotas: their x-compactd-gateway',
+    [...new Set(answered.map((a) => a.headers['x-compactd-gateway'] ?? 'none'))].join(', ') || 'none',
+  );
+  rec.expect(
+    'quotas: answers 5xx or without an answer',
+    answered.filter((a) => typeof a.status !== 'number' || a.status >= 500).length,
+    '==',
+    0,
+  );
 }
 
 interface ReadPhase {
@@ -185,7 +201,12 @@ interface ReadPhase {
 
 function readPhase(samples: readonly ReadSample[]): ReadPhase {
   const ms = samples.map((s) => s.ms);
-  return { reads: samples.length, p50: round(percentile(ms, 50)), p99: round(percentile(ms, 99)), failed: samples.filter((s) => s.outcome !== 200).length };
+  return {
+    reads: samples.length,
+    p50: round(percentile(ms, 50)),
+    p99: round(percentile(ms, 99)),
+    failed: samples.filter((s) => s.outcome !== 200).length,
+  };
 }
 
 const showPhase = (p: ReadPhase) => `${p.p50} / ${p.p99} (${p.reads} reads, ${p.failed} failed)`;
@@ -221,16 +242,19 @@ async function measureWaiters(rec: ScenarioRecorder, at: Setting, options: Gatew
   const cpuFrom = sampleCpu([stack.pg.dataDir]);
   const arrivalFrom = Date.now();
   const sent = ids.map((id, i) =>
-    sendGateway(baseUrl, at.agent, { path: '/gateway/anthropic/v1/messages', headers: anthropicHeaders(stack.keys.tenant, id), body: overWindowBody(i), timeoutMs: 300_000 }).then(
-      (a) => {
-        answers.push(a);
-        return a;
-      },
-    ),
+    sendGateway(baseUrl, at.agent, {
+      path: '/gateway/anthropic/v1/messages',
+      headers: anthropicHeaders(stack.keys.tenant, id),
+      body: overWindowBody(i),
+      timeoutMs: 300_000,
+    }).then((a) => {
+      answers.push(a);
+      return a;
+    }),
   );
   // every request has stored its history and started its compaction: from then on they wait
   const deadline = Date.now() + 120_000;
-  let jobs = 0;
+  let jobs: number;
   while ((jobs = await jobsOfWaiters()) < n && Date.now() < deadline && answers.length < n) await pause(250);
   const arrivalMs = Date.now() - arrivalFrom;
   await pause(1_000);
@@ -260,7 +284,10 @@ async function measureWaiters(rec: ScenarioRecorder, at: Setting, options: Gatew
   const compacted = outcomes.filter((a) => a.status === 200 && a.headers['x-compactd-gateway'] === 'compacted');
   const modes = new Map<string, number>();
   for (const a of outcomes)
-    modes.set(`${a.status} ${a.headers['x-compactd-gateway'] ?? ''}`.trim(), (modes.get(`${a.status} ${a.headers['x-compactd-gateway'] ?? ''}`.trim()) ?? 0) + 1);
+    modes.set(
+      `${a.status} ${a.headers['x-compactd-gateway'] ?? ''}`.trim(),
+      (modes.get(`${a.status} ${a.headers['x-compactd-gateway'] ?? ''}`.trim()) ?? 0) + 1,
+    );
   const calls = at.sim.callLog().filter((c) => c.id > firstCall);
   const overWindow = calls.filter((c) => c.inputTokens > WAITER_CONVERSATION.contextLimit).length;
   const statuses = await stack.db.db.execute<{ status: string; n: number }>(
@@ -286,7 +313,12 @@ async function measureWaiters(rec: ScenarioRecorder, at: Setting, options: Gatew
   rec.figure('waiters: all stored, their compactions queued, after (s)', `${round(arrivalMs / 1000)} (${jobs} jobs)`);
   rec.figure('waiters: Postgres statements per second, idle (tenant B reading)', round(idle.perSecond));
   rec.figure(`waiters: Postgres statements per second while ${n} wait`, round(waiting.perSecond));
-  rec.expect(`waiters: statements per second added by ${n} waiting requests (polling: ${n * POLLING_STATEMENTS_PER_WAITER})`, round(added), '<=', allowed);
+  rec.expect(
+    `waiters: statements per second added by ${n} waiting requests (polling: ${n * POLLING_STATEMENTS_PER_WAITER})`,
+    round(added),
+    '<=',
+    allowed,
+  );
   rec.figure('waiters: statements per waiting request per second', round(added / n, 3));
   rec.figure("waiters: tenant B's read, quiet, p50 / p99 (ms)", showPhase(baseline));
   rec.figure("waiters: tenant B's read while the requests arrive, p50 / p99 (ms)", showPhase(arrival));
@@ -294,7 +326,12 @@ async function measureWaiters(rec: ScenarioRecorder, at: Setting, options: Gatew
   rec.expect("waiters: tenant B's read p50 while they wait / quiet p50", round(during.p50 / baseline.p50, 2), '<=', MAX_READ_P50_RATIO);
   rec.expect("waiters: tenant B's reads failed while they wait", during.failed, '==', 0);
   rec.expect('waiters: answered before any compaction could run', answeredWhileWaiting, '==', 0);
-  rec.expect(`waiters: request ${n + 1} of the tenant (waiter cap ${n}) answered`, typeof cap.status === 'number' ? cap.status : -1, '==', 429);
+  rec.expect(
+    `waiters: request ${n + 1} of the tenant (waiter cap ${n}) answered`,
+    typeof cap.status === 'number' ? cap.status : -1,
+    '==',
+    429,
+  );
   rec.figure(`waiters: request ${n + 1}: retry-after, error type`, `${cap.headers['retry-after'] ?? 'none'}, ${errorType(cap.text)}`);
   rec.expect(`waiters: answered 200 with x-compactd-gateway: compacted (of ${n})`, compacted.length, '==', n);
   rec.figure('waiters: answers by status and mode', [...modes].map(([mode, count]) => `${mode} ×${count}`).join(', '));
@@ -307,7 +344,11 @@ async function measureWaiters(rec: ScenarioRecorder, at: Setting, options: Gatew
     calls.reduce((max, c) => Math.max(max, c.inputTokens), 0),
   );
   rec.figure(`waiters: ${options.workers} worker(s) started → last answer (s)`, round((lastAnswer - workersFrom) / 1000));
-  if (cpu) rec.figure('waiters: machine CPU busy / this suite / other processes / steal, burst to last answer (%)', `${cpu.busy} / ${cpu.ours} / ${cpu.others} / ${cpu.steal}`);
+  if (cpu)
+    rec.figure(
+      'waiters: machine CPU busy / this suite / other processes / steal, burst to last answer (%)',
+      `${cpu.busy} / ${cpu.ours} / ${cpu.others} / ${cpu.steal}`,
+    );
   rec.figure(
     'waiters: compaction ended → request answered, p50 / p99 / max (ms)',
     `${round(percentile(afterJob, 50))} / ${round(percentile(afterJob, 99))} / ${round(Math.max(...afterJob))}`,
@@ -368,9 +409,18 @@ async function measureHeaders(rec: ScenarioRecorder, at: Setting): Promise<void>
   const key = at.stack.keys.tenant;
   at.sim.configure({ responseHeaders: OPERATOR_RESPONSE_HEADERS });
   const firstCall = at.sim.callLog().at(-1)?.id ?? 0;
-  const provider = { 'anthropic-version': '2023-06-01', 'anthropic-beta': 'prompt-caching-2024-07-31', 'x-stainless-retry-count': '0', 'user-agent': 'chaos-gateway/1.0' };
+  const provider = {
+    'anthropic-version': '2023-06-01',
+    'anthropic-beta': 'prompt-caching-2024-07-31',
+    'x-stainless-retry-count': '0',
+    'user-agent': 'chaos-gateway/1.0',
+  };
   const requests = [
-    { path: '/gateway/anthropic/v1/messages', auth: { 'x-api-key': key }, body: { model: MODEL, max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] } },
+    {
+      path: '/gateway/anthropic/v1/messages',
+      auth: { 'x-api-key': key },
+      body: { model: MODEL, max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] },
+    },
     {
       path: '/gateway/anthropic/v1/messages',
       auth: { 'x-api-key': key },
@@ -392,7 +442,13 @@ async function measureHeaders(rec: ScenarioRecorder, at: Setting): Promise<void>
     answers.push(
       await sendGateway(at.baseUrl, at.agent, {
         path: r.path,
-        headers: { 'content-type': 'application/json', ...provider, ...HOSTILE_REQUEST_HEADERS, ...r.auth, 'x-compactd-conversation': `hdr-${i}` },
+        headers: {
+          'content-type': 'application/json',
+          ...provider,
+          ...HOSTILE_REQUEST_HEADERS,
+          ...r.auth,
+          'x-compactd-conversation': `hdr-${i}`,
+        },
         body: JSON.stringify(r.body),
         timeoutMs: 60_000,
       }),
@@ -405,15 +461,24 @@ async function measureHeaders(rec: ScenarioRecorder, at: Setting): Promise<void>
   let secretValues = 0;
   for (const call of calls) {
     for (const [name, value] of Object.entries(call.headers ?? {})) {
-      if (hostileNames.has(name) || name.startsWith('x-compactd-') || (name === 'connection' && value.includes('chaos'))) reached.push(name);
+      if (hostileNames.has(name) || name.startsWith('x-compactd-') || (name === 'connection' && value.includes('chaos')))
+        reached.push(name);
       if (value.includes('chaos-secret') || value.includes(key) || value.includes('203.0.113.7')) secretValues += 1;
     }
   }
   const backNames = new Set(Object.keys(OPERATOR_RESPONSE_HEADERS));
   const cameBack = answers.flatMap((a) => Object.keys(a.headers).filter((name) => backNames.has(name)));
   const forwarded = [...new Set(calls.flatMap((c) => Object.keys(c.headers ?? {})))].sort();
-  rec.figure('headers: requests sent with cookie, forwarded, proxy and Connection-named headers (answered)', `${answers.length} (${statusCounts(answers)})`);
-  rec.expect('headers: upstream requests recorded with their headers', calls.filter((c) => c.headers !== undefined).length, '==', requests.length);
+  rec.figure(
+    'headers: requests sent with cookie, forwarded, proxy and Connection-named headers (answered)',
+    `${answers.length} (${statusCounts(answers)})`,
+  );
+  rec.expect(
+    'headers: upstream requests recorded with their headers',
+    calls.filter((c) => c.headers !== undefined).length,
+    '==',
+    requests.length,
+  );
   rec.expect(`headers: of the ${hostileNames.size} hostile request headers, occurrences upstream`, reached.length, '==', 0);
   if (reached.length > 0) rec.note(`Headers that reached the provider: ${[...new Set(reached)].join(', ')}.`);
   rec.expect("headers: upstream header values carrying a marked secret, the client's IP or its compactd key", secretValues, '==', 0);
@@ -464,8 +529,11 @@ async function measureMalformed(rec: ScenarioRecorder, at: Setting, options: Gat
   for (const r of results.filter((x) => x.a.status === 200))
     modes.set(r.a.headers['x-compactd-gateway'] ?? 'none', (modes.get(r.a.headers['x-compactd-gateway'] ?? 'none') ?? 0) + 1);
   rec.figure('malformed: answers 200 by x-compactd-gateway', [...modes].map(([mode, count]) => `${mode} ×${count}`).join(', ') || 'none');
-  for (const r of [...serverErrors, ...unanswered, ...badShape].slice(0, 8)) rec.note(`Malformed: ${r.c.name} → ${r.a.status} ${r.a.text.slice(0, 160)}`);
-  for (const r of results.filter((x) => x.a.status === 200 && (x.a.headers['x-compactd-gateway'] ?? '').includes('not-stored')).slice(0, 4)) {
+  for (const r of [...serverErrors, ...unanswered, ...badShape].slice(0, 8))
+    rec.note(`Malformed: ${r.c.name} → ${r.a.status} ${r.a.text.slice(0, 160)}`);
+  for (const r of results
+    .filter((x) => x.a.status === 200 && (x.a.headers['x-compactd-gateway'] ?? '').includes('not-stored'))
+    .slice(0, 4)) {
     rec.note(`Malformed: ${r.c.name} → 200, ${r.a.headers['x-compactd-gateway']}`);
   }
   rec.note(

@@ -1,14 +1,15 @@
 import { sql } from 'drizzle-orm';
+
 import type { FaultKind } from '../../src/llm-sim/faults.js';
 import { pickConversations } from '../lib/corpus.js';
 import { startDrive } from '../lib/driver.js';
-import { apiCalls, injectHttp, type Http } from '../lib/http.js';
+import { apiCalls, type Http, injectHttp } from '../lib/http.js';
 import { AppendLedger, canonical, checkHistories, checkState } from '../lib/invariants.js';
+import { recordCrashes } from '../lib/outcome.js';
 import { round, ScenarioRecorder, type ScenarioResult } from '../lib/result.js';
 import { seedConversations } from '../lib/seed.js';
 import { createSimFleet, isConsolidationCall, isRepairCall, simEnv, stepKey, type WorkerCall } from '../lib/sims.js';
-import { recordCrashes } from '../lib/outcome.js';
-import { startChaosStack, type ChaosStack } from '../lib/stack.js';
+import { type ChaosStack, startChaosStack } from '../lib/stack.js';
 
 /**
  * Issue 10 §3: llm-sim answers 30% of calls with a fault (429 with retry-after, 529, 500,
@@ -29,12 +30,32 @@ export interface LlmFaultOptions {
   logDir?: string;
 }
 
-export const LLM_FAULTS_FULL: LlmFaultOptions = { variant: 'full', compactionsPerPolicy: 30, concurrent: 6, maxAttempts: 3, seed: 30, boundMs: 15 * 60_000 };
-export const LLM_FAULTS_QUICK: LlmFaultOptions = { variant: 'quick', compactionsPerPolicy: 5, concurrent: 5, maxAttempts: 3, seed: 30, boundMs: 120_000 };
+export const LLM_FAULTS_FULL: LlmFaultOptions = {
+  variant: 'full',
+  compactionsPerPolicy: 30,
+  concurrent: 6,
+  maxAttempts: 3,
+  seed: 30,
+  boundMs: 15 * 60_000,
+};
+export const LLM_FAULTS_QUICK: LlmFaultOptions = {
+  variant: 'quick',
+  compactionsPerPolicy: 5,
+  concurrent: 5,
+  maxAttempts: 3,
+  seed: 30,
+  boundMs: 120_000,
+};
 
 /** 30% of calls fail, spread over every fault llm-sim knows except `auth` (not retryable). */
 export const FAULT_RATES: Partial<Record<FaultKind, number>> = {
-  rate_limit: 0.06, overloaded: 0.05, server_error: 0.05, hang: 0.03, empty: 0.04, truncated: 0.04, malformed: 0.03,
+  rate_limit: 0.06,
+  overloaded: 0.05,
+  server_error: 0.05,
+  hang: 0.03,
+  empty: 0.04,
+  truncated: 0.04,
+  malformed: 0.03,
 };
 const POLICY = { auto: false, chunkTokens: 2_000, summaryMaxTokens: 400, maxLiveBatches: 3, keepRecent: 6 };
 const TIMEOUT_MS = 2_000;
@@ -60,7 +81,14 @@ interface PhaseOutcome {
   calls: WorkerCall[];
 }
 
-async function runPhase(stack: ChaosStack, http: Http, fleet: ReturnType<typeof createSimFleet>, ids: string[], policy: 'fallback' | 'fail', options: LlmFaultOptions): Promise<PhaseOutcome> {
+async function runPhase(
+  stack: ChaosStack,
+  http: Http,
+  fleet: ReturnType<typeof createSimFleet>,
+  ids: string[],
+  policy: 'fallback' | 'fail',
+  options: LlmFaultOptions,
+): Promise<PhaseOutcome> {
   const before = new Map<string, Snapshot>();
   for (const id of ids) before.set(id, await snapshot(stack.db.db, id));
   const startedAt = Date.now();
@@ -78,7 +106,12 @@ async function runPhase(stack: ChaosStack, http: Http, fleet: ReturnType<typeof 
   for (const [jobId, conversationId] of drive.state.jobs) {
     const job = await api.job(jobId);
     const after = await snapshot(stack.db.db, conversationId);
-    jobs.push({ conversationId, status: job.status, fallbacks: job.result?.fallbacks?.length ?? 0, unchanged: canonical(after) === canonical(before.get(conversationId)) });
+    jobs.push({
+      conversationId,
+      status: job.status,
+      fallbacks: job.result?.fallbacks?.length ?? 0,
+      unchanged: canonical(after) === canonical(before.get(conversationId)),
+    });
   }
   return { jobs, calls: fleet.calls().filter((c) => c.startMs >= startedAt) };
 }
@@ -115,7 +148,12 @@ function recordFaultFigures(rec: ScenarioRecorder, fallback: PhaseOutcome, fail:
   const terminal = ['completed', 'noop', 'failed', 'cancelled'];
   rec.expect('jobs not terminal', [...fallback.jobs, ...fail.jobs].filter((j) => !terminal.includes(j.status)).length, '==', 0);
   rec.figure('fallback policy: jobs completed', fallback.jobs.filter((j) => j.status === 'completed').length);
-  rec.expect('fallback policy: jobs neither completed nor noop', fallback.jobs.filter((j) => j.status !== 'completed' && j.status !== 'noop').length, '==', 0);
+  rec.expect(
+    'fallback policy: jobs neither completed nor noop',
+    fallback.jobs.filter((j) => j.status !== 'completed' && j.status !== 'noop').length,
+    '==',
+    0,
+  );
   const recorded = fallback.jobs.reduce((n, j) => n + j.fallbacks, 0);
   // the recorded fallbacks are the compactions'; their consolidations are jobs of their own
   const stepsWithoutAnswer = callsPerStep(fallback.calls, false).filter((s) => s.validFirst === 0).length;
@@ -123,7 +161,12 @@ function recordFaultFigures(rec: ScenarioRecorder, fallback: PhaseOutcome, fail:
   rec.expect('fallback policy: steps with no valid answer minus recorded fallbacks', stepsWithoutAnswer - recorded, '==', 0);
   rec.figure('fail policy: jobs completed', fail.jobs.filter((j) => j.status === 'completed').length);
   rec.figure('fail policy: jobs failed', fail.jobs.filter((j) => j.status === 'failed').length);
-  rec.expect('fail policy: failed jobs that changed the conversation', fail.jobs.filter((j) => j.status === 'failed' && !j.unchanged).length, '==', 0);
+  rec.expect(
+    'fail policy: failed jobs that changed the conversation',
+    fail.jobs.filter((j) => j.status === 'failed' && !j.unchanged).length,
+    '==',
+    0,
+  );
   rec.expect('fail policy: jobs with fallbacks', fail.jobs.filter((j) => j.fallbacks > 0).length, '==', 0);
 
   const steps = callsPerStep(calls);
@@ -143,8 +186,20 @@ export async function runLlmFaults(options: LlmFaultOptions): Promise<ScenarioRe
     const http = injectHttp(inline.app, stack.keys.tenant);
     const ledger = new AppendLedger();
     const conversations = pickConversations(options.compactionsPerPolicy * 2);
-    const fallbackIds = await seedConversations(apiCalls(http), ledger, 'faults-fallback', conversations.slice(0, options.compactionsPerPolicy), POLICY);
-    const failIds = await seedConversations(apiCalls(http), ledger, 'faults-fail', conversations.slice(options.compactionsPerPolicy), POLICY);
+    const fallbackIds = await seedConversations(
+      apiCalls(http),
+      ledger,
+      'faults-fallback',
+      conversations.slice(0, options.compactionsPerPolicy),
+      POLICY,
+    );
+    const failIds = await seedConversations(
+      apiCalls(http),
+      ledger,
+      'faults-fail',
+      conversations.slice(options.compactionsPerPolicy),
+      POLICY,
+    );
     const env = { COMPACTD_LLM_MAX_ATTEMPTS: String(options.maxAttempts), COMPACTD_LLM_TIMEOUT_MS: String(TIMEOUT_MS) };
     for (const name of ['worker-1', 'worker-2']) await stack.startWorker({ ...simEnv(await fleet.add(name)), ...env }, name);
 

@@ -1,11 +1,12 @@
 import { cpus } from 'node:os';
+
 import { liveTurn, pickConversations } from '../lib/corpus.js';
-import { cpuShares, sampleCpu, type CpuSample } from '../lib/cpu.js';
+import { type CpuSample, cpuShares, sampleCpu } from '../lib/cpu.js';
 import { apiCalls, fetchHttp, type Http } from '../lib/http.js';
 import { AppendLedger, checkHistories, checkState, jobStatusCounts, waitForTerminalJobs } from '../lib/invariants.js';
-import { percentile, round, ScenarioRecorder, seededRandom, type ScenarioResult } from '../lib/result.js';
-import { seedConversations } from '../lib/seed.js';
 import { recordCrashes } from '../lib/outcome.js';
+import { percentile, round, ScenarioRecorder, type ScenarioResult, seededRandom } from '../lib/result.js';
+import { seedConversations } from '../lib/seed.js';
 import { startChaosStack } from '../lib/stack.js';
 
 /**
@@ -37,8 +38,28 @@ export interface LoadOptions {
   logDir?: string;
 }
 
-export const LOAD_FULL: LoadOptions = { variant: 'full', clients: 100, durationMs: 60_000, warmupMs: 5_000, p99TargetMs: 50, thinkMs: [500, 1_500], saturationMs: 15_000, compactionsPerSecond: 1, seed: 80 };
-export const LOAD_QUICK: LoadOptions = { variant: 'quick', clients: 100, durationMs: 10_000, warmupMs: 2_000, p99TargetMs: 1_000, thinkMs: [500, 1_500], saturationMs: 4_000, compactionsPerSecond: 1, seed: 80 };
+export const LOAD_FULL: LoadOptions = {
+  variant: 'full',
+  clients: 100,
+  durationMs: 60_000,
+  warmupMs: 5_000,
+  p99TargetMs: 50,
+  thinkMs: [500, 1_500],
+  saturationMs: 15_000,
+  compactionsPerSecond: 1,
+  seed: 80,
+};
+export const LOAD_QUICK: LoadOptions = {
+  variant: 'quick',
+  clients: 100,
+  durationMs: 10_000,
+  warmupMs: 2_000,
+  p99TargetMs: 1_000,
+  thinkMs: [500, 1_500],
+  saturationMs: 4_000,
+  compactionsPerSecond: 1,
+  seed: 80,
+};
 
 // Automatic compaction stays on; the window is large enough that the manual requests drive the rate.
 const POLICY = { auto: true, keepRecent: 6 };
@@ -54,7 +75,16 @@ interface Sample {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function agent(http: Http, id: string, ledger: AppendLedger, until: number, think: () => number, samples: Sample[], errors: string[], counter: { n: number }): Promise<void> {
+async function agent(
+  http: Http,
+  id: string,
+  ledger: AppendLedger,
+  until: number,
+  think: () => number,
+  samples: Sample[],
+  errors: string[],
+  counter: { n: number },
+): Promise<void> {
   // Agents do not start in lockstep: each begins somewhere in its first pause.
   await pause(think());
   while (Date.now() < until) {
@@ -62,8 +92,18 @@ async function agent(http: Http, id: string, ledger: AppendLedger, until: number
     let started = performance.now();
     try {
       const res = await http.request('POST', `/v1/conversations/${id}/messages`, { body: { messages: [message] } });
-      samples.push({ kind: 'append', at: Date.now() - (performance.now() - started), ms: performance.now() - started, ok: res.status === 201 });
-      if (res.status === 201) ledger.record(id, res.json<{ messages: Array<{ seq: number }> }>().messages.map((m) => m.seq), [message]);
+      samples.push({
+        kind: 'append',
+        at: Date.now() - (performance.now() - started),
+        ms: performance.now() - started,
+        ok: res.status === 201,
+      });
+      if (res.status === 201)
+        ledger.record(
+          id,
+          res.json<{ messages: Array<{ seq: number }> }>().messages.map((m) => m.seq),
+          [message],
+        );
       else errors.push(`append ${res.status} ${res.text.slice(0, 200)}`);
     } catch (error) {
       samples.push({ kind: 'append', at: Date.now() - (performance.now() - started), ms: performance.now() - started, ok: false });
@@ -72,7 +112,12 @@ async function agent(http: Http, id: string, ledger: AppendLedger, until: number
     started = performance.now();
     try {
       const res = await http.request('GET', `/v1/conversations/${id}/context?format=anthropic`);
-      samples.push({ kind: 'context', at: Date.now() - (performance.now() - started), ms: performance.now() - started, ok: res.status === 200 });
+      samples.push({
+        kind: 'context',
+        at: Date.now() - (performance.now() - started),
+        ms: performance.now() - started,
+        ok: res.status === 200,
+      });
       if (res.status !== 200) errors.push(`context ${res.status} ${res.text.slice(0, 200)}`);
     } catch (error) {
       samples.push({ kind: 'context', at: Date.now() - (performance.now() - started), ms: performance.now() - started, ok: false });
@@ -87,7 +132,14 @@ async function phase(
   http: Http,
   ids: string[],
   ledger: AppendLedger,
-  timing: { warmupMs: number; durationMs: number; think: () => number; compactionsPerSecond: number; random: () => number; cpu: () => CpuSample | null },
+  timing: {
+    warmupMs: number;
+    durationMs: number;
+    think: () => number;
+    compactionsPerSecond: number;
+    random: () => number;
+    cpu: () => CpuSample | null;
+  },
 ) {
   const { warmupMs, durationMs, think, compactionsPerSecond, random } = timing;
   const samples: Sample[] = [];
@@ -99,7 +151,9 @@ async function phase(
   const compactor = (async () => {
     while (Date.now() < until && compactionsPerSecond > 0) {
       const id = ids[Math.floor(random() * ids.length)] as string;
-      const res = await http.request('POST', `/v1/conversations/${id}/compactions`, { body: { strategy: 'summarize', keepRecent: 6 } }).catch(() => null);
+      const res = await http
+        .request('POST', `/v1/conversations/${id}/compactions`, { body: { strategy: 'summarize', keepRecent: 6 } })
+        .catch(() => null);
       if (res && (res.status === 200 || res.status === 202)) compactions.requested += 1;
       else compactions.failed += 1;
       await pause(1_000 / compactionsPerSecond);
@@ -111,7 +165,14 @@ async function phase(
   await compactor;
   await cpuStart;
   const cpu = cpuShares(cpuFrom, timing.cpu());
-  return { samples: samples.filter((x) => x.at >= measuredFrom), warmup: samples.filter((x) => x.at < measuredFrom), errors, compactions, cpu, seconds: durationMs / 1000 };
+  return {
+    samples: samples.filter((x) => x.at >= measuredFrom),
+    warmup: samples.filter((x) => x.at < measuredFrom),
+    errors,
+    compactions,
+    cpu,
+    seconds: durationMs / 1000,
+  };
 }
 
 function recordPhase(rec: ScenarioRecorder, label: string, result: Awaited<ReturnType<typeof phase>>, p99TargetMs: number | null): void {
@@ -124,11 +185,29 @@ function recordPhase(rec: ScenarioRecorder, label: string, result: Awaited<Retur
   }
   const windows = new Map<number, number[]>();
   for (const x of result.samples) windows.set(Math.floor(x.at / 10_000), [...(windows.get(Math.floor(x.at / 10_000)) ?? []), x.ms]);
-  rec.figure(`${label}: p99 per 10-s window (ms)`, [...windows].sort(([a], [b]) => a - b).map(([, ms]) => round(percentile(ms, 99))).join(', '));
+  rec.figure(
+    `${label}: p99 per 10-s window (ms)`,
+    [...windows]
+      .sort(([a], [b]) => a - b)
+      .map(([, ms]) => round(percentile(ms, 99)))
+      .join(', '),
+  );
   if (result.cpu) {
-    rec.figure(`${label}: machine CPU busy / this suite / other processes / steal (%)`, `${result.cpu.busy} / ${result.cpu.ours} / ${result.cpu.others} / ${result.cpu.steal}`);
+    rec.figure(
+      `${label}: machine CPU busy / this suite / other processes / steal (%)`,
+      `${result.cpu.busy} / ${result.cpu.ours} / ${result.cpu.others} / ${result.cpu.steal}`,
+    );
   }
-  if (result.warmup.length > 0) rec.figure(`${label}: warm-up requests (not measured), p99 (ms)`, `${result.warmup.length}, ${round(percentile(result.warmup.map((x) => x.ms), 99))}`);
+  if (result.warmup.length > 0)
+    rec.figure(
+      `${label}: warm-up requests (not measured), p99 (ms)`,
+      `${result.warmup.length}, ${round(
+        percentile(
+          result.warmup.map((x) => x.ms),
+          99,
+        ),
+      )}`,
+    );
   if (p99TargetMs !== null) {
     rec.figure(`${label}: p50 (ms)`, round(percentile(all, 50)));
     rec.expect(`${label}: p99 (ms)`, round(percentile(all, 99)), '<=', p99TargetMs);
@@ -151,7 +230,9 @@ export async function runLoad(options: LoadOptions): Promise<ScenarioResult> {
     const api = await stack.startApi({}, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
     const http = fetchHttp(api.url, stack.keys.tenant);
     const ledger = new AppendLedger();
-    const ids = await seedConversations(apiCalls(http), ledger, 'load', pickConversations(options.clients, 1_000), POLICY, { contextLimit: CONTEXT_LIMIT });
+    const ids = await seedConversations(apiCalls(http), ledger, 'load', pickConversations(options.clients, 1_000), POLICY, {
+      contextLimit: CONTEXT_LIMIT,
+    });
     if (options.worker !== false) {
       const summarizer = options.summarizer ?? 'llm-sim';
       const sim = summarizer === 'llm-sim' ? await stack.startLlmSimProcess(['--profile', 'haiku']) : null;
@@ -159,9 +240,23 @@ export async function runLoad(options: LoadOptions): Promise<ScenarioResult> {
     }
     const [low, high] = options.thinkMs;
     const cpu = () => sampleCpu([stack.pg.dataDir]);
-    const paced = await phase(http, ids, ledger, { warmupMs: options.warmupMs, durationMs: options.durationMs, think: () => low + random() * (high - low), compactionsPerSecond: options.compactionsPerSecond, random, cpu });
+    const paced = await phase(http, ids, ledger, {
+      warmupMs: options.warmupMs,
+      durationMs: options.durationMs,
+      think: () => low + random() * (high - low),
+      compactionsPerSecond: options.compactionsPerSecond,
+      random,
+      cpu,
+    });
     recordPhase(rec, `${options.clients} agents, ${low}-${high} ms between rounds`, paced, options.p99TargetMs);
-    const saturated = await phase(http, ids, ledger, { warmupMs: 0, durationMs: options.saturationMs, think: () => 0, compactionsPerSecond: options.compactionsPerSecond, random, cpu });
+    const saturated = await phase(http, ids, ledger, {
+      warmupMs: 0,
+      durationMs: options.saturationMs,
+      think: () => 0,
+      compactionsPerSecond: options.compactionsPerSecond,
+      random,
+      cpu,
+    });
     recordPhase(rec, `${options.clients} clients without pauses (saturation)`, saturated, null);
 
     // a graceful stop: the profile is written on exit
@@ -169,7 +264,10 @@ export async function runLoad(options: LoadOptions): Promise<ScenarioResult> {
     recordCrashes(rec, stack.crashes);
     const stillActive = await waitForTerminalJobs(stack.db.db, 60_000);
     const statuses = await jobStatusCounts(stack.db.db);
-    rec.figure('compactions during the run (completed / noop / failed)', `${statuses['completed'] ?? 0} / ${statuses['noop'] ?? 0} / ${statuses['failed'] ?? 0}`);
+    rec.figure(
+      'compactions during the run (completed / noop / failed)',
+      `${statuses['completed'] ?? 0} / ${statuses['noop'] ?? 0} / ${statuses['failed'] ?? 0}`,
+    );
     rec.expect('jobs not terminal afterwards', stillActive, '==', 0);
     const history = await checkHistories(stack.db.db, ledger);
     rec.expect('messages lost or duplicated', history.lost + history.duplicated + history.unexpected, '==', 0);

@@ -1,15 +1,16 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+
 import { startAppender } from '../lib/appender.js';
 import { pickConversations } from '../lib/corpus.js';
 import { startDrive } from '../lib/driver.js';
 import { apiCalls, fetchHttp } from '../lib/http.js';
 import { AppendLedger, waitForTerminalJobs } from '../lib/invariants.js';
 import { recordCrashes, recordOutcome, spreadOverRequests } from '../lib/outcome.js';
-import { pickRandom, round, ScenarioRecorder, seededRandom, type ScenarioResult } from '../lib/result.js';
+import { pickRandom, round, ScenarioRecorder, type ScenarioResult, seededRandom } from '../lib/result.js';
 import { seedConversations } from '../lib/seed.js';
-import { createSimFleet, simEnv, type Disruption } from '../lib/sims.js';
-import { startChaosStack, type ChaosStack } from '../lib/stack.js';
+import { createSimFleet, type Disruption, simEnv } from '../lib/sims.js';
+import { type ChaosStack, startChaosStack } from '../lib/stack.js';
 
 /**
  * Issue 10 §2: the private Redis restarted (cleanly with its AOF, and SIGKILLed) and
@@ -38,7 +39,15 @@ export const SERVICE_RESTARTS_FULL: ServiceRestartOptions = {
   variant: 'full',
   compactions: 40,
   concurrent: 5,
-  plan: ['redis-restart', 'pg-restart-fast', 'redis-kill-restart', 'redis-flush', 'pg-restart-immediate', 'redis-restart', 'pg-restart-fast'],
+  plan: [
+    'redis-restart',
+    'pg-restart-fast',
+    'redis-kill-restart',
+    'redis-flush',
+    'pg-restart-immediate',
+    'redis-restart',
+    'pg-restart-fast',
+  ],
   downMs: 2_000,
   appendsPerSecond: 5,
   profile: 'fixed:800',
@@ -104,7 +113,15 @@ export async function runServiceRestarts(options: ServiceRestartOptions): Promis
       while (fleet.inFlight() === 0 && Date.now() < until) await pause(20);
       disruptions.push(await disrupt(stack, options.plan[k] as DisruptionKind, options.downMs));
     });
-    const drive = startDrive({ db: stack.db.db, http, conversationIds, concurrent: options.concurrent, body: { strategy: 'summarize' }, deadline, onRequested: schedule.onRequested });
+    const drive = startDrive({
+      db: stack.db.db,
+      http,
+      conversationIds,
+      concurrent: options.concurrent,
+      body: { strategy: 'summarize' },
+      deadline,
+      onRequested: schedule.onRequested,
+    });
     const appender = startAppender(http, ledger, () => pickRandom(drive.runningConversations(), random), {
       ratePerSecond: options.appendsPerSecond,
       retry: true,
@@ -124,8 +141,15 @@ export async function runServiceRestarts(options: ServiceRestartOptions): Promis
     rec.figure('HTTP 5xx answers to appends during outages (retried)', appends.serverErrors);
     rec.expect('of those, 500 (not 503 + retry-after)', appends.internalErrors, '==', 0);
     await recordOutcome(rec, {
-      db: stack.db.db, ledger, appends, requested: drive.state.requested, expectedRequests: options.compactions, stillActive,
-      calls: fleet.calls(), disruptions, graceMs: PERSIST_GRACE_MS,
+      db: stack.db.db,
+      ledger,
+      appends,
+      requested: drive.state.requested,
+      expectedRequests: options.compactions,
+      stillActive,
+      calls: fleet.calls(),
+      disruptions,
+      graceMs: PERSIST_GRACE_MS,
     });
     recordRecovery(rec, options, readFileSync(path.join(stack.logDir, 'compactd.log'), 'utf8'));
     recordCrashes(rec, stack.crashes);

@@ -1,8 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
+
 import { JOBS } from '../../src/queue/catalog.js';
 import { queuePrefix, QUEUES } from '../../src/queue/names.js';
-import { pickConversations, type CorpusConversation } from '../lib/corpus.js';
+import { type CorpusConversation, pickConversations } from '../lib/corpus.js';
 import { apiCalls, fetchHttp } from '../lib/http.js';
 import { AppendLedger, checkHistories, jobStatusCounts, waitForTerminalJobs } from '../lib/invariants.js';
 import { recordCrashes } from '../lib/outcome.js';
@@ -51,7 +52,9 @@ const REQUEST = { strategy: 'summarize', keepRecent: 4 };
 const B_DISTINCT = 20;
 
 async function jobSeconds(stack: Awaited<ReturnType<typeof startChaosStack>>, jobId: string): Promise<number> {
-  const [row] = await stack.db.db.execute<{ s: number }>(sql`select extract(epoch from finished_at - created_at)::float8 as s from compaction_jobs where id = ${jobId}`);
+  const [row] = await stack.db.db.execute<{ s: number }>(
+    sql`select extract(epoch from finished_at - created_at)::float8 as s from compaction_jobs where id = ${jobId}`,
+  );
   return Number(row?.s ?? Number.NaN);
 }
 
@@ -63,11 +66,15 @@ async function jobBreakdown(stack: Awaited<ReturnType<typeof startChaosStack>>, 
   const redis = new Redis(stack.redis.url, { maxRetriesPerRequest: 1 });
   try {
     const step = async (queue: string, id: string) => {
-      const [created, started, finished] = (await redis.hmget(`${queuePrefix(stack.prefix)}:${queue}:${id}`, 'timestamp', 'processedOn', 'finishedOn')).map(Number);
+      const [created, started, finished] = (
+        await redis.hmget(`${queuePrefix(stack.prefix)}:${queue}:${id}`, 'timestamp', 'processedOn', 'finishedOn')
+      ).map(Number);
       return { created: created ?? 0, started: started ?? 0, finished: finished ?? 0 };
     };
     const plan = await step(QUEUES.compaction, JOBS.plan.jobId({ jobId }));
-    const parts = await Promise.all(Array.from({ length: chunks }, (_, chunkIndex) => step(QUEUES.summarize, JOBS.summarizeChunk.jobId({ jobId, chunkIndex }))));
+    const parts = await Promise.all(
+      Array.from({ length: chunks }, (_, chunkIndex) => step(QUEUES.summarize, JOBS.summarizeChunk.jobId({ jobId, chunkIndex }))),
+    );
     const finalize = await step(QUEUES.compaction, JOBS.finalize.jobId({ jobId }));
     const s = (ms: number) => `${round(ms / 1000, 2)}`;
     const chunkWait = Math.max(0, ...parts.map((c) => c.started - c.created));
@@ -101,7 +108,11 @@ async function chunkCount(stack: Awaited<ReturnType<typeof startChaosStack>>, jo
 }
 
 export async function runTenantFairness(options: TenantFairnessOptions): Promise<ScenarioResult> {
-  const rec = new ScenarioRecorder('tenant-fairness', "Tenant fairness: one tenant's compaction under another tenant's flood", options.variant);
+  const rec = new ScenarioRecorder(
+    'tenant-fairness',
+    "Tenant fairness: one tenant's compaction under another tenant's flood",
+    options.variant,
+  );
   const stack = await startChaosStack(options.logDir ? { logDir: options.logDir } : {});
   try {
     const api = await stack.startApi();
@@ -162,13 +173,13 @@ export async function runTenantFairness(options: TenantFairnessOptions): Promise
       `One \`compactd api\` and one worker process (default quotas and concurrency${options.workerEnv ? `; ${JSON.stringify(options.workerEnv)}` : ''}) summarizing through \`compactd llm-sim --profile haiku\`; private Postgres and Redis. ` +
         `Tenant A compacts an ordinary conversation (request ${JSON.stringify(REQUEST)}) alone, then a copy of it right after tenant B asked for ${options.flood} compactions at once ` +
         `(${B_DISTINCT} distinct transcripts, reused). A job's time is its row's finished_at − created_at; the by-step figures are the BullMQ steps' own timestamps. ` +
-        'Before fair share, a flood of 200 made another tenant\'s compaction take 34.6 s instead of 3.1 s (measured against a running service, not by this suite).',
+        "Before fair share, a flood of 200 made another tenant's compaction take 34.6 s instead of 3.1 s (measured against a running service, not by this suite).",
     );
     rec.note(
-      'Named limits. (1) A is active again within minutes of its first compaction, so B leaves it COMPACTD_TENANT_RESERVED_LLM_SLOTS (2) of the 16 provider slots and A\'s chunk starts at once; ' +
-        'a tenant not seen in the last 5 minutes waits for B\'s next calls to end (its step is parked first in line, and B\'s waiting steps park as soon as it shows up): up to about one call. ' +
-        '(2) The reserve covers a newcomer\'s first two chunks; a bigger compaction\'s further chunks take the slots B releases, ahead of B\'s (lower fair-share tags), at least half of them under a long flood. ' +
-        '(3) Plan and finalize steps share one process\'s CPU and Postgres with B\'s: their run times, not their waits, are what is left of the slowdown.',
+      "Named limits. (1) A is active again within minutes of its first compaction, so B leaves it COMPACTD_TENANT_RESERVED_LLM_SLOTS (2) of the 16 provider slots and A's chunk starts at once; " +
+        "a tenant not seen in the last 5 minutes waits for B's next calls to end (its step is parked first in line, and B's waiting steps park as soon as it shows up): up to about one call. " +
+        "(2) The reserve covers a newcomer's first two chunks; a bigger compaction's further chunks take the slots B releases, ahead of B's (lower fair-share tags), at least half of them under a long flood. " +
+        "(3) Plan and finalize steps share one process's CPU and Postgres with B's: their run times, not their waits, are what is left of the slowdown.",
     );
   } finally {
     await stack.close();

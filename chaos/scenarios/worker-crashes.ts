@@ -1,14 +1,14 @@
 import { startAppender } from '../lib/appender.js';
 import { pickConversations } from '../lib/corpus.js';
+import { startDrive } from '../lib/driver.js';
 import { apiCalls, injectHttp } from '../lib/http.js';
 import { AppendLedger, waitForTerminalJobs } from '../lib/invariants.js';
-import { recordCrashes, recordOutcome, spreadOverRequests } from '../lib/outcome.js';
-import { createWorkerPool, killWorkers, type KillMode, type KillRecord } from '../lib/killer.js';
+import { createWorkerPool, type KillMode, type KillRecord, killWorkers } from '../lib/killer.js';
 import { watchQueues } from '../lib/orphans.js';
-import { startDrive } from '../lib/driver.js';
-import { percentile, pickRandom, round, ScenarioRecorder, seededRandom, type ScenarioResult } from '../lib/result.js';
-import { createSimFleet, simEnv } from '../lib/sims.js';
+import { recordCrashes, recordOutcome, spreadOverRequests } from '../lib/outcome.js';
+import { percentile, pickRandom, round, ScenarioRecorder, type ScenarioResult, seededRandom } from '../lib/result.js';
 import { seedConversations } from '../lib/seed.js';
+import { createSimFleet, simEnv } from '../lib/sims.js';
 import { startChaosStack } from '../lib/stack.js';
 
 /**
@@ -33,10 +33,26 @@ export interface WorkerCrashOptions {
 }
 
 export const WORKER_CRASHES_FULL: WorkerCrashOptions = {
-  variant: 'full', compactions: 100, kills: 24, workers: 3, concurrent: 6, appendsPerSecond: 5, profile: 'fixed:1000', seed: 10, boundMs: 30 * 60_000,
+  variant: 'full',
+  compactions: 100,
+  kills: 24,
+  workers: 3,
+  concurrent: 6,
+  appendsPerSecond: 5,
+  profile: 'fixed:1000',
+  seed: 10,
+  boundMs: 30 * 60_000,
 };
 export const WORKER_CRASHES_QUICK: WorkerCrashOptions = {
-  variant: 'quick', compactions: 6, kills: 3, workers: 2, concurrent: 3, appendsPerSecond: 5, profile: 'fixed:600', seed: 10, boundMs: 150_000,
+  variant: 'quick',
+  compactions: 6,
+  kills: 3,
+  workers: 2,
+  concurrent: 3,
+  appendsPerSecond: 5,
+  profile: 'fixed:600',
+  seed: 10,
+  boundMs: 150_000,
 };
 
 const POLICY = { auto: false, chunkTokens: 2_000, summaryMaxTokens: 400, maxLiveBatches: 3, keepRecent: 6 };
@@ -60,22 +76,47 @@ export async function runWorkerCrashes(options: WorkerCrashOptions): Promise<Sce
 
     const kills: KillRecord[] = [];
     const deadline = Date.now() + options.boundMs;
-    const killDeps = { db: stack.db.db, watch, live: pool.live, replace: pool.replace, inFlight: (w: string) => fleet.inFlight(w), random, resumeBoundMs: RESUME_BOUND_MS };
+    const killDeps = {
+      db: stack.db.db,
+      watch,
+      live: pool.live,
+      replace: pool.replace,
+      inFlight: (w: string) => fleet.inFlight(w),
+      random,
+      resumeBoundMs: RESUME_BOUND_MS,
+    };
     // Each kill comes 0.5–2.5 s after its compaction request, so kills spread over the run.
     const schedule = spreadOverRequests(options.compactions, options.kills, async (k) => {
       await new Promise((resolve) => setTimeout(resolve, 500 + random() * 2_000));
       kills.push(await killWorkers(KILL_MODES[k % KILL_MODES.length] as KillMode, killDeps));
     });
-    const drive = startDrive({ db: stack.db.db, http, conversationIds, concurrent: options.concurrent, body: { strategy: 'summarize' }, deadline, onRequested: schedule.onRequested });
-    const appender = startAppender(http, ledger, () => pickRandom(drive.runningConversations(), random), { ratePerSecond: options.appendsPerSecond });
+    const drive = startDrive({
+      db: stack.db.db,
+      http,
+      conversationIds,
+      concurrent: options.concurrent,
+      body: { strategy: 'summarize' },
+      deadline,
+      onRequested: schedule.onRequested,
+    });
+    const appender = startAppender(http, ledger, () => pickRandom(drive.runningConversations(), random), {
+      ratePerSecond: options.appendsPerSecond,
+    });
     await drive.done;
     await schedule.settled();
     const stillActive = await waitForTerminalJobs(stack.db.db, Math.max(5_000, deadline - Date.now()));
     const appends = await appender.stop();
     await recordKills(rec, options, kills);
     await recordOutcome(rec, {
-      db: stack.db.db, ledger, appends, requested: drive.state.requested, expectedRequests: options.compactions, stillActive,
-      calls: fleet.calls(), disruptions: [...pool.killedAt].map(([worker, at]) => ({ worker, fromMs: at, untilMs: Number.POSITIVE_INFINITY })), graceMs: PERSIST_GRACE_MS,
+      db: stack.db.db,
+      ledger,
+      appends,
+      requested: drive.state.requested,
+      expectedRequests: options.compactions,
+      stillActive,
+      calls: fleet.calls(),
+      disruptions: [...pool.killedAt].map(([worker, at]) => ({ worker, fromMs: at, untilMs: Number.POSITIVE_INFINITY })),
+      graceMs: PERSIST_GRACE_MS,
     });
     recordCrashes(rec, stack.crashes);
     rec.expect('replacement workers that failed to start', pool.replacementErrors.length, '==', 0);
@@ -90,11 +131,17 @@ export async function runWorkerCrashes(options: WorkerCrashOptions): Promise<Sce
 }
 
 async function recordKills(rec: ScenarioRecorder, options: WorkerCrashOptions, kills: KillRecord[]): Promise<void> {
-  rec.expect('SIGKILLs', kills.reduce((n, k) => n + k.workers.length, 0), '>=', options.kills);
+  rec.expect(
+    'SIGKILLs',
+    kills.reduce((n, k) => n + k.workers.length, 0),
+    '>=',
+    options.kills,
+  );
   for (const mode of KILL_MODES) rec.figure(`kill moments: ${mode}`, kills.filter((k) => k.mode === mode).length);
   const perKill = await Promise.all(kills.map(async (kill) => ({ kill, fates: await kill.fates })));
   const fates = perKill.flatMap((k) => k.fates.filter((f) => f.orphaned));
-  for (const step of ['plan', 'summarize-chunk', 'finalize']) rec.figure(`steps orphaned: ${step}`, fates.filter((f) => f.step.name === step).length);
+  for (const step of ['plan', 'summarize-chunk', 'finalize'])
+    rec.figure(`steps orphaned: ${step}`, fates.filter((f) => f.step.name === step).length);
   const phases = new Map<string, number>();
   for (const { kill, fates: held } of perKill) {
     for (const fate of held.filter((f) => f.orphaned)) {
@@ -108,14 +155,21 @@ async function recordKills(rec: ScenarioRecorder, options: WorkerCrashOptions, k
   const resumed = fates.flatMap((f) => (f.resumedAfterMs === null ? [] : [f.resumedAfterMs]));
   rec.expect('orphaned steps never resumed', fates.length - resumed.length, '==', 0);
   for (const f of fates.filter((x) => x.resumedAfterMs === null).slice(0, 5)) {
-    rec.note(`NOT RESUMED within ${RESUME_BOUND_MS} ms: ${f.step.queue}/${f.step.name} ${f.step.id} (job ${f.step.jobId ?? '-'}), state ${f.stateAtBound ?? '?'}`);
+    rec.note(
+      `NOT RESUMED within ${RESUME_BOUND_MS} ms: ${f.step.queue}/${f.step.name} ${f.step.id} (job ${f.step.jobId ?? '-'}), state ${f.stateAtBound ?? '?'}`,
+    );
   }
   rec.expect('kill → resumption, max (ms)', resumed.length > 0 ? Math.max(...resumed) : 0, '<=', 15_000);
   rec.figure('kill → resumption, p50 (ms)', resumed.length > 0 ? percentile(resumed, 50) : 0);
   const detectedAt = fates.flatMap((f) => (f.detectedAfterMs === null ? [] : [f.detectedAfterMs]));
-  rec.figure('kill → step back in the queue (stall check), max / p50 (ms)', detectedAt.length > 0 ? `${Math.max(...detectedAt)} / ${percentile(detectedAt, 50)}` : 'n/a');
+  rec.figure(
+    'kill → step back in the queue (stall check), max / p50 (ms)',
+    detectedAt.length > 0 ? `${Math.max(...detectedAt)} / ${percentile(detectedAt, 50)}` : 'n/a',
+  );
   for (const mode of KILL_MODES) {
-    const times = perKill.filter((k) => k.kill.mode === mode).flatMap((k) => k.fates.flatMap((f) => (f.orphaned && f.resumedAfterMs !== null ? [f.resumedAfterMs] : [])));
+    const times = perKill
+      .filter((k) => k.kill.mode === mode)
+      .flatMap((k) => k.fates.flatMap((f) => (f.orphaned && f.resumedAfterMs !== null ? [f.resumedAfterMs] : [])));
     rec.figure(`kill → resumption, max after ${mode} kills (ms)`, times.length > 0 ? Math.max(...times) : 0);
   }
 }

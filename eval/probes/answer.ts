@@ -1,5 +1,5 @@
+import { type Probe, PROBE_KINDS, type ProbeKind } from './derive.js';
 import type { FileAction } from './shell.js';
-import { PROBE_KINDS, type Probe, type ProbeKind } from './derive.js';
 
 /**
  * Whether a context answers a probe, from its text alone. Errors and commands must be there
@@ -15,7 +15,8 @@ export const PREFIX_CHARS = 100;
 const HEADING_REACH = 60;
 
 export const ACTION_WORDS: Record<FileAction, RegExp> = {
-  edited: /\b(edit(?:s|ed|ing)?|modif(?:y|ied|ies|ying|ication|ications)|updat(?:e|ed|es|ing)|chang(?:e|ed|es|ing)|patch(?:ed|es)?|fix(?:ed)?|rewr(?:ote|itten))\b/i,
+  edited:
+    /\b(edit(?:s|ed|ing)?|modif(?:y|ied|ies|ying|ication|ications)|updat(?:e|ed|es|ing)|chang(?:e|ed|es|ing)|patch(?:ed|es)?|fix(?:ed)?|rewr(?:ote|itten))\b/i,
   created: /\b(creat(?:e|ed|es|ing|ion)|add(?:ed|s)?|wr(?:ote|itten|ite)|new)\b/i,
   deleted: /\b(delet(?:e|ed|es|ing|ion)|remov(?:e|ed|es|ing|al))\b/i,
   moved: /\b(mov(?:e|ed|es|ing)|renam(?:e|ed|es|ing))\b/i,

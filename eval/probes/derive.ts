@@ -1,7 +1,7 @@
 import { lastErrorLines, lastFailedCommands } from './failures.js';
 import { fileChanges } from './files.js';
 import type { FileAction } from './shell.js';
-import { transcriptSteps, type ProbeMessage } from './steps.js';
+import { type ProbeMessage, transcriptSteps } from './steps.js';
 import { openTasks } from './tasks.js';
 import { latestRequests, userConstraints } from './user.js';
 

@@ -1,4 +1,4 @@
-import { shellFileChanges, type FileAction } from './shell.js';
+import { type FileAction, shellFileChanges } from './shell.js';
 import type { Step } from './steps.js';
 
 /**
@@ -84,7 +84,8 @@ function stepOps(step: Step): Op[] {
   if (EDITOR_TOOLS.test(tool)) {
     const command = str(input['command']);
     if (command === 'create') return [{ path, action: 'created' }];
-    if (command === 'str_replace' || command === 'insert' || command === 'edit' || command === 'undo_edit') return [{ path, action: 'edited' }];
+    if (command === 'str_replace' || command === 'insert' || command === 'edit' || command === 'undo_edit')
+      return [{ path, action: 'edited' }];
   }
   return [];
 }
@@ -107,7 +108,14 @@ export function fileChanges(steps: readonly Step[]): FileChange[] {
     for (const op of stepOps(step)) {
       const before = state.get(op.path);
       let action: FileAction;
-      if (op.action === 'written') action = before ? (before.action === 'deleted' || before.action === 'moved' ? 'created' : before.action) : (seen.get(op.path) ?? i) < i ? 'edited' : 'created';
+      if (op.action === 'written')
+        action = before
+          ? before.action === 'deleted' || before.action === 'moved'
+            ? 'created'
+            : before.action
+          : (seen.get(op.path) ?? i) < i
+            ? 'edited'
+            : 'created';
       else if (op.action === 'edited' && before?.action === 'created') action = 'created';
       else action = op.action;
       state.delete(op.path);

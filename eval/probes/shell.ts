@@ -159,7 +159,8 @@ function commandChanges(words: readonly string[]): ShellFileChange[] {
       break;
     case 'sed':
     case 'perl':
-      if (args.some((a) => /^-[a-zA-Z]*i/.test(a))) for (const path of inPlaceTargets([name, ...args]).filter(isPath)) out.push({ path, action: 'edited' });
+      if (args.some((a) => /^-[a-zA-Z]*i/.test(a)))
+        for (const path of inPlaceTargets([name, ...args]).filter(isPath)) out.push({ path, action: 'edited' });
       break;
   }
   return out;

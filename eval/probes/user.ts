@@ -40,7 +40,12 @@ export function typedTexts(messages: readonly ProbeMessage[]): string[] {
 export function sentences(text: string, minWords = MIN_CONSTRAINT_WORDS): string[] {
   return text
     .split(/\n+|(?<=[.!?])\s+(?=[A-Z`"'(*])/)
-    .map((s) => s.replace(/^\s*(?:[-*+>]|\d+[.)])\s+/, '').replace(/<\/?[a-z_]+>/gi, '').trim())
+    .map((s) =>
+      s
+        .replace(/^\s*(?:[-*+>]|\d+[.)])\s+/, '')
+        .replace(/<\/?[a-z_]+>/gi, '')
+        .trim(),
+    )
     .filter((s) => s.split(/\s+/).length >= minWords);
 }
 
@@ -59,6 +64,10 @@ export function userConstraints(messages: readonly ProbeMessage[]): string[] {
  * request; the sentence after it is the request's first.
  */
 export function latestRequests(messages: readonly ProbeMessage[], count = LATEST_REQUESTS): string[] {
-  const firsts = typedTexts(messages).flatMap((text) => sentences(text, MIN_REQUEST_WORDS).filter((s) => !s.endsWith(':')).slice(0, 1));
+  const firsts = typedTexts(messages).flatMap((text) =>
+    sentences(text, MIN_REQUEST_WORDS)
+      .filter((s) => !s.endsWith(':'))
+      .slice(0, 1),
+  );
   return unique(firsts.slice(-count));
 }

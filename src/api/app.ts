@@ -1,33 +1,34 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+
+import { DEFAULT_MAX_WAITERS_PER_TENANT } from '../config/env.js';
+import { createMetrics } from '../obs/metrics.js';
 import { createAuthHook } from './auth.js';
 import type { ApiDeps } from './deps.js';
-import { handleError, sendProblem } from './problem.js';
-import { handleFrameworkError, MAX_PARAM_LENGTH, requireHost, sendClientError } from './protocol-errors.js';
-import { conversationRoutes } from './routes/conversations.js';
-import { conversationLifecycleRoutes } from './routes/conversation-lifecycle.js';
-import { registerJsonParser } from './json-body.js';
-import { createJobWaitersFor } from './job-waiters.js';
-import { DEFAULT_MAX_WAITERS_PER_TENANT } from '../config/env.js';
-import { unreadBodyHooks } from './unread-body.js';
-import { healthRoutes } from './routes/health.js';
-import { messageRoutes } from './routes/messages.js';
-import { pinRoutes } from './routes/pins.js';
-import { compactionRoutes } from './routes/compactions.js';
-import { jobRoutes } from './routes/jobs.js';
-import { batchRoutes } from './routes/batches.js';
-import { exportRoutes } from './routes/export.js';
-import { searchRoutes } from './routes/search.js';
-import { createSearchSlots } from './search-slots.js';
-import { toolRoutes } from './routes/tools.js';
-import { adminRoutes } from './routes/admin.js';
-import { metricsRoutes } from './routes/metrics.js';
-import { webhookRoutes } from './routes/webhooks.js';
-import { createMetrics } from '../obs/metrics.js';
 import { gatewayRoutes } from './gateway/routes.js';
 import { inspectRoutes } from './inspect/routes.js';
+import { createJobWaitersFor } from './job-waiters.js';
+import { registerJsonParser } from './json-body.js';
+import { handleError, sendProblem } from './problem.js';
+import { handleFrameworkError, MAX_PARAM_LENGTH, requireHost, sendClientError } from './protocol-errors.js';
+import { adminRoutes } from './routes/admin.js';
+import { batchRoutes } from './routes/batches.js';
+import { compactionRoutes } from './routes/compactions.js';
+import { conversationLifecycleRoutes } from './routes/conversation-lifecycle.js';
+import { conversationRoutes } from './routes/conversations.js';
+import { exportRoutes } from './routes/export.js';
+import { healthRoutes } from './routes/health.js';
+import { jobRoutes } from './routes/jobs.js';
+import { messageRoutes } from './routes/messages.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { pinRoutes } from './routes/pins.js';
+import { searchRoutes } from './routes/search.js';
+import { toolRoutes } from './routes/tools.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import { createSearchSlots } from './search-slots.js';
+import { unreadBodyHooks } from './unread-body.js';
 
 export type { ApiDeps };
 
@@ -69,7 +70,11 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, request, { status: 404, code: 'ROUTE_NOT_FOUND', detail: `no route ${request.method} ${request.url.split('?')[0]}` }),
+    sendProblem(reply, request, {
+      status: 404,
+      code: 'ROUTE_NOT_FOUND',
+      detail: `no route ${request.method} ${request.url.split('?')[0]}`,
+    }),
   );
   const metrics = deps.metrics ?? createMetrics();
   // Labelled by route pattern (`/v1/jobs/:id`), never the URL, so the series stay bounded.
@@ -96,7 +101,10 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   // one set of job waiters for the long-polls and the gateway's waits: one subscription, one per-tenant cap
   const jobWaiters =
     deps.jobWaiters ??
-    createJobWaitersFor(deps.db, deps.sql, { logger: deps.logger, maxWaitersPerTenant: deps.config.longPoll?.maxWaitersPerTenant ?? DEFAULT_MAX_WAITERS_PER_TENANT });
+    createJobWaitersFor(deps.db, deps.sql, {
+      logger: deps.logger,
+      maxWaitersPerTenant: deps.config.longPoll?.maxWaitersPerTenant ?? DEFAULT_MAX_WAITERS_PER_TENANT,
+    });
   if (!deps.jobWaiters) app.addHook('preClose', () => jobWaiters.close());
   const waiting: ApiDeps = { ...deps, jobWaiters };
   await app.register(gatewayRoutes(waiting));

@@ -1,11 +1,11 @@
 import { markMetaTurn } from '../compaction/meta-turns.js';
-import { normalizeMessages, toolIdsOf, type MessageFormat } from '../compaction/normalize.js';
+import { type MessageFormat, normalizeMessages, toolIdsOf } from '../compaction/normalize.js';
 import { blockText, countMessageTokens } from '../compaction/tokens.js';
 import type { CountTokens, NormalizedMessage } from '../compaction/types.js';
 import type { Tx } from '../db/client.js';
 import { withConversationLock } from '../db/locks.js';
-import { recordAppend, type ConversationRow } from '../db/repos/conversations.js';
-import { insertMessages, toolPairingState, type NewMessage } from '../db/repos/messages.js';
+import { type ConversationRow, recordAppend } from '../db/repos/conversations.js';
+import { insertMessages, type NewMessage, toolPairingState } from '../db/repos/messages.js';
 import { AppError } from '../lib/errors.js';
 
 export interface AppendInput {
@@ -58,7 +58,8 @@ export async function prepareAppendOffLoop(input: AppendInput, deps: OffLoopCoun
   const checked = checkAppend(input, deps.maxMessageBytes);
   const texts = [...new Set(checked.messages.flatMap((message) => message.content.map(blockText)).filter((text) => text.length > 0))];
   const chars = texts.reduce((sum, text) => sum + text.length, 0);
-  if (chars < OFF_LOOP_MIN_CHARS) return { rows: checked.messages.map((message) => toRow(message, deps.countTokens)), reportedInputTokens: checked.reportedInputTokens };
+  if (chars < OFF_LOOP_MIN_CHARS)
+    return { rows: checked.messages.map((message) => toRow(message, deps.countTokens)), reportedInputTokens: checked.reportedInputTokens };
   let loopShare = Math.floor(chars / (Math.max(1, deps.offLoopThreads ?? 1) + 1));
   const onLoop: string[] = [];
   const offTheLoop: string[] = [];
@@ -101,7 +102,10 @@ async function countInSlices(texts: readonly string[], countTokens: CountTokens,
 }
 
 /** Size limits and normalization: the messages to store, or a 4xx AppError naming the field. */
-function checkAppend(input: AppendInput, maxMessageBytes: number): { messages: NormalizedMessage[]; reportedInputTokens: number | undefined } {
+function checkAppend(
+  input: AppendInput,
+  maxMessageBytes: number,
+): { messages: NormalizedMessage[]; reportedInputTokens: number | undefined } {
   input.messages.forEach((message, index) => {
     const bytes = jsonBytes(message, `messages.${index}`);
     if (bytes > maxMessageBytes) {
@@ -132,7 +136,11 @@ function jsonBytes(message: unknown, field: string): number {
     return Buffer.byteLength(JSON.stringify(message) ?? '', 'utf8');
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
-    throw new AppError('INVALID_MESSAGE', `${field}: nested too deeply`, { status: 400, field, details: [{ field, message: 'nested too deeply' }] });
+    throw new AppError('INVALID_MESSAGE', `${field}: nested too deeply`, {
+      status: 400,
+      field,
+      details: [{ field, message: 'nested too deeply' }],
+    });
   }
 }
 
@@ -183,10 +191,13 @@ async function checkToolPairing(tx: Tx, conversationId: string, rows: readonly N
   const { opened, answered } = await toolPairingState(tx, conversationId, [...opens, ...answers], answers);
   rows.forEach((row, index) => {
     const blockIndex = (id: string, type: 'tool_use' | 'tool_result') =>
-      row.content.findIndex((b) => (type === 'tool_use' ? b.type === 'tool_use' && b.id === id : b.type === 'tool_result' && b.tool_use_id === id));
+      row.content.findIndex((b) =>
+        type === 'tool_use' ? b.type === 'tool_use' && b.id === id : b.type === 'tool_result' && b.tool_use_id === id,
+      );
     for (const id of row.toolResultIds) {
       const field = `messages.${index}.content.${blockIndex(id, 'tool_result')}.tool_use_id`;
-      if (!opened.has(id)) throw pairingError('ORPHAN_TOOL_RESULT', `tool_result answers ${id}, which no tool_use of this conversation opened`, field);
+      if (!opened.has(id))
+        throw pairingError('ORPHAN_TOOL_RESULT', `tool_result answers ${id}, which no tool_use of this conversation opened`, field);
       if (answered.has(id)) throw pairingError('DUPLICATE_TOOL_RESULT', `tool_use ${id} already has a result`, field);
       answered.add(id);
     }
@@ -198,4 +209,5 @@ async function checkToolPairing(tx: Tx, conversationId: string, rows: readonly N
   });
 }
 
-const pairingError = (code: string, message: string, field: string) => new AppError(code, message, { status: 400, field, details: [{ field, message }] });
+const pairingError = (code: string, message: string, field: string) =>
+  new AppError(code, message, { status: 400, field, details: [{ field, message }] });

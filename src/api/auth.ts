@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+
 import type { Db } from '../db/client.js';
 import { findTenantByApiKey } from '../db/repos/api-keys.js';
 import { AppError } from '../lib/errors.js';
@@ -51,7 +52,11 @@ export function createGatewayAuthHook(db: Db) {
     const apiKey = request.headers['x-api-key'];
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
     const key = (Array.isArray(apiKey) ? apiKey[0] : apiKey) ?? bearer;
-    if (!key) throw new AppError('UNAUTHORIZED', 'missing compactd API key (x-api-key or Authorization: Bearer)', { status: 401, field: 'x-api-key' });
+    if (!key)
+      throw new AppError('UNAUTHORIZED', 'missing compactd API key (x-api-key or Authorization: Bearer)', {
+        status: 401,
+        field: 'x-api-key',
+      });
     request.tenantId = await tenantOfKey(db, key);
   };
 }

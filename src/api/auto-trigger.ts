@@ -1,10 +1,10 @@
 import { decideAutoCompaction } from '../compaction/trigger/index.js';
+import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from '../config/env.js';
 import type { Tx } from '../db/client.js';
-import { setWarning, triggerStateOf, type ConversationRow } from '../db/repos/conversations.js';
+import { type ConversationRow, setWarning, triggerStateOf } from '../db/repos/conversations.js';
 import { insertJob } from '../db/repos/jobs.js';
 import { autoTriggerInputs } from '../db/repos/tenants.js';
 import { recordWebhookEvent } from '../db/repos/webhooks.js';
-import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from '../config/env.js';
 import { autoCompactionDeferral } from './compaction-quota.js';
 import type { AppendEffects } from './deps.js';
 
@@ -35,7 +35,13 @@ export async function autoTriggerAfterAppend(
       conversationId: conversation.id,
       conversationExternalId: conversation.externalId,
       type: 'context.warning',
-      data: { activeTokens: conversation.activeTokens, tokens, contextLimit: conversation.contextLimit, ratio: tokens / conversation.contextLimit, warnRatio: policy.warnRatio },
+      data: {
+        activeTokens: conversation.activeTokens,
+        tokens,
+        contextLimit: conversation.contextLimit,
+        ratio: tokens / conversation.contextLimit,
+        warnRatio: policy.warnRatio,
+      },
     });
     if (deliveryId) effects.webhookDeliveryIds.push(deliveryId);
   }

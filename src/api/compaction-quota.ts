@@ -21,7 +21,11 @@ function describe(limit: QuotaLimit, max: number): string {
 export async function enforceCompactionQuota(tx: Tx, tenantId: string, defaults: TenantQuotas): Promise<void> {
   const verdict = await checkCompactionQuota(tx, tenantId, defaults);
   if (verdict.ok) return;
-  throw new AppError(QUOTA_CODES[verdict.limit], describe(verdict.limit, verdict.max), { status: 429, retryable: true, retryAfterMs: verdict.retryAfterMs });
+  throw new AppError(QUOTA_CODES[verdict.limit], describe(verdict.limit, verdict.max), {
+    status: 429,
+    retryable: true,
+    retryAfterMs: verdict.retryAfterMs,
+  });
 }
 
 /**
@@ -31,5 +35,9 @@ export async function enforceCompactionQuota(tx: Tx, tenantId: string, defaults:
 export async function autoCompactionDeferral(tx: Tx, tenantId: string, defaults: TenantQuotas): Promise<CompactionDeferred | null> {
   const verdict = await checkCompactionQuota(tx, tenantId, defaults);
   if (verdict.ok) return null;
-  return { code: QUOTA_CODES[verdict.limit], detail: describe(verdict.limit, verdict.max), retryAfter: Math.ceil(verdict.retryAfterMs / 1000) };
+  return {
+    code: QUOTA_CODES[verdict.limit],
+    detail: describe(verdict.limit, verdict.max),
+    retryAfter: Math.ceil(verdict.retryAfterMs / 1000),
+  };
 }

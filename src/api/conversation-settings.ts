@@ -17,12 +17,15 @@ import type { ApiDeps } from './deps.js';
  */
 export async function checkPolicyAsWhole(db: DbOrTx, tenantId: string, override: PolicyOverride, fieldPrefix: string): Promise<void> {
   try {
-    mergePolicy((await getTenantPolicy(db, tenantId)) as PolicyOverride, override);
+    mergePolicy(await getTenantPolicy(db, tenantId), override);
   } catch (error) {
     if (!(error instanceof AppError) || error.code !== 'INVALID_POLICY') throw error;
     const all = error.details ?? [];
     const named = all.filter((detail) => isSet(override, detail.field.split('.')));
-    const details = (named.length > 0 ? named : all).map((detail) => ({ field: `${fieldPrefix}.${detail.field}`, message: detail.message }));
+    const details = (named.length > 0 ? named : all).map((detail) => ({
+      field: `${fieldPrefix}.${detail.field}`,
+      message: detail.message,
+    }));
     throw new AppError('INVALID_POLICY', details.map((d) => `${d.field}: ${d.message}`).join('; '), { status: 400, details });
   }
 }
@@ -40,5 +43,6 @@ function isSet(value: unknown, path: readonly string[]): boolean {
 export function checkSummarizerModel(config: ApiDeps['config'], spec: string | undefined, field: string): void {
   if (spec === undefined) return;
   const problem = modelSpecProblem(spec, configuredModels(config));
-  if (problem !== null) throw new AppError('MODEL_UNAVAILABLE', `${field}: ${problem}`, { status: 400, details: [{ field, message: problem }] });
+  if (problem !== null)
+    throw new AppError('MODEL_UNAVAILABLE', `${field}: ${problem}`, { status: 400, details: [{ field, message: problem }] });
 }

@@ -1,14 +1,15 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+
 import type { CountTokens } from '../compaction/types.js';
 import type { Config, TenantQuotas } from '../config/env.js';
-import type { CompactionDeferred } from './schemas/messages.js';
-import type { JobWaiters } from './job-waiters.js';
 import type { Db, Sql, Tx } from '../db/client.js';
-import type { HostResolver } from '../lib/webhook-target.js';
 import type { ConversationRow } from '../db/repos/conversations.js';
+import type { HostResolver } from '../lib/webhook-target.js';
 import type { Logger } from '../obs/logger.js';
 import type { Metrics } from '../obs/metrics.js';
+import type { JobWaiters } from './job-waiters.js';
+import type { CompactionDeferred } from './schemas/messages.js';
 
 /**
  * Work an append's transaction leaves for after its commit (the queue must never see rows
@@ -26,7 +27,8 @@ export interface AppendEffects {
 /** What the HTTP shell needs; the composition root supplies it. */
 export interface ApiDeps {
   /** `anthropic`, `openai`, `summarizer`: which summarizer models requests and policies may name (llm/configured-models.ts) */
-  config: Pick<Config, 'limits' | 'anthropic' | 'openai' | 'summarizer' | 'quotas'> & Partial<Pick<Config, 'adminToken' | 'metrics' | 'webhooks' | 'apiLimits' | 'longPoll'>>;
+  config: Pick<Config, 'limits' | 'anthropic' | 'openai' | 'summarizer' | 'quotas'> &
+    Partial<Pick<Config, 'adminToken' | 'metrics' | 'webhooks' | 'apiLimits' | 'longPoll'>>;
   /** resolves webhook hosts when a webhook is set; default the system resolver */
   resolveHost?: HostResolver;
   db: Db;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+
 import type { Db, Tx } from '../db/client.js';
 import { claimIdempotencyKey, getIdempotencyRecord, storeIdempotentResponse } from '../db/repos/idempotency.js';
 import { AppError } from '../lib/errors.js';
@@ -28,7 +29,11 @@ export async function runIdempotent<T>(
     const response = await db.transaction(handler);
     return { ...response, replayed: false };
   }
-  const requestHash = createHash('sha256').update(params.route).update('\n').update(JSON.stringify(params.request ?? null)).digest('hex');
+  const requestHash = createHash('sha256')
+    .update(params.route)
+    .update('\n')
+    .update(JSON.stringify(params.request ?? null))
+    .digest('hex');
   const claimed = await db.transaction(async (tx) => {
     const isNew = await claimIdempotencyKey(tx, { tenantId: params.tenantId, key, route: params.route, requestHash });
     if (!isNew) return null;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+
 import type { Db, Sql } from '../db/client.js';
-import { pingJobStatusChannel, subscribeJobStatus, type JobStatusHandlers, type JobStatusSubscription } from '../db/job-status-channel.js';
+import { type JobStatusHandlers, type JobStatusSubscription, pingJobStatusChannel, subscribeJobStatus } from '../db/job-status-channel.js';
 import { getJobsByIds, type JobWithConversation } from '../db/repos/jobs.js';
 import { ACTIVE_JOB_STATUSES, type JobStatus } from '../db/schema.js';
 import { AppError } from '../lib/errors.js';
@@ -268,7 +269,11 @@ export function createJobWaiters(deps: JobWaitersDeps): JobWaiters {
 }
 
 /** The waiters over the API's pool and its Postgres connection options (the LISTEN gets a connection of its own). */
-export function createJobWaitersFor(db: Db, sql: Sql, options: Pick<JobWaitersDeps, 'logger' | 'maxWaitersPerTenant' | 'resyncEveryMs'>): JobWaiters {
+export function createJobWaitersFor(
+  db: Db,
+  sql: Sql,
+  options: Pick<JobWaitersDeps, 'logger' | 'maxWaitersPerTenant' | 'resyncEveryMs'>,
+): JobWaiters {
   return createJobWaiters({
     readJobs: (jobIds) => getJobsByIds(db, jobIds),
     subscribe: (handlers) => subscribeJobStatus(sql, handlers),

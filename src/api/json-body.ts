@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+
 import { AppError } from '../lib/errors.js';
 import { JSON_BODY_MAX_DEPTH, nestsDeeperThan } from '../lib/text-safety.js';
 
@@ -33,9 +34,18 @@ export function registerJsonParser(app: ParserHost, keepText?: (request: Fastify
       return;
     }
     keepText?.(request, text);
-    parseJson(request, text, (error: Error | null, value?: unknown) => {
+    // fastify's default parser answers through the callback; its return value is not a promise here
+    void parseJson(request, text, (error: Error | null, value?: unknown) => {
       if (!error && nestsDeeperThan(value, JSON_BODY_MAX_DEPTH)) {
-        done(bodyError(new AppError('BODY_TOO_DEEP', `the JSON body must not nest deeper than ${JSON_BODY_MAX_DEPTH} levels`, { status: 400, field: 'body' })), undefined);
+        done(
+          bodyError(
+            new AppError('BODY_TOO_DEEP', `the JSON body must not nest deeper than ${JSON_BODY_MAX_DEPTH} levels`, {
+              status: 400,
+              field: 'body',
+            }),
+          ),
+          undefined,
+        );
         return;
       }
       done(error, value);

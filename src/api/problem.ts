@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+
 import { AppError } from '../lib/errors.js';
 import { sqlStateOf } from '../lib/public-error.js';
 import { redactError } from '../obs/redact-error.js';
@@ -31,7 +32,11 @@ const TITLES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-export function sendProblem(reply: FastifyReply, request: FastifyRequest, problem: Omit<Problem, 'type' | 'title' | 'instance'> & { title?: string }) {
+export function sendProblem(
+  reply: FastifyReply,
+  request: FastifyRequest,
+  problem: Omit<Problem, 'type' | 'title' | 'instance'> & { title?: string },
+) {
   const body: Problem = {
     type: `https://compactd.dev/problems/${problem.code.toLowerCase().replaceAll('_', '-')}`,
     title: problem.title ?? TITLES[problem.status] ?? 'Error',
@@ -90,7 +95,11 @@ export function handleError(error: FastifyError | AppError | Error, request: Fas
   }
   if (hasSqlState(error, FOREIGN_KEY_VIOLATION)) {
     // A row this request writes under (a conversation) was erased by a DELETE that committed first.
-    return sendProblem(reply, request, { status: 409, code: 'RESOURCE_DELETED', detail: 'A resource this request refers to was deleted while the request ran.' });
+    return sendProblem(reply, request, {
+      status: 409,
+      code: 'RESOURCE_DELETED',
+      detail: 'A resource this request refers to was deleted while the request ran.',
+    });
   }
   if (hasSqlState(error, QUERY_CANCELED)) {
     // statement_timeout (COMPACTD_API_STATEMENT_TIMEOUT_MS) or a cancel: the database's work for
@@ -100,18 +109,27 @@ export function handleError(error: FastifyError | AppError | Error, request: Fas
     return sendProblem(reply, request, {
       status: 503,
       code: 'QUERY_TIMEOUT',
-      detail: 'The database took too long to answer this request and it was cancelled; retry later, or narrow it (a more specific search, a smaller page).',
+      detail:
+        'The database took too long to answer this request and it was cancelled; retry later, or narrow it (a more specific search, a smaller page).',
     });
   }
   if (isDataException(error)) {
     // Safety net behind the schemas: a value they let through and Postgres cannot hold.
     request.log.warn({ err: redactError(error) }, 'a request value was refused by the database');
-    return sendProblem(reply, request, { status: 400, code: 'VALUE_OUT_OF_RANGE', detail: 'A value of this request is out of the range the service can store.' });
+    return sendProblem(reply, request, {
+      status: 400,
+      code: 'VALUE_OUT_OF_RANGE',
+      detail: 'A value of this request is out of the range the service can store.',
+    });
   }
   if (isDependencyUnavailable(error)) {
     request.log.warn({ err: redactError(error) }, 'a backing service is unavailable');
     void reply.header('retry-after', '1');
-    return sendProblem(reply, request, { status: 503, code: 'SERVICE_UNAVAILABLE', detail: 'A backing service (database or queue) is unavailable; retry shortly.' });
+    return sendProblem(reply, request, {
+      status: 503,
+      code: 'SERVICE_UNAVAILABLE',
+      detail: 'A backing service (database or queue) is unavailable; retry shortly.',
+    });
   }
   request.log.error({ err: redactError(error) }, 'unhandled error');
   return sendProblem(reply, request, { status: 500, code: 'INTERNAL', detail: 'The server could not complete the request.' });
@@ -140,9 +158,20 @@ function hasSqlState(error: unknown, state: string): boolean {
 // Node socket errors, postgres.js connection errors, and SQLSTATEs of a server that is down,
 // starting or refusing connections (class 08 is matched by prefix).
 const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH',
-  'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT',
-  '57P01', '57P02', '57P03', '53300',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
 ]);
 
 /** Whether an error (or one it wraps) says a backing service could not be reached: a 503 to retry, not a 500. */

@@ -1,6 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+
 import { sendProblem } from './problem.js';
 
 /**
@@ -58,7 +60,12 @@ export function sendClientError(error: Error & { code?: string }, socket: Socket
  */
 export async function requireHost(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
-    await sendProblem(reply, request, { status: 400, code: 'MISSING_HOST', detail: 'an HTTP/1.1 request must carry a Host header', errors: [{ field: 'host', message: 'required' }] });
+    await sendProblem(reply, request, {
+      status: 400,
+      code: 'MISSING_HOST',
+      detail: 'an HTTP/1.1 request must carry a Host header',
+      errors: [{ field: 'host', message: 'required' }],
+    });
   }
 }
 

@@ -3,10 +3,10 @@ import { lockArchiveForRemoval, withConversationLock } from '../db/locks.js';
 import { activeTotals } from '../db/repos/compaction-writes.js';
 import { findActiveJob, getJob, type JobRow } from '../db/repos/jobs.js';
 import {
+  completedJobsAfter,
   deleteArchivedByJob,
   deleteBatchesOfJob,
   deleteClipArchive,
-  completedJobsAfter,
   markReverted,
   previousWatermark,
   restoreRemovedMessages,
@@ -34,7 +34,11 @@ export async function revertCompaction(db: Db, job: Pick<JobRow, 'id' | 'convers
     // Postgres rolled the whole revert back for another transaction's sake (a deadlock it
     // lost, a serialization failure): nothing changed, and the same request can be repeated
     if (TRANSACTION_CONFLICTS.has(sqlStateOf(error) ?? '')) {
-      throw new AppError('REVERT_CONFLICT', 'the revert conflicted with concurrent work on this conversation and changed nothing; retry it', { status: 409, cause: error });
+      throw new AppError(
+        'REVERT_CONFLICT',
+        'the revert conflicted with concurrent work on this conversation and changed nothing; retry it',
+        { status: 409, cause: error },
+      );
     }
     throw error;
   }
@@ -62,7 +66,8 @@ async function revertInTransaction(tx: Tx, job: Pick<JobRow, 'id' | 'conversatio
   for (const consolidation of later) await undoJob(tx, consolidation);
   await undoJob(tx, current);
   const totals = await activeTotals(tx, job.conversationId);
-  const compaction = current.trigger !== 'consolidate' ? { lastCompactedSeq: await previousWatermark(tx, job.conversationId, job.id) } : null;
+  const compaction =
+    current.trigger !== 'consolidate' ? { lastCompactedSeq: await previousWatermark(tx, job.conversationId, job.id) } : null;
   await settleRevertedConversation(tx, job.conversationId, totals, compaction);
   const reverted = await getJob(tx, job.id);
   if (!reverted) throw new Error(`job ${job.id} vanished during revert`);

@@ -1,4 +1,5 @@
 import { Socket } from 'node:net';
+
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /**

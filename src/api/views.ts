@@ -1,8 +1,8 @@
-import type { Conversation } from './schemas/conversations.js';
 import type { ConversationRow } from '../db/repos/conversations.js';
-import type { MessageRow } from '../db/repos/messages.js';
-import type { JobRow } from '../db/repos/jobs.js';
 import { publicJob } from '../db/repos/job-view.js';
+import type { JobRow } from '../db/repos/jobs.js';
+import type { MessageRow } from '../db/repos/messages.js';
+import type { Conversation } from './schemas/conversations.js';
 import type { JobView } from './schemas/jobs.js';
 
 /** Tokens the next model call will carry: provider-reported usage wins over our own count. */

@@ -1,6 +1,13 @@
 import { promises as dns } from 'node:dns';
+
 import { badRequest } from '../lib/errors.js';
-import { checkResolvedAddresses, checkWebhookHost, EMPTY_ALLOW_LIST, type HostResolver, type WebhookAllowList } from '../lib/webhook-target.js';
+import {
+  checkResolvedAddresses,
+  checkWebhookHost,
+  EMPTY_ALLOW_LIST,
+  type HostResolver,
+  type WebhookAllowList,
+} from '../lib/webhook-target.js';
 
 /** How long setting a webhook waits for DNS before leaving the check to delivery time. */
 const LOOKUP_TIMEOUT_MS = 3_000;

@@ -1,13 +1,14 @@
+import type { Queue } from 'bullmq';
+
+import type { CountTokens } from '../compaction/types.js';
 import type { Config } from '../config/env.js';
 import { createDb, type DbHandle } from '../db/client.js';
 import { countTokens } from '../lib/count-tokens.js';
 import { createLogger, type Logger } from '../obs/logger.js';
-import type { CountTokens } from '../compaction/types.js';
+import { createMetrics, type Metrics } from '../obs/metrics.js';
 import { createProducerConnection, type RedisConnection } from '../queue/connection.js';
 import { closeQueues, createQueues, type Queues } from '../queue/producer.js';
 import { createWebhookQueue } from '../queue/webhooks.js';
-import { createMetrics, type Metrics } from '../obs/metrics.js';
-import type { Queue } from 'bullmq';
 import type { ShutdownStep } from './shutdown.js';
 import { createTokenCountPool, type TokenCountPool } from './token-count-pool.js';
 
@@ -50,7 +51,19 @@ export function createDeps(config: Config, options: { logger?: Logger; name?: st
     queues: { compaction: queues.compaction, summarize: queues.summarize, maintenance: queues.maintenance, webhooks: webhookQueue },
   });
   return {
-    deps: { config, logger, db: handle.db, sql: handle.sql, api: { db: apiHandle.db, sql: apiHandle.sql }, redis, queues, webhookQueue, countTokens, tokenCountPool, metrics },
+    deps: {
+      config,
+      logger,
+      db: handle.db,
+      sql: handle.sql,
+      api: { db: apiHandle.db, sql: apiHandle.sql },
+      redis,
+      queues,
+      webhookQueue,
+      countTokens,
+      tokenCountPool,
+      metrics,
+    },
     closeSteps: [
       { name: 'queues', run: () => Promise.allSettled([closeQueues(queues), webhookQueue.close()]) },
       { name: 'redis', run: () => redis.quit().catch(() => redis.disconnect()) },

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+
 import { buildApp } from '../api/app.js';
 import type { Config } from '../config/env.js';
 import { createApiKey } from '../db/repos/api-keys.js';

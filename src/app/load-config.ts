@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, type Config } from '../config/env.js';
+import { type Config, ConfigError, loadConfig } from '../config/env.js';
 
 /** Reads process.env once; on a bad value prints `VARIABLE: message` lines and exits 1. */
 export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {

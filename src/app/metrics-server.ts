@@ -1,13 +1,18 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import type { Registry } from 'prom-client';
+
 import { presentedToken, tokenEquals } from '../api/credentials.js';
 
 /**
  * `GET /metrics` for a worker-only process (`COMPACTD_METRICS_PORT`), which has no HTTP API
  * of its own; same format and optional bearer token as the API's route.
  */
-export async function serveMetrics(registry: Registry, options: { host: string; port: number; token: string | undefined }): Promise<{ url: string; close(): Promise<void> }> {
+export async function serveMetrics(
+  registry: Registry,
+  options: { host: string; port: number; token: string | undefined },
+): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer((request, response) => {
     void (async () => {
       if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
@@ -16,7 +21,9 @@ export async function serveMetrics(registry: Registry, options: { host: string; 
       }
       const given = presentedToken(request.headers.authorization);
       if (options.token !== undefined && (given === null || !tokenEquals(given, options.token))) {
-        response.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer realm="compactd metrics"' }).end('unauthorized\n');
+        response
+          .writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer realm="compactd metrics"' })
+          .end('unauthorized\n');
         return;
       }
       const body = await registry.metrics();

@@ -1,18 +1,19 @@
 import { hostname } from 'node:os';
+
 import type { Config } from '../config/env.js';
 import { runMigrations } from '../db/migrate.js';
 import { createSummarizers } from '../llm/create-summarizer.js';
 import { DEFAULT_RETRY_POLICY } from '../llm/retry.js';
+import { instrumentSummarizers } from '../obs/llm-metrics.js';
 import { createWorkerConnection } from '../queue/connection.js';
 import { cancelChannel } from '../queue/names.js';
 import { createCancelRegistry } from '../worker/cancel-registry.js';
 import { createWorkers } from '../worker/create-workers.js';
 import type { WorkerDeps } from '../worker/deps.js';
 import { createJobEvents } from '../worker/job-events.js';
-import { instrumentSummarizers } from '../obs/llm-metrics.js';
+import { createDeps, type Deps } from './deps.js';
 import { boundHeapGrowth } from './heap-growth.js';
 import { serveMetrics } from './metrics-server.js';
-import { createDeps, type Deps } from './deps.js';
 import { onShutdownSignal, type ShutdownStep } from './shutdown.js';
 
 export const RECONCILE_EVERY_MS = 15_000;
@@ -89,7 +90,10 @@ export async function startWorker(config: Config): Promise<void> {
   const { deps, closeSteps } = createDeps(config, { name: 'compactd-worker' });
   const workers = runWorkers(deps);
   // The API serves /metrics itself; a worker-only process serves its own when asked to.
-  const metrics = config.metrics.port === undefined ? null : await serveMetrics(deps.metrics.registry, { host: config.host, port: config.metrics.port, token: config.metrics.token });
+  const metrics =
+    config.metrics.port === undefined
+      ? null
+      : await serveMetrics(deps.metrics.registry, { host: config.host, port: config.metrics.port, token: config.metrics.token });
   if (metrics) deps.logger.info({ url: `${metrics.url}/metrics` }, 'worker metrics listening');
   const metricsSteps = metrics ? [{ name: 'metrics-http', run: () => metrics.close() }] : [];
   onShutdownSignal(() => [...metricsSteps, ...workers.steps, ...closeSteps], config.shutdownTimeoutMs, deps.logger);

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+
 import type { CountReply, CountRequest } from './token-count-worker.js';
 
 /**

@@ -1,4 +1,5 @@
 import { parentPort } from 'node:worker_threads';
+
 import { countTokens } from '../lib/count-tokens.js';
 
 /**
@@ -18,11 +19,13 @@ export interface CountReply {
 // Texts come in batches (one message per batch, not per text): an append of 500 messages is a
 // few round trips between the threads, not 500.
 parentPort?.on('message', (batch: CountRequest[]) => {
-  parentPort?.postMessage(batch.map(({ id, text }): CountReply => {
-    try {
-      return { id, tokens: countTokens(text) };
-    } catch (error) {
-      return { id, error: error instanceof Error ? error.message : String(error) };
-    }
-  }));
+  parentPort?.postMessage(
+    batch.map(({ id, text }): CountReply => {
+      try {
+        return { id, tokens: countTokens(text) };
+      } catch (error) {
+        return { id, error: error instanceof Error ? error.message : String(error) };
+      }
+    }),
+  );
 });

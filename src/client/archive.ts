@@ -13,20 +13,33 @@ export function archiveMethods(t: Transport) {
 
   return {
     /** `GET /v1/conversations/:id/batches`: archived batch summaries, oldest first. */
-    listBatches: (conversationId: string, query: { level?: number; live?: boolean; after?: string; limit?: number } = {}, opts: RequestOptions = {}) =>
-      t.get<BatchPage>(`/v1/conversations/${enc(conversationId)}/batches`, query, opts),
+    listBatches: (
+      conversationId: string,
+      query: { level?: number; live?: boolean; after?: string; limit?: number } = {},
+      opts: RequestOptions = {},
+    ) => t.get<BatchPage>(`/v1/conversations/${enc(conversationId)}/batches`, query, opts),
     getBatch: (id: string, opts: RequestOptions = {}) => t.get<Batch>(`/v1/batches/${enc(id)}`, undefined, opts),
     /** `GET /v1/batches/:id/messages`: the originals a batch covers, in seq order. */
     getBatchMessages: (id: string, query: { after?: number; limit?: number } = {}, opts: RequestOptions = {}) =>
       t.get<BatchMessagesPage>(`/v1/batches/${enc(id)}/messages`, query, opts),
     /** `GET /v1/conversations/:id/export`: the full history, one line per message, streamed. */
-    exportConversation: async function* (id: string, query: { clipArchive?: boolean } = {}, opts: RequestOptions = {}): AsyncGenerator<ExportLine> {
+    exportConversation: async function* (
+      id: string,
+      query: { clipArchive?: boolean } = {},
+      opts: RequestOptions = {},
+    ): AsyncGenerator<ExportLine> {
       const attempt = await t.stream(`/v1/conversations/${enc(id)}/export`, query, opts);
       // The clock bounds the wait for headers; a long export may then take as long as it needs.
       attempt.stopClock();
       try {
         const body = attempt.response.body;
-        if (body === null) throw new CompactdError({ status: attempt.response.status, code: 'INVALID_RESPONSE', title: 'Invalid response', detail: 'export answered without a body' });
+        if (body === null)
+          throw new CompactdError({
+            status: attempt.response.status,
+            code: 'INVALID_RESPONSE',
+            title: 'Invalid response',
+            detail: 'export answered without a body',
+          });
         yield* readJsonLines<ExportLine>(body);
       } finally {
         attempt.settle();

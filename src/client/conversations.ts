@@ -22,7 +22,8 @@ export function conversationMethods(t: Transport) {
 
   const methods = {
     /** `POST /v1/conversations` → 201; an existing id is a `CONVERSATION_EXISTS` (409) error. */
-    createConversation: (body: CreateConversationRequest = {}, opts: PostOptions = {}) => t.post<Conversation>('/v1/conversations', body, opts),
+    createConversation: (body: CreateConversationRequest = {}, opts: PostOptions = {}) =>
+      t.post<Conversation>('/v1/conversations', body, opts),
     getConversation: (id: string, opts: RequestOptions = {}) => t.get<Conversation>(`/v1/conversations/${enc(id)}`, undefined, opts),
     /** `PATCH /v1/conversations/:id`: model, contextLimit, policy, metadata (policy and metadata replace); validated as a whole. */
     updateConversation: (id: string, body: UpdateConversationRequest, opts: RequestOptions = {}) =>
@@ -39,7 +40,11 @@ export function conversationMethods(t: Transport) {
     listMessages: (id: string, query: { after?: number; limit?: number } = {}, opts: RequestOptions = {}) =>
       t.get<MessagePage>(`/v1/conversations/${enc(id)}/messages`, query, opts),
     /** Every active message, page after page. */
-    iterateMessages: async function* (id: string, query: { pageSize?: number } = {}, opts: RequestOptions = {}): AsyncGenerator<StoredMessage> {
+    iterateMessages: async function* (
+      id: string,
+      query: { pageSize?: number } = {},
+      opts: RequestOptions = {},
+    ): AsyncGenerator<StoredMessage> {
       let after: number | null = 0;
       while (after !== null) {
         const page: MessagePage = await methods.listMessages(id, { after, limit: query.pageSize ?? 500 }, opts);

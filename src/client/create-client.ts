@@ -1,7 +1,7 @@
 import { archiveMethods } from './archive.js';
 import { conversationMethods } from './conversations.js';
 import { jobMethods } from './jobs.js';
-import { createTransport, type ClientOptions, type RequestOptions } from './transport.js';
+import { type ClientOptions, createTransport, type RequestOptions } from './transport.js';
 import type { Health } from './types.js';
 import { webhookMethods } from './webhooks.js';
 

@@ -50,7 +50,10 @@ export class CompactdError extends Error {
   readonly requestId: string | undefined;
 
   constructor(init: CompactdErrorInit) {
-    super(init.detail ? `${init.code}: ${init.detail}` : `${init.code}: ${init.title}`, init.cause === undefined ? undefined : { cause: init.cause });
+    super(
+      init.detail ? `${init.code}: ${init.detail}` : `${init.code}: ${init.title}`,
+      init.cause === undefined ? undefined : { cause: init.cause },
+    );
     this.name = 'CompactdError';
     this.status = init.status;
     this.code = init.code;
@@ -81,7 +84,12 @@ function fieldErrors(value: unknown): FieldError[] | undefined {
  * (a proxy's HTML page, an empty 502) becomes `HTTP_<status>` with the start of the body as
  * detail, so the caller still sees what came back.
  */
-export function errorFromResponse(status: number, statusText: string, bodyText: string, meta: { retryAfterMs?: number | undefined; requestId?: string | undefined }): CompactdError {
+export function errorFromResponse(
+  status: number,
+  statusText: string,
+  bodyText: string,
+  meta: { retryAfterMs?: number | undefined; requestId?: string | undefined },
+): CompactdError {
   let body: unknown;
   try {
     body = bodyText === '' ? undefined : JSON.parse(bodyText);
@@ -101,5 +109,11 @@ export function errorFromResponse(status: number, statusText: string, bodyText: 
     });
   }
   const snippet = bodyText.trim().slice(0, 300);
-  return new CompactdError({ status, code: `HTTP_${status}`, title: statusText || `HTTP ${status}`, detail: snippet === '' ? undefined : snippet, ...meta });
+  return new CompactdError({
+    status,
+    code: `HTTP_${status}`,
+    title: statusText || `HTTP ${status}`,
+    detail: snippet === '' ? undefined : snippet,
+    ...meta,
+  });
 }

@@ -72,7 +72,8 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-const aborted = (cause: unknown) => new CompactdError({ status: 0, code: 'ABORTED', title: 'Aborted', detail: 'the request was aborted by the caller', cause });
+const aborted = (cause: unknown) =>
+  new CompactdError({ status: 0, code: 'ABORTED', title: 'Aborted', detail: 'the request was aborted by the caller', cause });
 
 export function buildUrl(baseUrl: string, path: string, query: RequestSpec['query']): string {
   const url = new URL(baseUrl.replace(/\/+$/, '') + path);
@@ -121,7 +122,14 @@ async function fetchOnce(http: HttpSettings, spec: RequestSpec): Promise<Attempt
     settle();
     if (error instanceof CompactdError) throw error;
     if (spec.signal?.aborted) throw aborted(spec.signal.reason);
-    if (timedOut) throw new CompactdError({ status: 0, code: 'TIMEOUT', title: 'Timeout', detail: `no answer from ${http.baseUrl} within ${timeoutMs} ms`, cause: error });
+    if (timedOut)
+      throw new CompactdError({
+        status: 0,
+        code: 'TIMEOUT',
+        title: 'Timeout',
+        detail: `no answer from ${http.baseUrl} within ${timeoutMs} ms`,
+        cause: error,
+      });
     const reason = (error as { cause?: { code?: string; message?: string } }).cause;
     const detail = `${spec.method} ${http.baseUrl}${spec.path} failed: ${reason?.code ?? reason?.message ?? (error as Error).message}`;
     throw new CompactdError({ status: 0, code: 'CONNECTION_FAILED', title: 'Connection failed', detail, cause: error });
@@ -176,13 +184,25 @@ export async function requestJson<T>(http: HttpSettings, spec: RequestSpec): Pro
   try {
     text = await response.text();
   } catch (error) {
-    throw new CompactdError({ status: response.status, code: 'CONNECTION_FAILED', title: 'Connection failed', detail: 'the answer was cut off', cause: error });
+    throw new CompactdError({
+      status: response.status,
+      code: 'CONNECTION_FAILED',
+      title: 'Connection failed',
+      detail: 'the answer was cut off',
+      cause: error,
+    });
   } finally {
     settle();
   }
   try {
     return { status: response.status, body: JSON.parse(text) as T, headers: response.headers };
   } catch (error) {
-    throw new CompactdError({ status: response.status, code: 'INVALID_RESPONSE', title: 'Invalid response', detail: `expected JSON, got: ${text.slice(0, 200)}`, cause: error });
+    throw new CompactdError({
+      status: response.status,
+      code: 'INVALID_RESPONSE',
+      title: 'Invalid response',
+      detail: `expected JSON, got: ${text.slice(0, 200)}`,
+      cause: error,
+    });
   }
 }

@@ -7,9 +7,9 @@
  *   await compactd.appendMessages('conv-1', [{ role: 'user', content: 'hi' }]);
  *   const { system, messages } = await compactd.getContext('conv-1');
  */
-export { createClient, type ClientOptions, type CompactdClient, type PostOptions, type RequestOptions } from './create-client.js';
-export { CompactdError, isCompactdError, type ClientErrorCode, type FieldError } from './errors.js';
-export { parseRetryAfter, type FetchLike } from './http.js';
-export { DEFAULT_WAIT_TIMEOUT_MS, type WaitForJobOptions } from './wait.js';
-export { isTerminal, TERMINAL_JOB_STATUSES } from './types.js';
+export { type ClientOptions, type CompactdClient, createClient, type PostOptions, type RequestOptions } from './create-client.js';
+export { type ClientErrorCode, CompactdError, type FieldError, isCompactdError } from './errors.js';
+export { type FetchLike, parseRetryAfter } from './http.js';
 export type * from './types.js';
+export { isTerminal, TERMINAL_JOB_STATUSES } from './types.js';
+export { DEFAULT_WAIT_TIMEOUT_MS, type WaitForJobOptions } from './wait.js';

@@ -15,7 +15,13 @@ export async function* readJsonLines<T>(body: ReadableStream<Uint8Array>): Async
     try {
       return JSON.parse(line) as T;
     } catch (error) {
-      throw new CompactdError({ status: 200, code: 'INVALID_RESPONSE', title: 'Invalid response', detail: `line ${lineNumber} is not JSON: ${line.slice(0, 120)}`, cause: error });
+      throw new CompactdError({
+        status: 200,
+        code: 'INVALID_RESPONSE',
+        title: 'Invalid response',
+        detail: `line ${lineNumber} is not JSON: ${line.slice(0, 120)}`,
+        cause: error,
+      });
     }
   };
   try {
@@ -24,7 +30,13 @@ export async function* readJsonLines<T>(body: ReadableStream<Uint8Array>): Async
       try {
         chunk = await reader.read();
       } catch (error) {
-        throw new CompactdError({ status: 200, code: 'CONNECTION_FAILED', title: 'Connection failed', detail: `the stream broke after ${lineNumber} lines`, cause: error });
+        throw new CompactdError({
+          status: 200,
+          code: 'CONNECTION_FAILED',
+          title: 'Connection failed',
+          detail: `the stream broke after ${lineNumber} lines`,
+          cause: error,
+        });
       }
       const { done, value } = chunk;
       buffered += done ? decoder.decode() : decoder.decode(value, { stream: true });

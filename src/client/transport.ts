@@ -1,4 +1,4 @@
-import { requestEmpty, requestJson, send, type Attempt, type FetchLike, type HttpSettings, type RequestSpec } from './http.js';
+import { type Attempt, type FetchLike, type HttpSettings, requestEmpty, requestJson, type RequestSpec, send } from './http.js';
 
 export interface ClientOptions {
   /** e.g. `http://127.0.0.1:8080` */
@@ -57,7 +57,16 @@ export function createTransport(options: ClientOptions): Transport {
       (await requestJson<T>(http, { method: 'GET', path, query, idempotent: true, ...extra })).body,
     post: async <T>(path: string, body: unknown, opts: PostOptions = {}) => {
       const key = opts.idempotencyKey ?? globalThis.crypto.randomUUID();
-      return (await requestJson<T>(http, { method: 'POST', path, body, headers: { 'idempotency-key': key }, signal: opts.signal, idempotent: true })).body;
+      return (
+        await requestJson<T>(http, {
+          method: 'POST',
+          path,
+          body,
+          headers: { 'idempotency-key': key },
+          signal: opts.signal,
+          idempotent: true,
+        })
+      ).body;
     },
     // A PUT replaces: repeating it after a lost connection changes nothing more.
     put: async <T>(path: string, body: unknown, opts: RequestOptions = {}) =>
@@ -67,7 +76,8 @@ export function createTransport(options: ClientOptions): Transport {
       (await requestJson<T>(http, { method: 'PATCH', path, body, signal: opts.signal, idempotent: true })).body,
     // DELETEs are not repeated after a lost connection: the repeat of one that landed would
     // answer 404 (webhook gone) or 409 (job already cancelled) for what in fact succeeded.
-    remove: (path: string, opts: RequestOptions = {}) => requestEmpty(http, { method: 'DELETE', path, signal: opts.signal, idempotent: false }),
+    remove: (path: string, opts: RequestOptions = {}) =>
+      requestEmpty(http, { method: 'DELETE', path, signal: opts.signal, idempotent: false }),
     deleteJson: async <T>(path: string, opts: RequestOptions = {}) =>
       (await requestJson<T>(http, { method: 'DELETE', path, signal: opts.signal, idempotent: false })).body,
     stream: (path, query, opts = {}) => send(http, { method: 'GET', path, query, signal: opts.signal, idempotent: true }),

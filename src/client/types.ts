@@ -3,6 +3,7 @@
  * Every import here is type-only: at run time the client loads no server code and no zod.
  */
 import type { z } from 'zod';
+
 import type {
   BatchMessagesResponseSchema,
   BatchSchema,
@@ -14,9 +15,20 @@ import type {
 import type { ProblemSchema } from '../api/schemas/common.js';
 import type { ConversationSchema, CreateConversationBodySchema, UpdateConversationBodySchema } from '../api/schemas/conversations.js';
 import type { JobSchema, ListJobsResponseSchema } from '../api/schemas/jobs.js';
-import type { AppendResponseSchema, ContextResponseSchema, ListMessagesResponseSchema, StoredMessageSchema } from '../api/schemas/messages.js';
+import type {
+  AppendResponseSchema,
+  ContextResponseSchema,
+  ListMessagesResponseSchema,
+  StoredMessageSchema,
+} from '../api/schemas/messages.js';
 import type { ToolDefinitionSchema } from '../api/schemas/tools.js';
-import type { ListDeliveriesQuerySchema, ListDeliveriesResponseSchema, WebhookBodySchema, WebhookDeliverySchema, WebhookSchema } from '../api/schemas/webhooks.js';
+import type {
+  ListDeliveriesQuerySchema,
+  ListDeliveriesResponseSchema,
+  WebhookBodySchema,
+  WebhookDeliverySchema,
+  WebhookSchema,
+} from '../api/schemas/webhooks.js';
 import type { Block, Role } from '../compaction/types.js';
 import type { CompactionOptions } from '../queue/job-options.js';
 

@@ -10,10 +10,13 @@ export function webhookMethods(t: Transport) {
     getWebhook: (opts: RequestOptions = {}) => t.get<Webhook>('/v1/webhook', undefined, opts),
     deleteWebhook: (opts: RequestOptions = {}) => t.remove('/v1/webhook', opts),
     /** `PUT /v1/conversations/:id/webhook`: the conversation's own webhook, which wins over the tenant's. */
-    setConversationWebhook: (conversationId: string, body: WebhookRequest, opts: RequestOptions = {}) => t.put<Webhook>(conversationPath(conversationId), body, opts),
-    getConversationWebhook: (conversationId: string, opts: RequestOptions = {}) => t.get<Webhook>(conversationPath(conversationId), undefined, opts),
+    setConversationWebhook: (conversationId: string, body: WebhookRequest, opts: RequestOptions = {}) =>
+      t.put<Webhook>(conversationPath(conversationId), body, opts),
+    getConversationWebhook: (conversationId: string, opts: RequestOptions = {}) =>
+      t.get<Webhook>(conversationPath(conversationId), undefined, opts),
     deleteConversationWebhook: (conversationId: string, opts: RequestOptions = {}) => t.remove(conversationPath(conversationId), opts),
     /** `GET /v1/webhooks/deliveries`: the delivery log, newest first, with every attempt. */
-    listWebhookDeliveries: (query: WebhookDeliveryQuery = {}, opts: RequestOptions = {}) => t.get<WebhookDeliveryPage>('/v1/webhooks/deliveries', query, opts),
+    listWebhookDeliveries: (query: WebhookDeliveryQuery = {}, opts: RequestOptions = {}) =>
+      t.get<WebhookDeliveryPage>('/v1/webhooks/deliveries', query, opts),
   };
 }

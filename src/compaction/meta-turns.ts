@@ -39,7 +39,11 @@ const WRAPPER_OPENING = new RegExp(`^<(?:${META_WRAPPER_TAGS.join('|')})>`);
 /** A text that is a harness wrapper, an interruption notice or a rendered meta turn. */
 export function isMetaText(text: string): boolean {
   const trimmed = text.trimStart();
-  return WRAPPER_OPENING.test(trimmed) || trimmed.startsWith(META_TURN_MARKER) || (INTERRUPTION_NOTICES as readonly string[]).includes(trimmed.trimEnd());
+  return (
+    WRAPPER_OPENING.test(trimmed) ||
+    trimmed.startsWith(META_TURN_MARKER) ||
+    (INTERRUPTION_NOTICES as readonly string[]).includes(trimmed.trimEnd())
+  );
 }
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import { pushAll } from './push-all.js';
 import type { Block, ImageBlock, NormalizedMessage, Role, TextBlock, ToolResultBlock } from './types.js';
 
@@ -42,12 +43,7 @@ const ToolResultBlockSchema = z.strictObject({
   is_error: z.boolean().optional(),
   cache_control: z.unknown().optional(),
 });
-const AnthropicBlockSchema = z.discriminatedUnion('type', [
-  TextBlockSchema,
-  ImageBlockSchema,
-  ToolUseBlockSchema,
-  ToolResultBlockSchema,
-]);
+const AnthropicBlockSchema = z.discriminatedUnion('type', [TextBlockSchema, ImageBlockSchema, ToolUseBlockSchema, ToolResultBlockSchema]);
 
 const AnthropicMessageSchema = z.strictObject({
   role: z.enum(['system', 'user', 'assistant', 'tool']),
@@ -196,9 +192,7 @@ function stripCacheControl(block: z.infer<typeof AnthropicBlockSchema>): Block {
 
 function checkBlocksForRole(role: Role, content: Block[], field: string): FieldIssue | undefined {
   const index = content.findIndex(
-    (block) =>
-      (block.type === 'tool_use' && role !== 'assistant') ||
-      (block.type === 'tool_result' && role !== 'user' && role !== 'tool'),
+    (block) => (block.type === 'tool_use' && role !== 'assistant') || (block.type === 'tool_result' && role !== 'user' && role !== 'tool'),
   );
   if (index < 0) return undefined;
   const block = content[index];

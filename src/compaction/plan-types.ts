@@ -83,12 +83,7 @@ export interface CompactionPlan {
   stats: { candidateUnits: number; summarizedUnits: number; truncated: number; masked: number };
 }
 
-export type NoopReason =
-  | 'empty'
-  | 'below_target'
-  | 'below_tool_minimum'
-  | 'nothing_to_compact'
-  | 'insufficient_progress';
+export type NoopReason = 'empty' | 'below_target' | 'below_tool_minimum' | 'nothing_to_compact' | 'insufficient_progress';
 
 export interface CompactionNoop {
   kind: 'noop';

@@ -26,7 +26,7 @@ export function quoteMarkerLines(text: string): string {
 
 /** Tool names and ids are rendered inside a marker line, so whitespace and brackets are replaced. */
 function markerToken(value: string): string {
-  const cleaned = value.replace(/[\s\[\]]+/g, '_');
+  const cleaned = value.replace(/[\s[\]]+/g, '_');
   return cleaned.length > 0 ? cleaned : '_';
 }
 
@@ -95,7 +95,11 @@ export function renderBlock(block: Block, toolNames: ReadonlyMap<string, string>
  * A message's content as one text, blocks separated by blank lines. A meta turn opens with
  * its marker line, so a summarizer reads it as the harness's, not as the user's words.
  */
-export function renderMessageText(message: HistoryMessage, toolNames: ReadonlyMap<string, string>, shortIds?: ReadonlyMap<string, string>): string {
+export function renderMessageText(
+  message: HistoryMessage,
+  toolNames: ReadonlyMap<string, string>,
+  shortIds?: ReadonlyMap<string, string>,
+): string {
   const text = message.content.map((block) => renderBlock(block, toolNames, shortIds)).join('\n\n');
   return message.meta === true ? `${META_TURN_MARKER}\n${text}` : text;
 }

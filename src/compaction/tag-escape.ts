@@ -11,8 +11,36 @@
  * characters: linear in the text, no regex backtracking.
  */
 
-const LT_LIKE = new Set(['<', '\uFF1C', '\uFE64', '\u2039', '\u3008', '\u27E8', '\u2329', '\u1438', '\u02C2', '\u276E', '\u276C', '\u29FC', '\u227A', '\u22D6']);
-const SLASH_LIKE = new Set(['/', '\uFF0F', '\u2215', '\u2044', '\u29F8', '\u2571', '\u30CE', '\u3033', '\u4E3F', '\u2F03', '\u27CB', '\u1735']);
+const LT_LIKE = new Set([
+  '<',
+  '\uFF1C',
+  '\uFE64',
+  '\u2039',
+  '\u3008',
+  '\u27E8',
+  '\u2329',
+  '\u1438',
+  '\u02C2',
+  '\u276E',
+  '\u276C',
+  '\u29FC',
+  '\u227A',
+  '\u22D6',
+]);
+const SLASH_LIKE = new Set([
+  '/',
+  '\uFF0F',
+  '\u2215',
+  '\u2044',
+  '\u29F8',
+  '\u2571',
+  '\u30CE',
+  '\u3033',
+  '\u4E3F',
+  '\u2F03',
+  '\u27CB',
+  '\u1735',
+]);
 
 /** Look-alikes of the Latin letters our tag words use (from Unicode's confusables), upper and lower case. */
 const LETTER_LOOKALIKES: Record<string, string> = {
@@ -117,7 +145,7 @@ function opensTag(after: readonly string[], words: readonly string[]): boolean {
  */
 function visibleAhead(text: string, from: number, count: number): string[] {
   const out: string[] = [];
-  for (let i = from; i < text.length && out.length < count; ) {
+  for (let i = from; i < text.length && out.length < count;) {
     const code = text.codePointAt(i) as number;
     const width = code > 0xffff ? 2 : 1;
     for (const ch of foldChar(text.slice(i, i + width))) out.push(ch);
@@ -130,7 +158,7 @@ function visibleAhead(text: string, from: number, count: number): string[] {
 function tagOpenings(text: string, words: readonly string[]): number[] {
   const need = MAX_TAG_PUNCTUATION + Math.max(...words.map((word) => word.length));
   const openings: number[] = [];
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     const code = text.codePointAt(i) as number;
     const width = code > 0xffff ? 2 : 1;
     const isLt = code === 0x3c || (code >= 0x80 && foldChar(text.slice(i, i + width)) === '<');
@@ -182,7 +210,7 @@ export function restoreTags(text: string, words: readonly string[]): string {
     length += before.length;
     entities.set(length, match[0]);
     length += ch.length;
-    last = (match.index as number) + match[0].length;
+    last = match.index + match[0].length;
   }
   if (entities.size === 0) return text;
   parts.push(text.slice(last));

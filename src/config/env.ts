@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import { EMPTY_ALLOW_LIST, parseWebhookAllowList, type WebhookAllowList } from '../lib/webhook-target.js';
 import { parseRedisUrl } from './redis-url.js';
 
@@ -10,13 +11,16 @@ import { parseRedisUrl } from './redis-url.js';
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const url = (protocols: string[]) =>
-  z.string().refine((value) => {
-    try {
-      return protocols.includes(new URL(value).protocol);
-    } catch {
-      return false;
-    }
-  }, `must be a URL with scheme ${protocols.join(' or ')}`);
+  z.string().refine(
+    (value) => {
+      try {
+        return protocols.includes(new URL(value).protocol);
+      } catch {
+        return false;
+      }
+    },
+    `must be a URL with scheme ${protocols.join(' or ')}`,
+  );
 
 const SummarizerSchema = z
   .string()
@@ -90,7 +94,10 @@ export const EnvSchema = z.object({
   COMPACTD_CONFIG: z.string().min(1).optional(),
 
   /** BullMQ key prefix; wrapped in {…} so every key hashes to one Redis Cluster slot */
-  COMPACTD_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ or - only').default('compactd'),
+  COMPACTD_QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ or - only')
+    .default('compactd'),
   COMPACTD_COMPACTION_CONCURRENCY: int(1, 256).default(8),
   COMPACTD_SUMMARIZE_CONCURRENCY: int(1, 1024).default(32),
   COMPACTD_SHUTDOWN_TIMEOUT_MS: int(100, 600_000).default(30_000),
@@ -153,7 +160,6 @@ export interface Config {
   apiLimits: { statementTimeoutMs: number; maxSearchesPerTenant: number };
   longPoll: { maxWaitersPerTenant: number };
 }
-
 
 export class ConfigError extends Error {
   constructor(readonly issues: string[]) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import { AppError } from '../lib/errors.js';
 import { safeText } from '../lib/text-safety.js';
 
@@ -60,7 +61,10 @@ export const ScoringSchema = z.strictObject({
   toolCallBonus: weight.default(4),
   keywordBonus: weight.default(1.5),
   /** matched case-insensitively at a word start ("fail" matches "failed"); each counts once per unit */
-  keywords: z.array(text(1, 64)).max(200).default([...DEFAULT_KEYWORDS]),
+  keywords: z
+    .array(text(1, 64))
+    .max(200)
+    .default([...DEFAULT_KEYWORDS]),
   lengthBonusPer100Chars: weight.default(1),
   lengthBonusCap: weight.default(3),
 });
@@ -156,12 +160,19 @@ export const PolicySchema = PolicyObjectSchema.superRefine((policy, ctx) => {
   const { maxTokens, headTokens, tailTokens } = policy.tier1;
   if (headTokens + tailTokens >= maxTokens) {
     issue(
-      [['tier1', 'maxTokens'], ['tier1', 'headTokens'], ['tier1', 'tailTokens']],
+      [
+        ['tier1', 'maxTokens'],
+        ['tier1', 'headTokens'],
+        ['tier1', 'tailTokens'],
+      ],
       `tier1 headTokens + tailTokens (${headTokens} + ${tailTokens}) must be below maxTokens (${maxTokens})`,
     );
   }
   if (policy.summaryMaxTokens >= policy.chunkTokens) {
-    issue([['summaryMaxTokens'], ['chunkTokens']], `summaryMaxTokens (${policy.summaryMaxTokens}) must be below chunkTokens (${policy.chunkTokens})`);
+    issue(
+      [['summaryMaxTokens'], ['chunkTokens']],
+      `summaryMaxTokens (${policy.summaryMaxTokens}) must be below chunkTokens (${policy.chunkTokens})`,
+    );
   }
   if (policy.ledgerMaxTokens >= policy.clipArchiveMaxTokens) {
     issue(
@@ -184,7 +195,7 @@ function toOverrideSchema(schema: z.ZodType): z.ZodType {
   }
   if (schema instanceof z.ZodObject) {
     const shape: Record<string, z.ZodType> = {};
-    for (const [key, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+    for (const [key, field] of Object.entries(schema.shape)) {
       shape[key] = toOverrideSchema(field).optional();
     }
     return z.strictObject(shape);
@@ -218,7 +229,7 @@ function deepMerge(base: Record<string, unknown>, override: Record<string, unkno
 export function mergePolicy(...overrides: ReadonlyArray<PolicyOverride | null | undefined>): Policy {
   let merged: Record<string, unknown> = {};
   for (const override of overrides) {
-    if (override) merged = deepMerge(merged, override as Record<string, unknown>);
+    if (override) merged = deepMerge(merged, override);
   }
   const parsed = PolicySchema.safeParse(merged);
   if (parsed.success) return parsed.data;

@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+
 import type { JobStatus } from './schema.js';
 
 /**
@@ -33,7 +34,11 @@ function dispatch(payload: string, handlers: JobStatusHandlers): void {
 
 /** Resolves once listening; postgres.js re-listens after a lost connection and calls `onListen` again. */
 export async function subscribeJobStatus(sql: postgres.Sql, handlers: JobStatusHandlers): Promise<JobStatusSubscription> {
-  const request = await sql.listen(JOB_STATUS_CHANNEL, (payload) => dispatch(payload, handlers), () => handlers.onListen());
+  const request = await sql.listen(
+    JOB_STATUS_CHANNEL,
+    (payload) => dispatch(payload, handlers),
+    () => handlers.onListen(),
+  );
   return { close: () => request.unlisten() };
 }
 

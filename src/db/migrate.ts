@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';

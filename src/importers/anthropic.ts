@@ -11,7 +11,11 @@ import type { ImportedConversation, ImportOptions } from './types.js';
  */
 export function importAnthropicMessages(value: unknown, options: ImportOptions, fallbackId: string): ImportedConversation {
   const messages = Array.isArray(value) ? value : isRecord(value) && Array.isArray(value.messages) ? value.messages : undefined;
-  if (!messages) throw new TranscriptImportError('TRANSCRIPT_INVALID', 'an Anthropic transcript is {"system"?, "messages": [...]} or an array of messages');
+  if (!messages)
+    throw new TranscriptImportError(
+      'TRANSCRIPT_INVALID',
+      'an Anthropic transcript is {"system"?, "messages": [...]} or an array of messages',
+    );
   const raw: unknown[] = [];
   const names: string[] = [];
   const system = isRecord(value) ? value.system : undefined;

@@ -1,5 +1,5 @@
 import { markMetaTurn } from '../compaction/meta-turns.js';
-import { normalizeMessages, type FieldIssue, type MessageFormat } from '../compaction/normalize.js';
+import { type FieldIssue, type MessageFormat, normalizeMessages } from '../compaction/normalize.js';
 import type { Block, NormalizedMessage } from '../compaction/types.js';
 import { TranscriptImportError } from './errors.js';
 import type { ImportedConversation, ImportStats } from './types.js';
@@ -115,7 +115,10 @@ function repairPairing(messages: NormalizedMessage[]): Pairing {
       if (seen.has(block.tool_use_id)) return block;
       orphanedToolResults++;
       changed = true;
-      return { type: 'text', text: `[result of tool call ${block.tool_use_id}, whose call is not in this transcript]\n${resultText(block.content)}` };
+      return {
+        type: 'text',
+        text: `[result of tool call ${block.tool_use_id}, whose call is not in this transcript]\n${resultText(block.content)}`,
+      };
     });
     if (!changed) return message;
     // A tool-role message left with text only reads as what it is: input to the model.

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import { TranscriptImportError } from './errors.js';
 import type { JsonLine } from './json.js';
 
@@ -51,9 +52,13 @@ export type ClassifiedLine =
 export function classifyLine({ line, value }: JsonLine): ClassifiedLine {
   const base = LineSchema.safeParse(value);
   if (!base.success) {
-    throw new TranscriptImportError('TRANSCRIPT_INVALID', `line ${line}: not a Claude Code session entry (an object with a "type" is expected)`, {
-      line,
-    });
+    throw new TranscriptImportError(
+      'TRANSCRIPT_INVALID',
+      `line ${line}: not a Claude Code session entry (an object with a "type" is expected)`,
+      {
+        line,
+      },
+    );
   }
   const type = base.data.type;
   if (type === 'user' || type === 'assistant') {

@@ -1,5 +1,5 @@
 import { pushAll } from '../compaction/push-all.js';
-import { usageOf, type MessageLine } from './claude-code-lines.js';
+import { type MessageLine, usageOf } from './claude-code-lines.js';
 import { isRecord } from './json.js';
 
 /** One kept line of a Claude Code session: its entry, cleaned content blocks and 1-based line number. */

@@ -1,8 +1,8 @@
 import { cleanAnthropicContent } from './blocks.js';
 import { buildConversation } from './build.js';
-import { classifyLine, contentText, type ClassifiedLine, type MessageLine } from './claude-code-lines.js';
+import { type ClassifiedLine, classifyLine, contentText, type MessageLine } from './claude-code-lines.js';
 import { rebuildMessages, type SessionLine } from './claude-code-turns.js';
-import { parseJsonLines, type JsonLine } from './json.js';
+import { type JsonLine, parseJsonLines } from './json.js';
 import type { ImportedConversation, ImportOptions } from './types.js';
 
 /** Claude Code's own compaction in a session: the boundary line and the summary that replaced the history. */

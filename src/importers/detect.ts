@@ -1,6 +1,6 @@
 import { TranscriptImportError } from './errors.js';
 import { isRecord } from './json.js';
-import { parseTranscriptText, type ParsedText } from './parse.js';
+import { type ParsedText, parseTranscriptText } from './parse.js';
 import { TRANSCRIPT_FORMATS, type TranscriptFormat } from './types.js';
 
 /** Line types of Claude Code session files (kept and dropped alike). */
@@ -15,7 +15,8 @@ export function detectTranscriptFormat(text: string, fileName?: string): Transcr
 }
 
 export function detectParsedFormat(parsed: ParsedText, fileName?: string): TranscriptFormat {
-  const format = parsed.kind === 'lines' ? detectLines(parsed.lines.slice(0, 50).map((l) => l.value)) : detectDocument(parsed.value, fileName);
+  const format =
+    parsed.kind === 'lines' ? detectLines(parsed.lines.slice(0, 50).map((l) => l.value)) : detectDocument(parsed.value, fileName);
   if (format) return format;
   const name = fileName === undefined ? 'the transcript' : fileName;
   throw new TranscriptImportError(
@@ -62,7 +63,12 @@ function isOpenHandsItem(value: unknown): boolean {
 }
 
 function isClaudeCodeLine(value: unknown): boolean {
-  return isRecord(value) && typeof value.type === 'string' && CLAUDE_CODE_TYPES.has(value.type) && ('sessionId' in value || 'uuid' in value || 'messageId' in value);
+  return (
+    isRecord(value) &&
+    typeof value.type === 'string' &&
+    CLAUDE_CODE_TYPES.has(value.type) &&
+    ('sessionId' in value || 'uuid' in value || 'messageId' in value)
+  );
 }
 
 /** OpenAI and Anthropic chat lists look alike until a tool call, a null content or a block type tells them apart. */

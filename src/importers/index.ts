@@ -6,7 +6,7 @@ import { shortHash } from './json.js';
 import { importMiniSweAgent } from './mini-swe-agent.js';
 import { importOpenAIChat, importTauBench } from './openai-chat.js';
 import { importOpenHands } from './openhands.js';
-import { asLines, parseTranscriptText, type ParsedText } from './parse.js';
+import { asLines, type ParsedText, parseTranscriptText } from './parse.js';
 import type { ImportedConversation, ImportOptions, ImportResult, TranscriptFormat } from './types.js';
 
 /**
@@ -14,11 +14,11 @@ import type { ImportedConversation, ImportOptions, ImportResult, TranscriptForma
  * chat logs, τ-bench, mini-swe-agent and OpenHands runs) into normalized messages ready to
  * append. Pure: they take the file's text; reading it is the caller's job.
  */
+export { type CompactBoundary, findCompactBoundary } from './claude-code.js';
+export { detectTranscriptFormat } from './detect.js';
+export { type TranscriptErrorCode, TranscriptImportError } from './errors.js';
 export type { ImportedConversation, ImportOptions, ImportResult, ImportStats, TranscriptFormat } from './types.js';
 export { TRANSCRIPT_FORMATS } from './types.js';
-export { TranscriptImportError, type TranscriptErrorCode } from './errors.js';
-export { detectTranscriptFormat } from './detect.js';
-export { findCompactBoundary, type CompactBoundary } from './claude-code.js';
 
 /**
  * Imports a transcript text. The format is detected unless given; every message goes

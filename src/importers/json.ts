@@ -38,7 +38,6 @@ export function parseJsonLines(text: string): JsonLine[] {
   return out;
 }
 
-
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -13,7 +13,10 @@ import type { ImportedConversation, ImportOptions } from './types.js';
  */
 export function importMiniSweAgent(value: unknown, options: ImportOptions, fallbackId: string): ImportedConversation {
   if (!isRecord(value) || !Array.isArray(value.messages)) {
-    throw new TranscriptImportError('TRANSCRIPT_INVALID', 'a mini-swe-agent trajectory is {"messages": [...], "info": {...}, "instance_id": ...}');
+    throw new TranscriptImportError(
+      'TRANSCRIPT_INVALID',
+      'a mini-swe-agent trajectory is {"messages": [...], "info": {...}, "instance_id": ...}',
+    );
   }
   const info = isRecord(value.info) ? value.info : {};
   const raw = value.messages.map((message: unknown) =>

@@ -30,7 +30,8 @@ function cleanToolCall(call: unknown): unknown {
 /** A plain OpenAI chat file: an array of messages or `{messages: [...]}` (optionally with an `id`). */
 export function importOpenAIChat(value: unknown, options: ImportOptions, fallbackId: string): ImportedConversation {
   const messages = Array.isArray(value) ? value : isRecord(value) && Array.isArray(value.messages) ? value.messages : undefined;
-  if (!messages) throw new TranscriptImportError('TRANSCRIPT_INVALID', 'an OpenAI chat transcript is an array of messages or {"messages": [...]}');
+  if (!messages)
+    throw new TranscriptImportError('TRANSCRIPT_INVALID', 'an OpenAI chat transcript is an array of messages or {"messages": [...]}');
   const ownId = isRecord(value) ? stringId(value.id ?? value.conversation_id) : undefined;
   return buildConversation({
     id: options.conversationId ?? ownId ?? `openai-${fallbackId}`,

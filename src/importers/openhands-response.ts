@@ -44,7 +44,8 @@ export function modelReplyOf(event: Record<string, unknown>): ModelReply | undef
   if (!isRecord(message) || !Array.isArray(message.tool_calls)) return undefined;
   const calls = message.tool_calls.flatMap(toolCallOf);
   if (calls.length === 0) return undefined;
-  const key = typeof response.id === 'string' && response.id !== '' ? `response ${response.id}` : `calls ${calls.map((c) => c.id).join(' ')}`;
+  const key =
+    typeof response.id === 'string' && response.id !== '' ? `response ${response.id}` : `calls ${calls.map((c) => c.id).join(' ')}`;
   const reply: ModelReply = { key, text: contentText(message.content), calls };
   if (typeof response.model === 'string' && response.model !== '') reply.model = response.model;
   const usage = usageOf(response.usage);

@@ -3,7 +3,7 @@ import { MISSING_RESULT_TEXT } from './claude-code-turns.js';
 import { TranscriptImportError } from './errors.js';
 import { isRecord } from './json.js';
 import { stringId } from './openai-chat.js';
-import { modelReplyOf, toolCallMetadata, type ModelToolCall } from './openhands-response.js';
+import { modelReplyOf, type ModelToolCall, toolCallMetadata } from './openhands-response.js';
 import type { ParsedText } from './parse.js';
 import type { ImportedConversation, ImportOptions } from './types.js';
 
@@ -28,7 +28,8 @@ import type { ImportedConversation, ImportOptions } from './types.js';
 export function importOpenHands(parsed: ParsedText, options: ImportOptions, fallbackId: string): ImportedConversation[] {
   const histories = historiesOf(parsed);
   return histories.map(({ events, instanceId }, index) => {
-    const id = options.conversationId ?? instanceId ?? (histories.length > 1 ? `openhands-${fallbackId}-${index}` : `openhands-${fallbackId}`);
+    const id =
+      options.conversationId ?? instanceId ?? (histories.length > 1 ? `openhands-${fallbackId}-${index}` : `openhands-${fallbackId}`);
     const turns = eventsToTurns(events);
     const { raw, names, synthesized } = flatten(turns.items);
     return buildConversation({
@@ -107,7 +108,9 @@ function eventsToTurns(events: unknown[]): Turns {
   });
   // actions something the model read answered (a state change or recall note answers nothing)
   const observed = new Set(
-    (events as Event[]).filter((e) => typeof e.observation === 'string' && !DROPPED_OBSERVATIONS.has(e.observation) && e.cause !== undefined).map((e) => e.cause),
+    (events as Event[])
+      .filter((e) => typeof e.observation === 'string' && !DROPPED_OBSERVATIONS.has(e.observation) && e.cause !== undefined)
+      .map((e) => e.cause),
   );
   const out: Turns = { items: [], dropped: 0, duplicateResults: 0 };
   const replies = new Map<string, Reply>(); // reply key → its turn
@@ -136,7 +139,9 @@ function eventsToTurns(events: unknown[]): Turns {
     }
     const content = typeof event.content === 'string' ? event.content : '';
     const recordedId = toolCallMetadata(event)?.toolCallId;
-    const target = (recordedId !== undefined && callById.has(recordedId) ? { reply: callById.get(recordedId), callId: recordedId } : undefined) ?? callOfAction.get(event.cause);
+    const target =
+      (recordedId !== undefined && callById.has(recordedId) ? { reply: callById.get(recordedId), callId: recordedId } : undefined) ??
+      callOfAction.get(event.cause);
     if (target?.reply) {
       if (target.reply.results.has(target.callId)) out.duplicateResults++;
       else target.reply.results.set(target.callId, toolResult(target.callId, content, observation === 'error'));
@@ -144,13 +149,20 @@ function eventsToTurns(events: unknown[]): Turns {
     }
     // Answering no call: OpenHands shows it to the model as a user message; it is no request.
     if (content.trim() === '') out.dropped++;
-    else out.items.push({ kind: 'plain', raw: { role: 'user', content: [{ type: 'text', text: content }], metadata: { meta: true, observation } }, name });
+    else
+      out.items.push({
+        kind: 'plain',
+        raw: { role: 'user', content: [{ type: 'text', text: content }], metadata: { meta: true, observation } },
+        name,
+      });
   });
   return out;
 }
 
 function toolResult(callId: string, content: string, isError: boolean): ToolResult {
-  return isError ? { type: 'tool_result', tool_use_id: callId, content, is_error: true } : { type: 'tool_result', tool_use_id: callId, content };
+  return isError
+    ? { type: 'tool_result', tool_use_id: callId, content, is_error: true }
+    : { type: 'tool_result', tool_use_id: callId, content };
 }
 
 type ActionTurn = Plain | { kind: 'call'; reply: Reply; callId: string } | undefined;
@@ -185,7 +197,15 @@ function actionTurn(event: Event, name: string, observed: boolean, replies: Map<
     const callId = meta?.toolCallId ?? `openhands-${String(event.id)}`;
     const call = actionCall(event, args, callId, meta?.functionName ?? action);
     const thought = typeof args.thought === 'string' ? args.thought : '';
-    const turn: Reply = { kind: 'reply', key: `action ${String(event.id)} ${callId}`, text: thought, calls: [call], results: new Map(), metadata: {}, name };
+    const turn: Reply = {
+      kind: 'reply',
+      key: `action ${String(event.id)} ${callId}`,
+      text: thought,
+      calls: [call],
+      results: new Map(),
+      metadata: {},
+      name,
+    };
     return { kind: 'call', reply: turn, callId };
   }
   // An action of a text-only agent, observed by nothing (finish, think…), still says something.
@@ -211,7 +231,9 @@ function messageAction(event: Event, args: Record<string, unknown>, name: string
 }
 
 function plainText(role: 'system' | 'assistant', text: unknown, name: string): Plain | undefined {
-  return typeof text === 'string' && text.trim() !== '' ? { kind: 'plain', raw: { role, content: [{ type: 'text', text }] }, name } : undefined;
+  return typeof text === 'string' && text.trim() !== ''
+    ? { kind: 'plain', raw: { role, content: [{ type: 'text', text }] }, name }
+    : undefined;
 }
 
 /**

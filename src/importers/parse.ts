@@ -1,5 +1,5 @@
 import { TranscriptImportError } from './errors.js';
-import { parseJsonDocument, parseJsonLines, type JsonLine } from './json.js';
+import { type JsonLine, parseJsonDocument, parseJsonLines } from './json.js';
 
 /** A transcript text parsed once: one JSON document, or JSON lines with their line numbers. */
 export type ParsedText = { kind: 'document'; value: unknown } | { kind: 'lines'; lines: JsonLine[] };
@@ -16,7 +16,11 @@ export function parseTranscriptText(text: string): ParsedText {
   } catch {
     // Not one document: JSON lines, or a broken document (reported below with its line).
   }
-  const firstLine = text.replace(/^\uFEFF/, '').split('\n').find((line) => line.trim() !== '') ?? '';
+  const firstLine =
+    text
+      .replace(/^\uFEFF/, '')
+      .split('\n')
+      .find((line) => line.trim() !== '') ?? '';
   if (parsesAlone(firstLine)) return { kind: 'lines', lines: parseJsonLines(text) };
   return { kind: 'document', value: parseJsonDocument(text) };
 }

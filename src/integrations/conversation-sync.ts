@@ -1,4 +1,4 @@
-import { isCompactdError, type AnthropicContext, type CompactdClient, type InputMessage } from '../client/index.js';
+import { type AnthropicContext, type CompactdClient, type InputMessage, isCompactdError } from '../client/index.js';
 
 /**
  * What the framework adapters share: keep a compactd conversation in step with an agent's

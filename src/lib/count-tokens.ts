@@ -1,6 +1,8 @@
 import { createRequire } from 'node:module';
 
-type Tokenizer = Pick<typeof import('gpt-tokenizer'), 'countTokens' | 'setMergeCacheSize' | 'clearMergeCache'>;
+import type * as GptTokenizer from 'gpt-tokenizer';
+
+type Tokenizer = Pick<typeof GptTokenizer, 'countTokens' | 'setMergeCacheSize' | 'clearMergeCache'>;
 
 const NO_SPECIAL_TOKENS = { disallowedSpecial: new Set<string>() };
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import { AppError } from './errors.js';
 
 /**
@@ -25,7 +26,8 @@ export function sqlStateOf(error: unknown): string | undefined {
   let current: unknown = error;
   for (let depth = 0; current !== null && typeof current === 'object' && depth < MAX_CAUSES; depth++) {
     const code = (current as { code?: unknown }).code;
-    const isPostgres = (current as { name?: unknown }).name === 'PostgresError' || typeof (current as { severity?: unknown }).severity === 'string';
+    const isPostgres =
+      (current as { name?: unknown }).name === 'PostgresError' || typeof (current as { severity?: unknown }).severity === 'string';
     if (typeof code === 'string' && SQLSTATE.test(code) && isPostgres) return code;
     current = (current as { cause?: unknown }).cause;
   }
@@ -38,7 +40,8 @@ export function carriesQuery(error: unknown): boolean {
   let current: unknown = error;
   for (let depth = 0; current !== null && typeof current === 'object' && depth < MAX_CAUSES; depth++) {
     const message = (current as { message?: unknown }).message;
-    if ((current as { name?: unknown }).name === 'DrizzleQueryError' || (typeof message === 'string' && message.includes('Failed query:'))) return true;
+    if ((current as { name?: unknown }).name === 'DrizzleQueryError' || (typeof message === 'string' && message.includes('Failed query:')))
+      return true;
     current = (current as { cause?: unknown }).cause;
   }
   return false;
@@ -48,11 +51,23 @@ export function carriesQuery(error: unknown): boolean {
 const DATABASE_FAILURES: ReadonlyArray<{ state: RegExp; code: string; message: string }> = [
   { state: /^57014$/, code: 'DATABASE_TIMEOUT', message: 'A database statement took too long and was cancelled.' },
   { state: /^(08|57P)/, code: 'DATABASE_UNAVAILABLE', message: 'The database could not be reached or was shutting down.' },
-  { state: /^22/, code: 'DATABASE_DATA_EXCEPTION', message: 'The database refused a value of this job (out of range, too long or malformed).' },
+  {
+    state: /^22/,
+    code: 'DATABASE_DATA_EXCEPTION',
+    message: 'The database refused a value of this job (out of range, too long or malformed).',
+  },
   { state: /^23/, code: 'DATABASE_CONSTRAINT_VIOLATION', message: 'The database refused a write that conflicts with data already stored.' },
-  { state: /^40/, code: 'DATABASE_CONFLICT', message: 'A database transaction conflicted with another one (serialization failure or deadlock).' },
+  {
+    state: /^40/,
+    code: 'DATABASE_CONFLICT',
+    message: 'A database transaction conflicted with another one (serialization failure or deadlock).',
+  },
   { state: /^53/, code: 'DATABASE_RESOURCES_EXHAUSTED', message: 'The database ran out of a resource (memory, disk or connections).' },
-  { state: /^54/, code: 'DATABASE_LIMIT_EXCEEDED', message: 'A value exceeded a database limit (too large or too complex to store or index).' },
+  {
+    state: /^54/,
+    code: 'DATABASE_LIMIT_EXCEEDED',
+    message: 'A value exceeded a database limit (too large or too complex to store or index).',
+  },
 ];
 const DATABASE_ERROR: PublicError = { code: 'DATABASE_ERROR', message: 'A database operation failed.' };
 
@@ -62,11 +77,25 @@ function databaseFailure(state: string): PublicError {
 }
 
 // Node socket errors and postgres.js connection errors: the database or the queue is out of reach.
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT']);
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+]);
 const UNREACHABLE: PublicError = { code: 'SERVICE_UNAVAILABLE', message: 'A backing service (database or queue) could not be reached.' };
 
 /** Anything else: a bug or a crash. The worker log has the error under the job's id. */
-export const STEP_FAILED: PublicError = { code: 'STEP_FAILED', message: 'A step of this job failed unexpectedly; the worker log has the details.' };
+export const STEP_FAILED: PublicError = {
+  code: 'STEP_FAILED',
+  message: 'A step of this job failed unexpectedly; the worker log has the details.',
+};
 
 const clip = (text: string) => (text.length > MAX_PUBLIC_MESSAGE_CHARS ? `${text.slice(0, MAX_PUBLIC_MESSAGE_CHARS - 1)}…` : text);
 
@@ -92,7 +121,10 @@ export function publicError(error: unknown): PublicError {
   if (error instanceof z.ZodError) {
     const issue = error.issues[0];
     const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-    return { code: 'INVALID_JOB_DATA', message: clip(`The job's stored data no longer passes its schema (${where}${issue?.message ?? 'invalid'}).`) };
+    return {
+      code: 'INVALID_JOB_DATA',
+      message: clip(`The job's stored data no longer passes its schema (${where}${issue?.message ?? 'invalid'}).`),
+    };
   }
   return STEP_FAILED;
 }

@@ -73,7 +73,12 @@ export function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
  */
 export function jsonProblem(value: unknown, bounds: JsonBounds): { path: string[]; message: string } | null {
   // Parent links instead of path copies: the path is built only for the one node reported.
-  interface Node { value: unknown; key: string; parent: Node | null; depth: number }
+  interface Node {
+    value: unknown;
+    key: string;
+    parent: Node | null;
+    depth: number;
+  }
   const pathOf = (node: Node | null, last?: string): string[] => {
     const path = last === undefined ? [] : [last];
     for (let at = node; at !== null && at.parent !== null; at = at.parent) path.unshift(at.key);
@@ -115,7 +120,8 @@ export function jsonProblem(value: unknown, bounds: JsonBounds): { path: string[
  */
 export function safeText(options: { min?: number; max: number }) {
   let schema = z.string().max(options.max, `must be at most ${options.max} characters`);
-  if (options.min !== undefined) schema = schema.min(options.min, options.min === 1 ? 'must not be empty' : `must be at least ${options.min} characters`);
+  if (options.min !== undefined)
+    schema = schema.min(options.min, options.min === 1 ? 'must not be empty' : `must be at least ${options.min} characters`);
   return schema.superRefine((text, ctx) => {
     const problem = textProblem(text);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });

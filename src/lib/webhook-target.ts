@@ -1,4 +1,4 @@
-import { formatIpAddress, isInRange, parseIpAddress, parseIpRange, range, type IpAddress, type IpRange } from './ip-address.js';
+import { formatIpAddress, type IpAddress, type IpRange, isInRange, parseIpAddress, parseIpRange, range } from './ip-address.js';
 
 /**
  * Which hosts a webhook may reach. A tenant names the URL, the service makes the request:
@@ -9,15 +9,7 @@ import { formatIpAddress, isInRange, parseIpAddress, parseIpRange, range, type I
  */
 
 export type AddressKind =
-  | 'public'
-  | 'loopback'
-  | 'private'
-  | 'carrier_nat'
-  | 'link_local'
-  | 'multicast'
-  | 'unspecified'
-  | 'broadcast'
-  | 'reserved';
+  'public' | 'loopback' | 'private' | 'carrier_nat' | 'link_local' | 'multicast' | 'unspecified' | 'broadcast' | 'reserved';
 
 /** Operator exceptions (`COMPACTD_WEBHOOK_ALLOW`): host names and address ranges. */
 export interface WebhookAllowList {
@@ -111,7 +103,8 @@ export function checkWebhookHost(hostname: string, allow: WebhookAllowList): Tar
   const ip = parseIpAddress(host);
   if (ip) return checkAddress(ip, allow);
   // A name whose last label is a number would be read as an address by some parser: refuse it.
-  if (/^(\d+|0x[0-9a-f]*)$/i.test(host.split('.').at(-1) as string)) return { kind: 'refused', reason: `${host} is neither a valid address nor a host name` };
+  if (/^(\d+|0x[0-9a-f]*)$/i.test(host.split('.').at(-1) as string))
+    return { kind: 'refused', reason: `${host} is neither a valid address nor a host name` };
   if (LOCAL_NAMES.has(host) || host.endsWith('.localhost')) return { kind: 'refused', reason: `${host} names this machine` };
   return { kind: 'resolve', hostname: host };
 }
@@ -139,14 +132,18 @@ export function checkResolvedAddresses(addresses: readonly string[], allow: Webh
  * Returns the list, or the entries that are none of those.
  */
 export function parseWebhookAllowList(text: string): { ok: true; value: WebhookAllowList } | { ok: false; invalid: string[] } {
-  const entries = text.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  const entries = text
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
   const hosts: string[] = [];
   const ranges: IpRange[] = [];
   const invalid: string[] = [];
   for (const entry of entries) {
     const asRange = parseIpRange(entry.startsWith('[') && entry.includes(']') ? entry.replace(/^\[([^\]]*)\]/, '$1') : entry);
     if (asRange) ranges.push(asRange);
-    else if (/^[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,62}))*\.?$/i.test(entry) && !/^[\d.]+$/.test(entry)) hosts.push(normalizeHostname(entry));
+    else if (/^[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,62}))*\.?$/i.test(entry) && !/^[\d.]+$/.test(entry))
+      hosts.push(normalizeHostname(entry));
     else invalid.push(entry);
   }
   return invalid.length > 0 ? { ok: false, invalid } : { ok: true, value: { hosts, ranges } };

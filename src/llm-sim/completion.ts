@@ -1,16 +1,18 @@
 import type { ServerResponse } from 'node:http';
+
 import { decode, encode } from 'gpt-tokenizer';
+
 import { requestedLengthTokens } from '../compaction/summarize/index.js';
 import { sealResponsesItem, sealThresholdBlock, signCompaction } from './compaction-seal.js';
-import { pickFault, type FaultKind } from './faults.js';
-import { applyPromptCache, type CacheUsage } from './prompt-cache.js';
+import { type FaultKind, pickFault } from './faults.js';
 import { plannedTiming } from './profiles.js';
-import { endCall, recordCall, simNow, type CallRecord, type CallUsage, type SimState } from './state.js';
-import { buildSimSummary } from './summary.js';
-import { SimRequestError, type SimAnswer, type SimCompactionAsk, type SimRequest, type SimUsage } from './types.js';
+import { applyPromptCache, type CacheUsage } from './prompt-cache.js';
 import { sendError, sendJson, streamAnswer, waitUntil } from './respond.js';
-import { DEFAULT_COMPACTION_TRIGGER_TOKENS } from './wire-anthropic.js';
+import { type CallRecord, type CallUsage, endCall, recordCall, simNow, type SimState } from './state.js';
+import { buildSimSummary } from './summary.js';
+import { type SimAnswer, type SimCompactionAsk, type SimRequest, SimRequestError, type SimUsage } from './types.js';
 import type { WireFormat } from './wire.js';
+import { DEFAULT_COMPACTION_TRIGGER_TOKENS } from './wire-anthropic.js';
 
 /**
  * One simulated completion call: parse, check the window, draw a fault, read and write the
@@ -151,7 +153,12 @@ async function answerCall(
 function billedUsage(answer: SimAnswer): CallUsage {
   const parts: SimUsage[] = answer.iterations ?? [answer.usage];
   const sum = (pick: (usage: SimUsage) => number): number => parts.reduce((total, usage) => total + pick(usage), 0);
-  return { input: sum((u) => u.inputTokens), cacheRead: sum((u) => u.cacheReadTokens), cacheWrite: sum((u) => u.cacheWriteTokens), output: sum((u) => u.outputTokens) };
+  return {
+    input: sum((u) => u.inputTokens),
+    cacheRead: sum((u) => u.cacheReadTokens),
+    cacheWrite: sum((u) => u.cacheWriteTokens),
+    output: sum((u) => u.outputTokens),
+  };
 }
 
 /** Faults answered without a body of text. Returns false for faults that shape the answer instead. */
@@ -171,7 +178,12 @@ async function answerFault(
       const headers: Record<string, string> = {};
       if (header === 'both' || header === 'seconds') headers['retry-after'] = String(Math.ceil(retryAfterMs / 1000));
       if (header === 'both' || header === 'ms') headers['retry-after-ms'] = String(retryAfterMs);
-      return finishError(record, res, wire.error('rate_limit', 'Number of request tokens has exceeded your rate limit (simulated).'), headers);
+      return finishError(
+        record,
+        res,
+        wire.error('rate_limit', 'Number of request tokens has exceeded your rate limit (simulated).'),
+        headers,
+      );
     }
     case 'overloaded':
       return finishError(record, res, wire.error('overloaded', 'Overloaded (simulated).'));
@@ -191,7 +203,12 @@ async function answerFault(
   }
 }
 
-function finishError(record: CallRecord, res: ServerResponse, error: { status: number; body: unknown }, headers: Record<string, string> = {}): true {
+function finishError(
+  record: CallRecord,
+  res: ServerResponse,
+  error: { status: number; body: unknown },
+  headers: Record<string, string> = {},
+): true {
   record.status = error.status;
   record.outcome = 'error';
   sendError(res, error, headers);
@@ -232,7 +249,14 @@ function cacheFor(state: SimState, request: SimRequest, record: CallRecord, deps
   });
 }
 
-function buildAnswer(state: SimState, request: SimRequest, record: CallRecord, fault: FaultKind | null, deps: CompletionDeps, context: CallContext): { answer: SimAnswer; written: string[] } {
+function buildAnswer(
+  state: SimState,
+  request: SimRequest,
+  record: CallRecord,
+  fault: FaultKind | null,
+  deps: CompletionDeps,
+  context: CallContext,
+): { answer: SimAnswer; written: string[] } {
   const cache = cacheFor(state, request, record, deps, context);
   return { answer: answerWith(state, request, record, fault, deps, context, cache), written: cache.written };
 }
@@ -256,7 +280,8 @@ function answerWith(
   };
   const count = (text: string | null): number => (text === null || text === '' ? 0 : deps.countTokens(text));
   const ask = request.compaction;
-  const fires = ask !== undefined && (ask.kind !== 'compact_20260112' || record.inputTokens > (ask.triggerTokens ?? DEFAULT_COMPACTION_TRIGGER_TOKENS));
+  const fires =
+    ask !== undefined && (ask.kind !== 'compact_20260112' || record.inputTokens > (ask.triggerTokens ?? DEFAULT_COMPACTION_TRIGGER_TOKENS));
   if (!fires) {
     const { text, stop } = writeAnswer(state, request, record, fault, deps);
     return { id, model, text, stop, usage: { ...input, outputTokens: count(text) } };
@@ -276,13 +301,43 @@ function answerWith(
         compaction: { kind: ask.kind, content: summary, signature: summary === null ? null : signCompaction(summary), alone: true },
       };
     case 'compact_20260112': {
-      const compaction = { kind: ask.kind, content: summary, encryptedContent: summary === null ? null : sealThresholdBlock(summary), alone: ask.pause === true };
-      if (compaction.alone) return { id, model, text: '', stop: 'compaction', usage: compacting, iterations: [{ type: 'compaction', ...compacting }], compaction };
+      const compaction = {
+        kind: ask.kind,
+        content: summary,
+        encryptedContent: summary === null ? null : sealThresholdBlock(summary),
+        alone: ask.pause === true,
+      };
+      if (compaction.alone)
+        return {
+          id,
+          model,
+          text: '',
+          stop: 'compaction',
+          usage: compacting,
+          iterations: [{ type: 'compaction', ...compacting }],
+          compaction,
+        };
       // the answer is sampled over the compacted context: the system prompt and the summary
       const { text, stop } = writeAnswer(state, request, record, fault, deps);
       const systemTokens = request.messages[0]?.role === 'system' ? (context.messageTokens[0] ?? 0) : 0;
-      const answering: SimUsage = { inputTokens: systemTokens + count(summary) + MESSAGE_OVERHEAD_TOKENS, outputTokens: count(text), cacheReadTokens: 0, cacheWriteTokens: 0 };
-      return { id, model, text, stop, usage: answering, iterations: [{ type: 'compaction', ...compacting }, { type: 'message', ...answering }], compaction };
+      const answering: SimUsage = {
+        inputTokens: systemTokens + count(summary) + MESSAGE_OVERHEAD_TOKENS,
+        outputTokens: count(text),
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+      };
+      return {
+        id,
+        model,
+        text,
+        stop,
+        usage: answering,
+        iterations: [
+          { type: 'compaction', ...compacting },
+          { type: 'message', ...answering },
+        ],
+        compaction,
+      };
     }
     case 'responses_compact':
     case 'compaction_trigger': {
@@ -305,7 +360,14 @@ function answerWith(
  * compaction under an `empty` or `truncated` fault fails: null content, as the API reports a
  * failed compaction. OpenAI compactions always produce their item.
  */
-function compactionSummary(state: SimState, request: SimRequest, record: CallRecord, ask: SimCompactionAsk, fault: FaultKind | null, deps: CompletionDeps): string | null {
+function compactionSummary(
+  state: SimState,
+  request: SimRequest,
+  record: CallRecord,
+  ask: SimCompactionAsk,
+  fault: FaultKind | null,
+  deps: CompletionDeps,
+): string | null {
   const anthropic = ask.kind === 'summarize' || ask.kind === 'compact_20260112';
   if (anthropic && (fault === 'empty' || fault === 'truncated')) return null;
   const { settings } = state;
@@ -317,7 +379,13 @@ function compactionSummary(state: SimState, request: SimRequest, record: CallRec
 }
 
 /** The model's text answer: the sim's summary at the length the request asks for, cut at max_tokens. */
-function writeAnswer(state: SimState, request: SimRequest, record: CallRecord, fault: FaultKind | null, deps: CompletionDeps): { text: string; stop: SimAnswer['stop'] } {
+function writeAnswer(
+  state: SimState,
+  request: SimRequest,
+  record: CallRecord,
+  fault: FaultKind | null,
+  deps: CompletionDeps,
+): { text: string; stop: SimAnswer['stop'] } {
   const { settings } = state;
   // A model aims at the length its directive asks for (max_tokens when it names none), shorter
   // when the input is worth less; an overrunning one runs `factor` times past that, and

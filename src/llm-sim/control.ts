@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+
 import { sendJson } from './respond.js';
-import { advanceClock, configure, describeSettings, resetState, simNow, type SimSettingsPatch, type SimState } from './state.js';
+import { advanceClock, configure, describeSettings, resetState, simNow, type SimState } from './state.js';
 
 /**
  * Control endpoints of llm-sim, for tests and the bench in other processes:
@@ -17,7 +18,13 @@ import { advanceClock, configure, describeSettings, resetState, simNow, type Sim
  *   GET  /_sim/cache             → {entries: [{scope, tokens, expiresInMs}]}: the live prompt-cache entries
  *   POST /_sim/cache/clear       → empties the prompt cache
  */
-export async function handleControl(state: SimState, req: IncomingMessage, res: ServerResponse, path: string, body: unknown): Promise<void> {
+export async function handleControl(
+  state: SimState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  body: unknown,
+): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://sim');
   const route = `${req.method ?? 'GET'} ${path}`;
   switch (route) {
@@ -40,7 +47,7 @@ export async function handleControl(state: SimState, req: IncomingMessage, res: 
     case 'POST /_sim/config':
       if (typeof body !== 'object' || body === null) return sendJson(res, 400, { error: { message: 'expected a JSON object' } });
       try {
-        configure(state, body as SimSettingsPatch);
+        configure(state, body);
       } catch (error) {
         return sendJson(res, 400, { error: { message: error instanceof Error ? error.message : String(error) } });
       }

@@ -43,7 +43,10 @@ export function validateFaults(faults: SimFaults): SimFaults {
 /** Parses `rate_limit=0.1,529=0.05,hang=0.01`. */
 export function parseFaultRates(spec: string): Partial<Record<FaultKind, number>> {
   const rates: Partial<Record<FaultKind, number>> = {};
-  for (const part of spec.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+  for (const part of spec
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')) {
     const [name = '', value = ''] = part.split('=');
     const kind = ALIASES[name] ?? name;
     if (!isFaultKind(kind)) throw new Error(`unknown fault "${name}" (expected ${FAULT_KINDS.join(', ')} or 429/529/500/401)`);

@@ -131,7 +131,11 @@ export class PromptCacheStore {
     const out: Array<{ scope: string; tokens: number; expiresInMs: number }> = [];
     for (const [key, entry] of this.entries) {
       if (entry.expiresAt <= now || entry.availableAt > now) continue;
-      out.push({ scope: key.slice(0, key.lastIndexOf(SEP)).split(SEP).join(' / '), tokens: entry.tokens, expiresInMs: entry.expiresAt - now });
+      out.push({
+        scope: key.slice(0, key.lastIndexOf(SEP)).split(SEP).join(' / '),
+        tokens: entry.tokens,
+        expiresInMs: entry.expiresAt - now,
+      });
     }
     return out;
   }
@@ -179,7 +183,9 @@ interface Unit {
 function unitsOf(layout: PromptLayout): Unit[] {
   const units: Unit[] = layout.tools.map((tool) => ({ key: `tool${SEP}${tool.key}`, breakpoint: tool.breakpoint, message: -1, block: 0 }));
   layout.messages.forEach((message, i) => {
-    message.blocks.forEach((block, j) => units.push({ key: `${j === 0 ? 'message' : 'block'}${SEP}${block.key}`, breakpoint: block.breakpoint, message: i, block: j }));
+    message.blocks.forEach((block, j) =>
+      units.push({ key: `${j === 0 ? 'message' : 'block'}${SEP}${block.key}`, breakpoint: block.breakpoint, message: i, block: j }),
+    );
   });
   return units;
 }
@@ -190,7 +196,11 @@ function prefixKeys(call: CacheCall, units: readonly Unit[], through: number): s
   const keys: string[] = [];
   let chain = '';
   for (let u = 0; u <= through && u < units.length; u += 1) {
-    chain = createHash('sha256').update(chain).update(SEP).update((units[u] as Unit).key).digest('base64');
+    chain = createHash('sha256')
+      .update(chain)
+      .update(SEP)
+      .update((units[u] as Unit).key)
+      .digest('base64');
     keys.push(`${scope}${SEP}${chain}`);
   }
   return keys;
@@ -222,7 +232,13 @@ function anthropicCache(call: CacheCall): CacheUsage {
     const whole = call.messageTokens[unit.message] as number;
     const blocks = call.layout.messages[unit.message]?.blocks ?? [];
     if (unit.block === blocks.length - 1) return before + whole;
-    const partial = call.countTokens(blocks.slice(0, unit.block + 1).map((b) => b.text).join('\n')) + call.overheadTokens;
+    const partial =
+      call.countTokens(
+        blocks
+          .slice(0, unit.block + 1)
+          .map((b) => b.text)
+          .join('\n'),
+      ) + call.overheadTokens;
     return before + Math.min(whole, partial);
   };
 

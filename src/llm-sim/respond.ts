@@ -1,11 +1,17 @@
 import type { ServerResponse } from 'node:http';
+
 import type { PlannedTiming } from './profiles.js';
 import type { SimAnswer, SimRequest } from './types.js';
 import type { WireError, WireFormat } from './wire.js';
 
 /** HTTP plumbing of llm-sim: JSON and error bodies, paced SSE, waits that end when the client leaves. */
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, options: { raw?: boolean; headers?: Record<string, string> } = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  options: { raw?: boolean; headers?: Record<string, string> } = {},
+): void {
   if (res.destroyed) return;
   const payload = options.raw === true ? String(body) : JSON.stringify(body);
   res.writeHead(status, {
@@ -18,7 +24,9 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, opt
 }
 
 export function sendError(res: ServerResponse, error: WireError, headers: Record<string, string> = {}): void {
-  sendJson(res, error.status, error.body, { headers: { 'x-should-retry': String(error.status === 429 || error.status >= 500), ...headers } });
+  sendJson(res, error.status, error.body, {
+    headers: { 'x-should-retry': String(error.status === 429 || error.status >= 500), ...headers },
+  });
 }
 
 /**

@@ -1,18 +1,29 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import { errorLines, extractIdentifiers, extractPaths } from '../compaction/summarize/index.js';
 import { countTokens } from '../lib/count-tokens.js';
-import { handleCompletion, type CompletionDeps } from './completion.js';
+import { type CompletionDeps, handleCompletion } from './completion.js';
 import { handleControl } from './control.js';
 import type { SimFaults } from './faults.js';
 import type { LatencyProfile } from './profiles.js';
 import { sendJson } from './respond.js';
-import { advanceClock, configure, createSimState, resetState, simNow, whenIdle, type CallRecord, type SimSettingsPatch, type SimState } from './state.js';
+import {
+  advanceClock,
+  type CallRecord,
+  configure,
+  createSimState,
+  resetState,
+  simNow,
+  type SimSettingsPatch,
+  type SimState,
+  whenIdle,
+} from './state.js';
 import { SimRequestError } from './types.js';
+import type { WireFormat } from './wire.js';
 import { anthropicWire } from './wire-anthropic.js';
 import { openaiWire } from './wire-openai.js';
 import { responsesCompactWire, responsesWire } from './wire-responses.js';
-import type { WireFormat } from './wire.js';
 
 /**
  * `compactd llm-sim` (SPEC §7): a loopback server that speaks the Anthropic Messages API
@@ -122,7 +133,8 @@ function createRouter(state: SimState, closing: AbortSignal, deps: CompletionDep
       if (body === INVALID_JSON) return sendJson(res, 400, wire.error('invalid_request', 'request body is not valid JSON').body);
       return handleCompletion(state, wire, body, res, callSignal(res, closing), deps, requestHeaders(req));
     }
-    if (req.method === 'POST' && path === '/v1/messages/count_tokens') return countTokensRoute(await readJson(req), res, requestHeaders(req));
+    if (req.method === 'POST' && path === '/v1/messages/count_tokens')
+      return countTokensRoute(await readJson(req), res, requestHeaders(req));
     sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: `${req.method} ${path} is not simulated` } });
   };
 }

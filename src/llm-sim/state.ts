@@ -1,6 +1,6 @@
-import { validateFaults, type FaultKind, type SimFaults } from './faults.js';
+import { type FaultKind, type SimFaults, validateFaults } from './faults.js';
 import { createPrng } from './prng.js';
-import { parseProfile, type LatencyProfile } from './profiles.js';
+import { type LatencyProfile, parseProfile } from './profiles.js';
 import { PromptCacheStore } from './prompt-cache.js';
 import type { SimApi, SimCompactionKind, SimEndpoint } from './types.js';
 
@@ -178,7 +178,8 @@ export function applySettings(current: SimSettings, patch: SimSettingsPatch): Si
   }
   if (patch.cache !== undefined) next.cache = validateCache({ ...current.cache, ...patch.cache });
   if (patch.clockOffsetMs !== undefined) {
-    if (typeof patch.clockOffsetMs !== 'number' || !Number.isFinite(patch.clockOffsetMs)) throw new Error('clockOffsetMs must be a finite number');
+    if (typeof patch.clockOffsetMs !== 'number' || !Number.isFinite(patch.clockOffsetMs))
+      throw new Error('clockOffsetMs must be a finite number');
     next.clockOffsetMs = patch.clockOffsetMs;
   }
   if (patch.overrun !== undefined) next.overrun = validateOverrun({ ...current.overrun, ...patch.overrun });
@@ -189,7 +190,8 @@ export function applySettings(current: SimSettings, patch: SimSettingsPatch): Si
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 function validateHeaders(headers: Record<string, string>): Record<string, string> {
-  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) throw new Error('responseHeaders must be an object of header names to strings');
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers))
+    throw new Error('responseHeaders must be an object of header names to strings');
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (!HEADER_NAME.test(name)) throw new Error(`responseHeaders: "${name}" is not a header name`);
@@ -201,7 +203,8 @@ function validateHeaders(headers: Record<string, string>): Record<string, string
 
 function validateCache(cache: SimCacheSettings): SimCacheSettings {
   if (typeof cache.enabled !== 'boolean') throw new Error('cache.enabled must be a boolean');
-  if (typeof cache.ttlMs !== 'number' || !(Number.isFinite(cache.ttlMs) && cache.ttlMs > 0)) throw new Error('cache.ttlMs must be a positive number');
+  if (typeof cache.ttlMs !== 'number' || !(Number.isFinite(cache.ttlMs) && cache.ttlMs > 0))
+    throw new Error('cache.ttlMs must be a positive number');
   return { enabled: cache.enabled, ttlMs: cache.ttlMs };
 }
 
@@ -219,7 +222,8 @@ export function advanceClock(state: SimState, ms: number): number {
 
 function validateOverrun(overrun: SimOverrun): SimOverrun {
   if (typeof overrun.rate !== 'number' || !(overrun.rate >= 0 && overrun.rate <= 1)) throw new Error('overrun.rate must be within [0, 1]');
-  if (typeof overrun.factor !== 'number' || !(overrun.factor > 1 && overrun.factor <= 10)) throw new Error('overrun.factor must be within (1, 10]');
+  if (typeof overrun.factor !== 'number' || !(overrun.factor > 1 && overrun.factor <= 10))
+    throw new Error('overrun.factor must be within (1, 10]');
   return { rate: overrun.rate, factor: overrun.factor };
 }
 

@@ -1,4 +1,4 @@
-import { readRequest, SECTIONS, type SectionName as Section } from '../compaction/summarize/index.js';
+import { readRequest, type SectionName as Section, SECTIONS } from '../compaction/summarize/index.js';
 import { createPrng, hashString } from './prng.js';
 import type { SimMessage } from './types.js';
 
@@ -8,7 +8,6 @@ import type { SimMessage } from './types.js';
  * seeded fraction `lossRate` of them, so the identifier check (SPEC §5.6a) has something
  * to catch. Same input and seed, same summary.
  */
-
 
 export interface SimSummaryOptions {
   countTokens: (text: string) => number;

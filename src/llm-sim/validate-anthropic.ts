@@ -53,7 +53,10 @@ export function validateAnthropicRequest(body: unknown): RequestIssue | null {
 
 export type CompactionIssueCode = 'compaction_signature_invalid' | 'compaction_content_mismatch' | 'compaction_block_misplaced';
 
-const compactionIssue = (code: CompactionIssueCode, param: string, message: string): RequestIssue => ({ param, message: `${code}: ${param}: ${message}` });
+const compactionIssue = (code: CompactionIssueCode, param: string, message: string): RequestIssue => ({
+  param,
+  message: `${code}: ${param}: ${message}`,
+});
 
 /** A compaction block that stands for something (null content: a failed compaction, a no-op). */
 export const isLiveCompactionBlock = (block: unknown): block is Json =>
@@ -62,7 +65,12 @@ export const isLiveCompactionBlock = (block: unknown): block is Json =>
 /** Whether the request carries a signed (on-demand) compaction block, which needs the beta header. */
 export function carriesSignedCompactionBlock(messages: unknown): boolean {
   if (!Array.isArray(messages)) return false;
-  return messages.some((m) => isObject(m) && Array.isArray(m['content']) && (m['content'] as unknown[]).some((b) => isLiveCompactionBlock(b) && b['signature'] != null));
+  return messages.some(
+    (m) =>
+      isObject(m) &&
+      Array.isArray(m['content']) &&
+      (m['content'] as unknown[]).some((b) => isLiveCompactionBlock(b) && b['signature'] != null),
+  );
 }
 
 function checkCompactionBlocks(messages: readonly Json[]): RequestIssue | null {
@@ -78,23 +86,50 @@ function checkCompactionBlocks(messages: readonly Json[]): RequestIssue | null {
         return compactionIssue(
           'compaction_signature_invalid',
           param,
-          hasSignature ? 'a compaction block carries either a signature or an encrypted_content, not both' : 'a compaction block must be sent back with the signature (or encrypted_content) it was returned with',
+          hasSignature
+            ? 'a compaction block carries either a signature or an encrypted_content, not both'
+            : 'a compaction block must be sent back with the signature (or encrypted_content) it was returned with',
         );
       }
       if (hasSignature) {
         signed += 1;
         if (signed > 1) return compactionIssue('compaction_block_misplaced', param, 'a request carries at most one compaction block');
-        if (i !== 0 || j !== 0) return compactionIssue('compaction_block_misplaced', param, 'a compaction block must open `messages`: the first content block of the first message');
+        if (i !== 0 || j !== 0)
+          return compactionIssue(
+            'compaction_block_misplaced',
+            param,
+            'a compaction block must open `messages`: the first content block of the first message',
+          );
         const verdict = checkCompactionSignature(content, block['signature']);
-        if (verdict === 'invalid') return compactionIssue('compaction_signature_invalid', `${param}.signature`, 'the signature is not one this API issued');
-        if (verdict === 'mismatch') return compactionIssue('compaction_content_mismatch', `${param}.content`, 'the content differs from the content the signature was issued for; send the block back byte-exact');
+        if (verdict === 'invalid')
+          return compactionIssue('compaction_signature_invalid', `${param}.signature`, 'the signature is not one this API issued');
+        if (verdict === 'mismatch')
+          return compactionIssue(
+            'compaction_content_mismatch',
+            `${param}.content`,
+            'the content differs from the content the signature was issued for; send the block back byte-exact',
+          );
       } else {
         if (j !== 0 || (i !== 0 && message['role'] !== 'assistant')) {
-          return compactionIssue('compaction_block_misplaced', param, 'a compaction block must open the assistant turn that returned it, or `messages`');
+          return compactionIssue(
+            'compaction_block_misplaced',
+            param,
+            'a compaction block must open the assistant turn that returned it, or `messages`',
+          );
         }
         const verdict = checkThresholdBlock(content, block['encrypted_content']);
-        if (verdict === 'invalid') return compactionIssue('compaction_signature_invalid', `${param}.encrypted_content`, 'the encrypted_content is not one this API issued');
-        if (verdict === 'mismatch') return compactionIssue('compaction_content_mismatch', `${param}.content`, 'the content differs from the content the encrypted_content was issued for; send the block back byte-exact');
+        if (verdict === 'invalid')
+          return compactionIssue(
+            'compaction_signature_invalid',
+            `${param}.encrypted_content`,
+            'the encrypted_content is not one this API issued',
+          );
+        if (verdict === 'mismatch')
+          return compactionIssue(
+            'compaction_content_mismatch',
+            `${param}.content`,
+            'the content differs from the content the encrypted_content was issued for; send the block back byte-exact',
+          );
       }
     }
   }
@@ -125,7 +160,10 @@ function checkMessage(raw: unknown, i: number, isLast: boolean): RequestIssue | 
   if (!isObject(raw)) return issue(param, 'Input should be an object with role and content');
   const role = raw['role'];
   if (role === 'system') {
-    return issue(`${param}.role`, "unexpected role 'system': system text goes in the top-level `system` parameter, messages take 'user' or 'assistant'");
+    return issue(
+      `${param}.role`,
+      "unexpected role 'system': system text goes in the top-level `system` parameter, messages take 'user' or 'assistant'",
+    );
   }
   if (role !== 'user' && role !== 'assistant') return issue(`${param}.role`, "Input should be 'user' or 'assistant'");
   const content = raw['content'];
@@ -179,7 +217,8 @@ function checkBlock(block: unknown, role: 'user' | 'assistant', param: string): 
       return isObject(block['source']) ? null : issue(`${param}.source`, 'Field required (an object)');
     case 'compaction':
       if (block['content'] === null || block['content'] === undefined) return null;
-      if (typeof block['content'] !== 'string' || block['content'] === '') return issue(`${param}.content`, 'compaction content must be a non-empty string (or null for a failed compaction)');
+      if (typeof block['content'] !== 'string' || block['content'] === '')
+        return issue(`${param}.content`, 'compaction content must be a non-empty string (or null for a failed compaction)');
       return null;
     default:
       return null;
@@ -242,7 +281,9 @@ function checkPairing(messages: readonly Json[]): RequestIssue | null {
     }
     if (uses.length > 0) {
       const next = messages[i + 1];
-      const answered = new Set(next?.['role'] === 'user' ? blocksOf(next).flatMap((b) => (b['type'] === 'tool_result' ? [String(b['tool_use_id'])] : [])) : []);
+      const answered = new Set(
+        next?.['role'] === 'user' ? blocksOf(next).flatMap((b) => (b['type'] === 'tool_result' ? [String(b['tool_use_id'])] : [])) : [],
+      );
       const missing = uses.filter((id) => !answered.has(id));
       if (missing.length > 0) {
         return issue(
@@ -265,7 +306,11 @@ function checkResultsAnswerPrevious(message: Json, i: number, previousUses: read
   for (const [j, block] of blocksOf(message).entries()) {
     if (block['type'] !== 'tool_result') continue;
     const id = String(block['tool_use_id']);
-    if (seen.has(id)) return issue(`messages.${i}.content.${j}`, `each \`tool_use\` takes a single result; found more than one \`tool_result\` block for ${id}`);
+    if (seen.has(id))
+      return issue(
+        `messages.${i}.content.${j}`,
+        `each \`tool_use\` takes a single result; found more than one \`tool_result\` block for ${id}`,
+      );
     seen.add(id);
     if (!open.has(id)) {
       return issue(

@@ -42,10 +42,14 @@ function checkMessage(raw: unknown, i: number): RequestIssue | null {
   if (!isObject(raw)) return issue(param, `Invalid type for '${param}': expected an object.`);
   const role = raw['role'];
   if (typeof role !== 'string' || !ROLES.has(role)) {
-    return issue(`${param}.role`, `Invalid value for '${param}.role': '${String(role)}'. Supported values are: 'system', 'developer', 'user', 'assistant' and 'tool'.`);
+    return issue(
+      `${param}.role`,
+      `Invalid value for '${param}.role': '${String(role)}'. Supported values are: 'system', 'developer', 'user', 'assistant' and 'tool'.`,
+    );
   }
   const hasCalls = raw['tool_calls'] !== undefined && raw['tool_calls'] !== null;
-  if (hasCalls && role !== 'assistant') return issue(`${param}.tool_calls`, `'tool_calls' is only allowed on assistant messages, not '${role}'.`);
+  if (hasCalls && role !== 'assistant')
+    return issue(`${param}.tool_calls`, `'tool_calls' is only allowed on assistant messages, not '${role}'.`);
   if (role === 'tool' && typeof raw['tool_call_id'] !== 'string') {
     return issue(`${param}.tool_call_id`, `Missing required parameter: '${param}.tool_call_id'.`);
   }
@@ -59,7 +63,9 @@ function checkMessage(raw: unknown, i: number): RequestIssue | null {
 function checkContent(content: unknown, role: string, param: string, mayBeNull: boolean): RequestIssue | null {
   const field = `${param}.content`;
   if (content === undefined || content === null) {
-    return mayBeNull ? null : issue(field, `Invalid value for '${field}': expected a string or an array of content parts, got ${String(content)}.`);
+    return mayBeNull
+      ? null
+      : issue(field, `Invalid value for '${field}': expected a string or an array of content parts, got ${String(content)}.`);
   }
   if (typeof content === 'string') return null;
   if (!Array.isArray(content)) return issue(field, `Invalid type for '${field}': expected a string or an array of content parts.`);
@@ -70,7 +76,8 @@ function checkContent(content: unknown, role: string, param: string, mayBeNull: 
     if (!isObject(part) || typeof part['type'] !== 'string' || !allowed.has(part['type'])) {
       return issue(`${partParam}.type`, `Invalid value for '${partParam}.type': ${role} content parts may be ${[...allowed].join(', ')}.`);
     }
-    if (part['type'] === 'text' && typeof part['text'] !== 'string') return issue(`${partParam}.text`, `Missing required parameter: '${partParam}.text'.`);
+    if (part['type'] === 'text' && typeof part['text'] !== 'string')
+      return issue(`${partParam}.text`, `Missing required parameter: '${partParam}.text'.`);
     if (part['type'] === 'image_url' && !isObject(part['image_url'])) {
       return issue(`${partParam}.image_url`, `Missing required parameter: '${partParam}.image_url'.`);
     }
@@ -84,7 +91,8 @@ function checkToolCalls(calls: unknown, param: string): RequestIssue | null {
   if (calls.length === 0) return issue(field, `Invalid '${field}': empty array. Expected an array with minimum length 1.`);
   for (const [k, call] of calls.entries()) {
     const callParam = `${field}[${k}]`;
-    if (!isObject(call) || typeof call['id'] !== 'string' || call['id'] === '') return issue(`${callParam}.id`, `Missing required parameter: '${callParam}.id'.`);
+    if (!isObject(call) || typeof call['id'] !== 'string' || call['id'] === '')
+      return issue(`${callParam}.id`, `Missing required parameter: '${callParam}.id'.`);
     if (call['type'] !== 'function') return issue(`${callParam}.type`, `Invalid value for '${callParam}.type': expected 'function'.`);
     const fn = call['function'];
     if (!isObject(fn) || typeof fn['name'] !== 'string' || typeof fn['arguments'] !== 'string') {
@@ -107,14 +115,16 @@ function checkPairing(messages: readonly Json[]): RequestIssue | null {
     i += 1;
     if (calls.length === 0) continue;
     for (const id of calls) {
-      if (usedIds.has(id)) return issue(`messages[${i - 1}].tool_calls`, `Duplicate tool call id '${id}': every tool call id must be unique.`);
+      if (usedIds.has(id))
+        return issue(`messages[${i - 1}].tool_calls`, `Duplicate tool call id '${id}': every tool call id must be unique.`);
       usedIds.add(id);
     }
     const open = new Set(calls);
     const answered = new Set<string>();
     for (; i < messages.length && messages[i]?.['role'] === 'tool'; i += 1) {
       const id = String(messages[i]?.['tool_call_id']);
-      if (answered.has(id)) return issue(`messages[${i}].tool_call_id`, `Duplicate response for tool call id '${id}': a tool call takes one 'tool' message.`);
+      if (answered.has(id))
+        return issue(`messages[${i}].tool_call_id`, `Duplicate response for tool call id '${id}': a tool call takes one 'tool' message.`);
       if (!open.has(id)) return strayToolMessage(i);
       answered.add(id);
     }
@@ -130,4 +140,7 @@ function checkPairing(messages: readonly Json[]): RequestIssue | null {
 }
 
 const strayToolMessage = (i: number): RequestIssue =>
-  issue(`messages[${i}].role`, "Invalid parameter: a message with role 'tool' must answer a tool call of the assistant message with 'tool_calls' right before it.");
+  issue(
+    `messages[${i}].role`,
+    "Invalid parameter: a message with role 'tool' must answer a tool call of the assistant message with 'tool_calls' right before it.",
+  );

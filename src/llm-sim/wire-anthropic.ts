@@ -1,6 +1,16 @@
-import { canonicalKey, type Breakpoint, type LayoutBlock, type PromptLayout } from './prompt-cache.js';
+import { type Breakpoint, canonicalKey, type LayoutBlock, type PromptLayout } from './prompt-cache.js';
 import { isObject, type Json } from './request-issue.js';
-import { SimRequestError, blockText, contentText, type SimAnswer, type SimCompactionAsk, type SimCompactionOutput, type SimMessage, type SimRequest, type SimUsage } from './types.js';
+import {
+  blockText,
+  contentText,
+  type SimAnswer,
+  type SimCompactionAsk,
+  type SimCompactionOutput,
+  type SimMessage,
+  type SimRequest,
+  SimRequestError,
+  type SimUsage,
+} from './types.js';
 import { carriesSignedCompactionBlock, isLiveCompactionBlock, validateAnthropicRequest } from './validate-anthropic.js';
 import { sseFrame, type WireErrorKind, type WireFormat } from './wire.js';
 
@@ -36,7 +46,8 @@ export const COMPACTION_BETA = 'compact-2026-09-04';
 export const DEFAULT_COMPACTION_TRIGGER_TOKENS = 150_000;
 const MAX_BREAKPOINTS = 4;
 
-const invalid = (message: string, param: string | null = null): SimRequestError => new SimRequestError(400, message, 'invalid_request', param);
+const invalid = (message: string, param: string | null = null): SimRequestError =>
+  new SimRequestError(400, message, 'invalid_request', param);
 
 /** The betas a request names in `anthropic-beta` (comma-separated, possibly repeated). */
 export function betasOf(headers: Record<string, string>): string[] {
@@ -95,17 +106,24 @@ function readCompactionParam(b: Json, betas: readonly string[]): SimCompactionAs
   const param = b['compaction'];
   if (param === undefined || param === null) return null;
   if (!betas.includes(COMPACTION_BETA)) {
-    throw invalid(`compaction: Extra inputs are not permitted (the compaction parameter needs the anthropic-beta header "${COMPACTION_BETA}")`, 'compaction');
+    throw invalid(
+      `compaction: Extra inputs are not permitted (the compaction parameter needs the anthropic-beta header "${COMPACTION_BETA}")`,
+      'compaction',
+    );
   }
   if (!isObject(param) || param['type'] !== 'summarize') throw invalid("compaction.type: Input should be 'summarize'", 'compaction.type');
   const instructions = param['instructions'];
-  if (instructions !== undefined && instructions !== null && typeof instructions !== 'string') throw invalid('compaction.instructions: Input should be a valid string', 'compaction.instructions');
+  if (instructions !== undefined && instructions !== null && typeof instructions !== 'string')
+    throw invalid('compaction.instructions: Input should be a valid string', 'compaction.instructions');
   if (b['context_management'] !== undefined && b['context_management'] !== null) {
     throw invalid('compaction: cannot be combined with context_management', 'compaction');
   }
   const open = unansweredToolCalls(b['messages']);
   if (open.length > 0) {
-    throw invalid(`compaction: the conversation ends with an unanswered tool call (${open.join(', ')}); send its tool_result before compacting`, 'compaction');
+    throw invalid(
+      `compaction: the conversation ends with an unanswered tool call (${open.join(', ')}); send its tool_result before compacting`,
+      'compaction',
+    );
   }
   return { kind: 'summarize', instructions: typeof instructions === 'string' && instructions.trim() !== '' ? instructions : null };
 }
@@ -121,7 +139,11 @@ function unansweredToolCalls(messages: unknown): string[] {
   if (last === -1) return [];
   const blocks = (m: Json | undefined): Json[] => (Array.isArray(m?.['content']) ? (m['content'] as unknown[]).filter(isObject) : []);
   const uses = blocks(list[last]).flatMap((block) => (block['type'] === 'tool_use' ? [String(block['id'])] : []));
-  const answered = new Set(list.slice(last + 1).flatMap((m) => blocks(m).flatMap((block) => (block['type'] === 'tool_result' ? [String(block['tool_use_id'])] : []))));
+  const answered = new Set(
+    list
+      .slice(last + 1)
+      .flatMap((m) => blocks(m).flatMap((block) => (block['type'] === 'tool_result' ? [String(block['tool_use_id'])] : []))),
+  );
   return uses.filter((id) => !answered.has(id));
 }
 
@@ -140,15 +162,23 @@ function readThresholdEdit(b: Json): SimCompactionAsk | null {
     const trigger = edit['trigger'];
     let triggerTokens = DEFAULT_COMPACTION_TRIGGER_TOKENS;
     if (trigger !== undefined && trigger !== null) {
-      if (!isObject(trigger) || trigger['type'] !== 'input_tokens' || typeof trigger['value'] !== 'number' || !Number.isInteger(trigger['value']) || trigger['value'] < 1) {
+      if (
+        !isObject(trigger) ||
+        trigger['type'] !== 'input_tokens' ||
+        typeof trigger['value'] !== 'number' ||
+        !Number.isInteger(trigger['value']) ||
+        trigger['value'] < 1
+      ) {
         throw invalid(`${param}.trigger: Input should be {type: 'input_tokens', value: a positive integer}`, `${param}.trigger`);
       }
       triggerTokens = trigger['value'];
     }
     const instructions = edit['instructions'];
-    if (instructions !== undefined && instructions !== null && typeof instructions !== 'string') throw invalid(`${param}.instructions: Input should be a valid string`, `${param}.instructions`);
+    if (instructions !== undefined && instructions !== null && typeof instructions !== 'string')
+      throw invalid(`${param}.instructions: Input should be a valid string`, `${param}.instructions`);
     const pause = edit['pause_after_compaction'];
-    if (pause !== undefined && typeof pause !== 'boolean') throw invalid(`${param}.pause_after_compaction: Input should be a valid boolean`, `${param}.pause_after_compaction`);
+    if (pause !== undefined && typeof pause !== 'boolean')
+      throw invalid(`${param}.pause_after_compaction: Input should be a valid boolean`, `${param}.pause_after_compaction`);
     ask = {
       kind: 'compact_20260112',
       instructions: typeof instructions === 'string' && instructions.trim() !== '' ? instructions : null,
@@ -180,10 +210,14 @@ function readBreakpoints(b: Json): Breakpoints {
     key: canonicalKey(tool),
     breakpoint: read(isObject(tool) ? tool['cache_control'] : undefined, `tools.${i}.cache_control`),
   }));
-  if (Array.isArray(b['system'])) (b['system'] as unknown[]).forEach((block, j) => read(isObject(block) ? block['cache_control'] : undefined, `system.${j}.cache_control`));
+  if (Array.isArray(b['system']))
+    (b['system'] as unknown[]).forEach((block, j) =>
+      read(isObject(block) ? block['cache_control'] : undefined, `system.${j}.cache_control`),
+    );
   (b['messages'] as unknown[]).forEach((message, i) => {
     const content = isObject(message) ? message['content'] : undefined;
-    if (Array.isArray(content)) content.forEach((block, j) => read(isObject(block) ? block['cache_control'] : undefined, `messages.${i}.content.${j}.cache_control`));
+    if (Array.isArray(content))
+      content.forEach((block, j) => read(isObject(block) ? block['cache_control'] : undefined, `messages.${i}.content.${j}.cache_control`));
   });
   const topLevel = read(b['cache_control'], 'cache_control');
   if (count > MAX_BREAKPOINTS) throw invalid(`A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${count}.`);
@@ -197,7 +231,14 @@ function breakpointOf(block: unknown): Breakpoint | null {
 
 /** The blocks of a `system` or message content as the cache sees them (a string is one text block). */
 function layoutBlocks(role: string, content: unknown): LayoutBlock[] {
-  const blocks = typeof content === 'string' ? (content === '' ? [] : [{ type: 'text', text: content }]) : Array.isArray(content) ? (content as unknown[]) : [];
+  const blocks =
+    typeof content === 'string'
+      ? content === ''
+        ? []
+        : [{ type: 'text', text: content }]
+      : Array.isArray(content)
+        ? (content as unknown[])
+        : [];
   if (blocks.length === 0) return [{ key: `${role}${canonicalKey('')}`, text: '', breakpoint: null }];
   return blocks.map((block) => ({ key: `${role}${canonicalKey(block)}`, text: blockText(block), breakpoint: breakpointOf(block) }));
 }
@@ -218,7 +259,8 @@ function effectiveMessages(messages: Json[]): Json[] {
   return messages.slice(start);
 }
 
-const stopReason = (answer: SimAnswer): string => (answer.stop === 'compaction' ? 'compaction' : answer.stop === 'length' ? 'max_tokens' : 'end_turn');
+const stopReason = (answer: SimAnswer): string =>
+  answer.stop === 'compaction' ? 'compaction' : answer.stop === 'length' ? 'max_tokens' : 'end_turn';
 
 function usageFields(usage: SimUsage): Record<string, number> {
   return {
@@ -293,7 +335,9 @@ export const anthropicWire: WireFormat = {
     const frames = [sseFrame({ type: 'message_start', message: message(answer, [], null, 1) }, 'message_start')];
     const compaction = answer.compaction;
     if (compaction !== undefined) {
-      frames.push(sseFrame({ type: 'content_block_start', index: 0, content_block: compactionBlock(compaction, null) }, 'content_block_start'));
+      frames.push(
+        sseFrame({ type: 'content_block_start', index: 0, content_block: compactionBlock(compaction, null) }, 'content_block_start'),
+      );
       if (!compaction.alone) {
         // threshold mode: the compaction happened before the answer, so its block is complete first
         frames.push(
@@ -302,7 +346,13 @@ export const anthropicWire: WireFormat = {
         );
       }
     }
-    if (compaction?.alone !== true) frames.push(sseFrame({ type: 'content_block_start', index: textIndex(answer), content_block: { type: 'text', text: '' } }, 'content_block_start'));
+    if (compaction?.alone !== true)
+      frames.push(
+        sseFrame(
+          { type: 'content_block_start', index: textIndex(answer), content_block: { type: 'text', text: '' } },
+          'content_block_start',
+        ),
+      );
     frames.push(sseFrame({ type: 'ping' }, 'ping'));
     return frames;
   },
@@ -320,7 +370,11 @@ export const anthropicWire: WireFormat = {
     const { output_tokens: _output, cache_creation: _creation, service_tier: _tier, ...totals } = usage(answer, answer.usage.outputTokens);
     frames.push(
       sseFrame(
-        { type: 'message_delta', delta: { stop_reason: stopReason(answer), stop_sequence: null }, usage: { output_tokens: answer.usage.outputTokens, ...totals } },
+        {
+          type: 'message_delta',
+          delta: { stop_reason: stopReason(answer), stop_sequence: null },
+          usage: { output_tokens: answer.usage.outputTokens, ...totals },
+        },
         'message_delta',
       ),
       sseFrame({ type: 'message_stop' }, 'message_stop'),

@@ -1,5 +1,5 @@
 import { canonicalKey, type PromptLayout } from './prompt-cache.js';
-import { SimRequestError, contentText, type SimAnswer, type SimMessage, type SimRequest } from './types.js';
+import { contentText, type SimAnswer, type SimMessage, type SimRequest, SimRequestError } from './types.js';
 import { validateOpenAIRequest } from './validate-openai.js';
 import { sseFrame, type WireErrorKind, type WireFormat } from './wire.js';
 
@@ -30,7 +30,9 @@ function parse(body: unknown): SimRequest {
   const layout: PromptLayout = {
     scheme: 'openai',
     tools: (Array.isArray(b['tools']) ? (b['tools'] as unknown[]) : []).map((tool) => ({ key: canonicalKey(tool), breakpoint: null })),
-    messages: (b['messages'] as unknown[]).map((m) => ({ blocks: [{ key: canonicalKey(m), text: contentText((m as Record<string, unknown>)['content']), breakpoint: null }] })),
+    messages: (b['messages'] as unknown[]).map((m) => ({
+      blocks: [{ key: canonicalKey(m), text: contentText((m as Record<string, unknown>)['content']), breakpoint: null }],
+    })),
   };
   return {
     api: 'openai',
@@ -61,7 +63,15 @@ function usage(answer: SimAnswer): Record<string, unknown> {
 }
 
 function chunk(answer: SimAnswer, choices: unknown[], extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { id: answer.id, object: 'chat.completion.chunk', created: created(), model: answer.model, system_fingerprint: 'fp_llm_sim', choices, ...extra };
+  return {
+    id: answer.id,
+    object: 'chat.completion.chunk',
+    created: created(),
+    model: answer.model,
+    system_fingerprint: 'fp_llm_sim',
+    choices,
+    ...extra,
+  };
 }
 
 const ERRORS: Record<WireErrorKind, { status: number; type: string; code: string | null }> = {
@@ -82,21 +92,36 @@ export const openaiWire: WireFormat = {
     created: created(),
     model: answer.model,
     system_fingerprint: 'fp_llm_sim',
-    choices: [{ index: 0, message: { role: 'assistant', content: answer.text, refusal: null }, logprobs: null, finish_reason: finishReason(answer) }],
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: answer.text, refusal: null },
+        logprobs: null,
+        finish_reason: finishReason(answer),
+      },
+    ],
     usage: usage(answer),
   }),
-  streamStart: (answer) => [sseFrame(chunk(answer, [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]))],
+  streamStart: (answer) => [
+    sseFrame(chunk(answer, [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }])),
+  ],
   streamDelta: (answer, text) => sseFrame(chunk(answer, [{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }])),
   streamEnd: (answer, request) => [
     sseFrame(chunk(answer, [{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason(answer) }])),
     ...(request.includeUsage ? [sseFrame(chunk(answer, [], { usage: usage(answer) }))] : []),
     sseFrame('[DONE]'),
   ],
-  error: (kind, text, param = null, errorCode = null) => openaiError(kind, text, kind === 'context_length_exceeded' ? 'messages' : param, errorCode),
+  error: (kind, text, param = null, errorCode = null) =>
+    openaiError(kind, text, kind === 'context_length_exceeded' ? 'messages' : param, errorCode),
 };
 
 /** OpenAI's error body, shared by chat completions and the Responses API. */
-export function openaiError(kind: WireErrorKind, text: string, param: string | null = null, errorCode: string | null = null): { status: number; body: unknown } {
+export function openaiError(
+  kind: WireErrorKind,
+  text: string,
+  param: string | null = null,
+  errorCode: string | null = null,
+): { status: number; body: unknown } {
   const { status, type, code } = ERRORS[kind];
   return { status, body: { error: { message: text, type, param, code: errorCode ?? code } } };
 }

@@ -1,9 +1,9 @@
 import { openResponsesItem } from './compaction-seal.js';
 import { canonicalKey, type PromptLayout } from './prompt-cache.js';
 import { isObject, type Json } from './request-issue.js';
-import { SimRequestError, type SimAnswer, type SimMessage, type SimRequest } from './types.js';
-import { openaiError } from './wire-openai.js';
+import { type SimAnswer, type SimMessage, type SimRequest, SimRequestError } from './types.js';
 import { sseFrame, type WireFormat } from './wire.js';
+import { openaiError } from './wire-openai.js';
 
 /**
  * The OpenAI Responses API, enough for the official SDK (`client.responses.create`, `.stream`,
@@ -29,7 +29,8 @@ import { sseFrame, type WireFormat } from './wire.js';
  * `store: false`). Caching is automatic, as for chat completions (prompt-cache.ts).
  */
 
-const invalid = (message: string, param: string | null = null, code: string | null = null): SimRequestError => new SimRequestError(400, message, 'invalid_request', param, code);
+const invalid = (message: string, param: string | null = null, code: string | null = null): SimRequestError =>
+  new SimRequestError(400, message, 'invalid_request', param, code);
 
 /** Item types the sim reads as opaque history: their JSON counts, nothing is checked. */
 const OPAQUE_ITEMS = new Set([
@@ -52,7 +53,17 @@ const OPAQUE_ITEMS = new Set([
   'tool_search_call',
   'tool_search_output',
 ]);
-const PART_TYPES = new Set(['input_text', 'output_text', 'text', 'refusal', 'input_image', 'input_file', 'input_audio', 'summary_text', 'reasoning_text']);
+const PART_TYPES = new Set([
+  'input_text',
+  'output_text',
+  'text',
+  'refusal',
+  'input_image',
+  'input_file',
+  'input_audio',
+  'summary_text',
+  'reasoning_text',
+]);
 const ROLES = new Set(['user', 'assistant', 'system', 'developer']);
 
 interface ReadItem {
@@ -79,16 +90,22 @@ function parseFor(endpoint: '/v1/responses' | '/v1/responses/compact') {
       throw invalid("Invalid 'max_output_tokens': integer below minimum value 1.", 'max_output_tokens');
     }
     const tools = body['tools'];
-    if (tools !== undefined && tools !== null && !Array.isArray(tools)) throw invalid("Invalid type for 'tools': expected an array.", 'tools');
+    if (tools !== undefined && tools !== null && !Array.isArray(tools))
+      throw invalid("Invalid type for 'tools': expected an array.", 'tools');
 
     const items = inputItems(body['input']);
     const messages: SimMessage[] = [];
-    const layout: PromptLayout = { scheme: 'openai', tools: ((tools ?? []) as unknown[]).map((tool) => ({ key: canonicalKey(tool), breakpoint: null })), messages: [] };
+    const layout: PromptLayout = {
+      scheme: 'openai',
+      tools: ((tools ?? []) as unknown[]).map((tool) => ({ key: canonicalKey(tool), breakpoint: null })),
+      messages: [],
+    };
     const push = (message: SimMessage, key: string): void => {
       messages.push(message);
       layout.messages.push({ blocks: [{ key, text: message.content, breakpoint: null }] });
     };
-    if (typeof instructions === 'string' && instructions !== '') push({ role: 'system', content: instructions }, canonicalKey({ instructions }));
+    if (typeof instructions === 'string' && instructions !== '')
+      push({ role: 'system', content: instructions }, canonicalKey({ instructions }));
 
     let trigger = false;
     const kept: Array<Record<string, unknown>> = [];
@@ -100,7 +117,8 @@ function parseFor(endpoint: '/v1/responses' | '/v1/responses/compact') {
       if (!isObject(raw)) throw invalid(`Invalid type for '${param}': expected an object.`, param);
       const type = raw['type'] ?? (raw['role'] !== undefined ? 'message' : undefined);
       if (type === 'compaction_trigger') {
-        if (endpoint === '/v1/responses/compact') throw invalid(`Invalid value for '${param}.type': 'compaction_trigger' is not accepted by /responses/compact.`, `${param}.type`);
+        if (endpoint === '/v1/responses/compact')
+          throw invalid(`Invalid value for '${param}.type': 'compaction_trigger' is not accepted by /responses/compact.`, `${param}.type`);
         if (i !== items.length - 1) throw invalid(`Invalid '${param}': a 'compaction_trigger' item must be the final input item.`, param);
         trigger = true;
         continue;
@@ -193,8 +211,16 @@ function readItem(raw: Json, type: string, param: string, tools: ToolCalls): Rea
       }
       const text = partsText(raw['content'], `${param}.content`);
       // a string content and the same text as one part are the same prompt
-      const normal = { type: 'message', role, content: typeof raw['content'] === 'string' ? [{ type: role === 'assistant' ? 'output_text' : 'input_text', text }] : raw['content'] };
-      return { message: { role: role === 'developer' || role === 'system' ? 'system' : (role as SimMessage['role']), content: text }, key: canonicalKey(normal) };
+      const normal = {
+        type: 'message',
+        role,
+        content:
+          typeof raw['content'] === 'string' ? [{ type: role === 'assistant' ? 'output_text' : 'input_text', text }] : raw['content'],
+      };
+      return {
+        message: { role: role === 'developer' || role === 'system' ? 'system' : (role as SimMessage['role']), content: text },
+        key: canonicalKey(normal),
+      };
     }
     case 'function_call':
     case 'custom_tool_call': {
@@ -202,14 +228,16 @@ function readItem(raw: Json, type: string, param: string, tools: ToolCalls): Rea
       if (typeof callId !== 'string' || callId === '') throw invalid(`Missing required parameter: '${param}.call_id'.`, `${param}.call_id`);
       if (typeof raw['name'] !== 'string') throw invalid(`Missing required parameter: '${param}.name'.`, `${param}.name`);
       const args = type === 'function_call' ? raw['arguments'] : raw['input'];
-      if (typeof args !== 'string') throw invalid(`Missing required parameter: '${param}.${type === 'function_call' ? 'arguments' : 'input'}'.`, param);
+      if (typeof args !== 'string')
+        throw invalid(`Missing required parameter: '${param}.${type === 'function_call' ? 'arguments' : 'input'}'.`, param);
       tools.calls.add(callId);
       return { message: { role: 'assistant', content: `${raw['name']} ${args}` }, key };
     }
     case 'function_call_output':
     case 'custom_tool_call_output': {
       const callId = raw['call_id'];
-      if (typeof callId !== 'string' || !(tools.calls.has(callId) || tools.opened.has(callId))) throw invalid(`No tool call found for function call output with call_id ${String(callId)}.`, 'input');
+      if (typeof callId !== 'string' || !(tools.calls.has(callId) || tools.opened.has(callId)))
+        throw invalid(`No tool call found for function call output with call_id ${String(callId)}.`, 'input');
       tools.answered.add(callId);
       return { message: { role: 'tool', content: partsText(raw['output'] ?? '', `${param}.output`) }, key };
     }
@@ -217,12 +245,16 @@ function readItem(raw: Json, type: string, param: string, tools: ToolCalls): Rea
       const summary = Array.isArray(raw['summary']) ? (raw['summary'] as unknown[]) : [];
       return { message: { role: 'assistant', content: partsText(summary, `${param}.summary`) }, key };
     }
+    // 'compaction_summary' is Codex's older name for the same item
     case 'compaction':
-    // Codex's older name for the same item
     case 'compaction_summary': {
       const summary = openResponsesItem(raw['encrypted_content']);
       if (summary === null) {
-        throw invalid(`The encrypted content of '${param}' could not be verified: it is not a compaction item this API issued.`, `${param}.encrypted_content`, 'invalid_encrypted_content');
+        throw invalid(
+          `The encrypted content of '${param}' could not be verified: it is not a compaction item this API issued.`,
+          `${param}.encrypted_content`,
+          'invalid_encrypted_content',
+        );
       }
       return { message: { role: 'assistant', content: summary }, key };
     }
@@ -335,22 +367,46 @@ export const responsesWire: WireFormat = {
     return frames;
   },
   streamDelta: (answer, text) =>
-    event(answer, 'response.output_text.delta', { item_id: `msg_sim_${baseId(answer)}`, output_index: 0, content_index: 0, delta: text, logprobs: [] }),
+    event(answer, 'response.output_text.delta', {
+      item_id: `msg_sim_${baseId(answer)}`,
+      output_index: 0,
+      content_index: 0,
+      delta: text,
+      logprobs: [],
+    }),
   streamEnd: (answer, request) => {
     const frames: string[] = [];
     if (answer.compaction !== undefined) {
       compactionItems(answer).forEach((item, k) => {
-        frames.push(event(answer, 'response.output_item.added', { output_index: k, item }), event(answer, 'response.output_item.done', { output_index: k, item }));
+        frames.push(
+          event(answer, 'response.output_item.added', { output_index: k, item }),
+          event(answer, 'response.output_item.done', { output_index: k, item }),
+        );
       });
     } else {
       const item = messageItem(answer, answer.text, true);
       frames.push(
-        event(answer, 'response.output_text.done', { item_id: item['id'], output_index: 0, content_index: 0, text: answer.text, logprobs: [] }),
-        event(answer, 'response.content_part.done', { item_id: item['id'], output_index: 0, content_index: 0, part: outputText(answer.text) }),
+        event(answer, 'response.output_text.done', {
+          item_id: item['id'],
+          output_index: 0,
+          content_index: 0,
+          text: answer.text,
+          logprobs: [],
+        }),
+        event(answer, 'response.content_part.done', {
+          item_id: item['id'],
+          output_index: 0,
+          content_index: 0,
+          part: outputText(answer.text),
+        }),
         event(answer, 'response.output_item.done', { output_index: 0, item }),
       );
     }
-    frames.push(event(answer, incomplete(answer) ? 'response.incomplete' : 'response.completed', { response: responseObject(answer, request, 'done') }));
+    frames.push(
+      event(answer, incomplete(answer) ? 'response.incomplete' : 'response.completed', {
+        response: responseObject(answer, request, 'done'),
+      }),
+    );
     return frames;
   },
   error: (kind, text, param = null, code = null) => openaiError(kind, text, kind === 'context_length_exceeded' ? 'input' : param, code),
@@ -360,5 +416,11 @@ export const responsesWire: WireFormat = {
 export const responsesCompactWire: WireFormat = {
   ...responsesWire,
   parse: parseFor('/v1/responses/compact'),
-  response: (answer) => ({ id: answer.id, object: 'response.compaction', created_at: created(), output: compactionItems(answer), usage: usage(answer) }),
+  response: (answer) => ({
+    id: answer.id,
+    object: 'response.compaction',
+    created_at: created(),
+    output: compactionItems(answer),
+    usage: usage(answer),
+  }),
 };

@@ -2,13 +2,7 @@ import type { SimAnswer, SimRequest } from './types.js';
 
 /** The errors llm-sim can answer with, rendered by each API in its own shape. */
 export type WireErrorKind =
-  | 'rate_limit'
-  | 'overloaded'
-  | 'server_error'
-  | 'auth'
-  | 'invalid_request'
-  | 'context_length_exceeded'
-  | 'not_found';
+  'rate_limit' | 'overloaded' | 'server_error' | 'auth' | 'invalid_request' | 'context_length_exceeded' | 'not_found';
 
 export interface WireError {
   status: number;

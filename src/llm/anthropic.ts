@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+
 import type { SummarizeMessage, SummarizeRequest } from '../compaction/types.js';
 import { DEFAULT_LLM_TIMEOUT_MS, type HttpAdapterOptions } from './http-options.js';
 import { findModel } from './models.js';
@@ -44,7 +45,10 @@ export function buildAnthropicParams(request: SummarizeRequest, model: string): 
   // the first turn opens with the shared prefix: a breakpoint after it lets the job's other calls read it from the cache
   if (first !== undefined && prefix !== null && typeof first.content === 'string' && first.content.startsWith(prefix)) {
     const rest = first.content.slice(prefix.length).replace(/^\n\n/, '');
-    first.content = [{ type: 'text', text: prefix, cache_control: { type: 'ephemeral' } }, ...(rest === '' ? [] : [{ type: 'text' as const, text: rest }])];
+    first.content = [
+      { type: 'text', text: prefix, cache_control: { type: 'ephemeral' } },
+      ...(rest === '' ? [] : [{ type: 'text' as const, text: rest }]),
+    ];
   }
   return {
     model,
@@ -66,12 +70,17 @@ export function cacheablePrefix(request: SummarizeRequest, system: string, model
   const shared = request.messages.slice(0, request.sharedPrefix ?? 0);
   if (shared.length === 0 || shared.some((m) => m.role !== 'user')) return null;
   const minimum = findModel(model)?.minCacheTokens;
-  const text = shared.map((m) => m.content).filter((c) => c.trim() !== '').join('\n\n');
+  const text = shared
+    .map((m) => m.content)
+    .filter((c) => c.trim() !== '')
+    .join('\n\n');
   if (minimum === undefined || text === '' || (system.length + text.length) / CHARS_PER_TOKEN < minimum) return null;
   return text;
 }
 
-function mergeTurns(messages: Array<{ role: 'user' | 'assistant'; content: string }>): Array<{ role: 'user' | 'assistant'; content: string }> {
+function mergeTurns(
+  messages: Array<{ role: 'user' | 'assistant'; content: string }>,
+): Array<{ role: 'user' | 'assistant'; content: string }> {
   const turns: Array<{ role: 'user' | 'assistant'; content: string }> = [];
   for (const message of messages) {
     if (message.content.trim() === '') continue;

@@ -31,7 +31,9 @@ export interface ConfiguredModels {
  * policies that name it). Unset, the selection falls to the first configured provider's
  * cheapest model, else local.
  */
-export function configuredSummarizer(config: Pick<Config, 'summarizer'>): { provider: ProviderName; model?: string | undefined } | undefined {
+export function configuredSummarizer(
+  config: Pick<Config, 'summarizer'>,
+): { provider: ProviderName; model?: string | undefined } | undefined {
   if (!config.summarizer.explicit) return undefined;
   const { provider, model } = config.summarizer;
   return model === undefined ? { provider } : { provider, model };
@@ -66,8 +68,10 @@ export function modelSpecProblem(spec: string, models: ConfiguredModels): string
   if (!available.has(provider)) return `${model} needs the ${provider} provider, which is not configured (set ${CREDENTIALS[provider]})`;
   if (models.openEnded.includes(provider)) return null;
   const known = findModel(model);
-  if (known === undefined) return `unknown model "${model}" for ${provider} (not in the model registry; a custom base URL accepts any name)`;
+  if (known === undefined)
+    return `unknown model "${model}" for ${provider} (not in the model registry; a custom base URL accepts any name)`;
   if (providerForVendor(known.vendor) !== provider) return `${model} is a model of ${known.vendor}, not served by ${provider}`;
-  if (known.vendor !== provider) return `${model} is a model of ${known.vendor}: ${provider} serves it only through a compatible endpoint (set the base URL)`;
+  if (known.vendor !== provider)
+    return `${model} is a model of ${known.vendor}: ${provider} serves it only through a compatible endpoint (set the base URL)`;
   return null;
 }

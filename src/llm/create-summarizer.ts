@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+
 import type { CountTokens } from '../compaction/types.js';
 import type { Config } from '../config/env.js';
 import { countTokens } from '../lib/count-tokens.js';

@@ -1,5 +1,5 @@
-import type { CountTokens, SummarizeRequest } from '../compaction/types.js';
 import { summarizeLocally } from '../compaction/local/index.js';
+import type { CountTokens, SummarizeRequest } from '../compaction/types.js';
 import { LOCAL_MODEL } from './model-data.js';
 import { assertUsableOutput } from './output-check.js';
 import type { Summarizer } from './port.js';

@@ -5,15 +5,15 @@ import {
   DEFAULT_OUTPUT_TOKENS,
   LISTED_OUTPUT_TOKENS,
   LOCAL_MODEL,
-  OUTPUT_LIMITS,
-  MODELS,
   type ModelInfo,
+  MODELS,
   type ModelVendor,
+  OUTPUT_LIMITS,
 } from './model-data.js';
 import type { LlmUsage, ProviderName } from './port.js';
 
-export { CHEAPEST_SUMMARIZER, DEFAULT_CONTEXT_TOKENS, LOCAL_MODEL, MODELS } from './model-data.js';
 export type { ModelInfo, ModelPrices, ModelVendor } from './model-data.js';
+export { CHEAPEST_SUMMARIZER, DEFAULT_CONTEXT_TOKENS, LOCAL_MODEL, MODELS } from './model-data.js';
 
 /** Longest ids first, so `gpt-4o-mini-2024-07-18` matches gpt-4o-mini, not gpt-4o. */
 const BY_LENGTH = [...MODELS].sort((a, b) => b.id.length - a.id.length);
@@ -138,11 +138,7 @@ export function parseModelSpec(spec: string): { provider?: ProviderName; model?:
   return { model: text };
 }
 
-function inferProvider(
-  model: string,
-  configuredProvider: ProviderName | undefined,
-  available: ReadonlySet<ProviderName>,
-): ProviderName {
+function inferProvider(model: string, configuredProvider: ProviderName | undefined, available: ReadonlySet<ProviderName>): ProviderName {
   if (model === LOCAL_MODEL) return 'local';
   const known = findModel(model);
   if (known !== undefined) return providerForVendor(known.vendor);

@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+
 import type { SummarizeRequest } from '../compaction/types.js';
 import { DEFAULT_LLM_TIMEOUT_MS, type HttpAdapterOptions } from './http-options.js';
 import { assertUsableOutput } from './output-check.js';
@@ -81,7 +82,8 @@ function toResult(completion: OpenAI.Chat.ChatCompletion, latencyMs: number): Su
   }
   const text = choice.message.content ?? '';
   const stopReason = mapFinishReason(choice.finish_reason);
-  const refused = choice.finish_reason === 'content_filter' || (typeof choice.message.refusal === 'string' && choice.message.refusal !== '');
+  const refused =
+    choice.finish_reason === 'content_filter' || (typeof choice.message.refusal === 'string' && choice.message.refusal !== '');
   const reported = completion.usage;
   const cacheReadTokens = reported?.prompt_tokens_details?.cached_tokens ?? 0;
   const cacheWriteTokens = reported?.prompt_tokens_details?.cache_write_tokens ?? 0;

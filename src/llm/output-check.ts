@@ -1,5 +1,5 @@
-import { validateSummaryOutput, type InvalidSummaryReason } from '../compaction/summarize/index.js';
-import { LlmError, type CutAnswer, type ProviderName, type StopReason } from './port.js';
+import { type InvalidSummaryReason, validateSummaryOutput } from '../compaction/summarize/index.js';
+import { type CutAnswer, LlmError, type ProviderName, type StopReason } from './port.js';
 
 /**
  * "A failed summary never replaces history" (SPEC §5.6a): adapters reject an empty answer,

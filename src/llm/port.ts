@@ -59,15 +59,7 @@ export interface Summarizer {
 }
 
 export type LlmErrorKind =
-  | 'rate_limit'
-  | 'overloaded'
-  | 'server'
-  | 'timeout'
-  | 'invalid_output'
-  | 'auth'
-  | 'bad_request'
-  | 'quota'
-  | 'cancelled';
+  'rate_limit' | 'overloaded' | 'server' | 'timeout' | 'invalid_output' | 'auth' | 'bad_request' | 'quota' | 'cancelled';
 
 const CODES: Record<LlmErrorKind, string> = {
   rate_limit: 'LLM_RATE_LIMITED',

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+
 import type { Cluster, Redis } from 'ioredis';
+
+import { runScript } from '../queue/redis-script.js';
 import { isLlmError, LlmError, type ProviderName } from './port.js';
 import { abortableSleep } from './retry.js';
-import { runScript } from '../queue/redis-script.js';
 
 /**
  * A provider-wide concurrency cap and request rate shared by every worker process through
@@ -119,14 +121,26 @@ export function createProviderLimiter(redis: Redis | Cluster, options: ProviderL
     for (;;) {
       if (signal?.aborted === true) throw new LlmError('cancelled', 'cancelled while waiting for an LLM slot', { cause: signal.reason });
       const [leasesKey, bucketKey, pausedKey] = keys(provider);
-      const reply = (await runScript(redis, ACQUIRE, 3, leasesKey, bucketKey, pausedKey, leaseId, options.concurrency, leaseTtlMs, ratePerMs, burst)) as [
-        number,
-        number,
-      ];
+      const reply = (await runScript(
+        redis,
+        ACQUIRE,
+        3,
+        leasesKey,
+        bucketKey,
+        pausedKey,
+        leaseId,
+        options.concurrency,
+        leaseTtlMs,
+        ratePerMs,
+        burst,
+      )) as [number, number];
       if (reply[0] === 1) return;
       if (reply[0] === 2) {
         if (reply[1] > maxPauseWaitMs) {
-          throw new LlmError('rate_limit', `${provider} asked to back off; ${reply[1]} ms left`, { retryAfterMs: reply[1], provider: provider as ProviderName });
+          throw new LlmError('rate_limit', `${provider} asked to back off; ${reply[1]} ms left`, {
+            retryAfterMs: reply[1],
+            provider: provider as ProviderName,
+          });
         }
         // Waiting processes must not all return at the same instant: a little jitter upwards.
         await abortableSleep(reply[1] + Math.round(Math.random() * Math.min(1_000, reply[1] * 0.1)), signal);
@@ -143,16 +157,24 @@ export function createProviderLimiter(redis: Redis | Cluster, options: ProviderL
       const leaseId = randomUUID();
       const [leasesKey] = keys(provider);
       await acquire(provider, leaseId, signal);
-      const renewal = setInterval(() => {
-        runScript(redis, RENEW, 1, leasesKey, leaseId, leaseTtlMs).catch(() => {
-          // A failed renewal only shortens the lease; the call itself is unaffected.
-        });
-      }, Math.max(50, Math.floor(leaseTtlMs / 3)));
+      const renewal = setInterval(
+        () => {
+          runScript(redis, RENEW, 1, leasesKey, leaseId, leaseTtlMs).catch(() => {
+            // A failed renewal only shortens the lease; the call itself is unaffected.
+          });
+        },
+        Math.max(50, Math.floor(leaseTtlMs / 3)),
+      );
       renewal.unref();
       try {
         return await fn();
       } catch (error) {
-        if (isLlmError(error) && (error.kind === 'rate_limit' || error.kind === 'overloaded') && error.retryAfterMs !== undefined && error.retryAfterMs > 0) {
+        if (
+          isLlmError(error) &&
+          (error.kind === 'rate_limit' || error.kind === 'overloaded') &&
+          error.retryAfterMs !== undefined &&
+          error.retryAfterMs > 0
+        ) {
           await runScript(redis, PAUSE, 1, keys(provider)[2], Math.ceil(error.retryAfterMs)).catch(() => {
             // Unreachable Redis: the other calls find out from the provider themselves.
           });

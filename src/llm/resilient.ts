@@ -1,6 +1,6 @@
 import type { Summarizer, SummarizeResult } from './port.js';
 import type { ProviderLimiter } from './rate-limit.js';
-import { withRetry, type RetryPolicy } from './retry.js';
+import { type RetryPolicy, withRetry } from './retry.js';
 
 /**
  * Wraps an adapter with the one retry layer and the shared provider limiter. Each attempt

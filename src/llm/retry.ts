@@ -1,4 +1,4 @@
-import { LlmError, isLlmError } from './port.js';
+import { isLlmError, LlmError } from './port.js';
 
 /**
  * The one retry layer for LLM calls. The SDKs are built with `maxRetries: 0`, so a call
@@ -33,12 +33,7 @@ export function isRetryable(error: unknown, policy: RetryPolicy = DEFAULT_RETRY_
  * workers told the same instant do not return together. Otherwise "equal jitter"
  * exponential backoff: half the step fixed, half random.
  */
-export function retryDelayMs(
-  attempt: number,
-  error: unknown,
-  rand: () => number,
-  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
-): number {
+export function retryDelayMs(attempt: number, error: unknown, rand: () => number, policy: RetryPolicy = DEFAULT_RETRY_POLICY): number {
   const retryAfterMs = isLlmError(error) ? error.retryAfterMs : undefined;
   if (retryAfterMs !== undefined) {
     const spread = Math.min(1_000, retryAfterMs * 0.1);

@@ -46,7 +46,12 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   if (options.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'compactd_' });
-  return { registry, ...jobInstruments([registry]), ...llmInstruments([registry]), ...serviceInstruments([registry], options.queues ?? {}) };
+  return {
+    registry,
+    ...jobInstruments([registry]),
+    ...llmInstruments([registry]),
+    ...serviceInstruments([registry], options.queues ?? {}),
+  };
 }
 
 type Registers = Registry[];
@@ -103,7 +108,12 @@ function llmInstruments(registers: Registers) {
       labelNames: [...byModel, 'kind'] as const,
       registers,
     }),
-    llmCost: new Counter({ name: 'compactd_llm_cost_usd_total', help: 'Summarizer cost in USD from the model registry prices', labelNames: byModel, registers }),
+    llmCost: new Counter({
+      name: 'compactd_llm_cost_usd_total',
+      help: 'Summarizer cost in USD from the model registry prices',
+      labelNames: byModel,
+      registers,
+    }),
     llmRetries: new Counter({
       name: 'compactd_llm_retries_total',
       help: 'Provider calls retried by the LLM retry layer (429, 5xx, timeouts)',
@@ -115,7 +125,11 @@ function llmInstruments(registers: Registers) {
 
 function serviceInstruments(registers: Registers, queues: Readonly<Record<string, JobCountsSource>>) {
   return {
-    jobWaiters: new Gauge({ name: 'compactd_job_waiters', help: 'Long-polls (GET /v1/jobs/:id?wait=) open in this API process', registers }),
+    jobWaiters: new Gauge({
+      name: 'compactd_job_waiters',
+      help: 'Long-polls (GET /v1/jobs/:id?wait=) open in this API process',
+      registers,
+    }),
     queueJobs: new Gauge({
       name: 'compactd_queue_jobs',
       help: 'Jobs per queue and state, read from Redis at scrape time',

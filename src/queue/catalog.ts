@@ -1,6 +1,7 @@
 import type { JobsOptions } from 'bullmq';
 import { z } from 'zod';
-import { QUEUES, type QueueName } from './names.js';
+
+import { type QueueName, QUEUES } from './names.js';
 
 /**
  * The one place where every job gets its name, payload schema, queue and default options
@@ -37,7 +38,12 @@ export const JOBS = {
     schema: SummarizeChunkPayloadSchema,
     // The LLM retry layer already retried transient errors; BullMQ attempts cover crashes.
     // A child that fails for good must not hold its parent: finalize decides what to do.
-    options: { attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, ignoreDependencyOnFailure: true, ...retention } satisfies JobsOptions,
+    options: {
+      attempts: 3,
+      backoff: { type: 'exponential', delay: 2_000 },
+      ignoreDependencyOnFailure: true,
+      ...retention,
+    } satisfies JobsOptions,
     jobId: (p: SummarizeChunkPayload) => `${p.jobId}-chunk-${p.chunkIndex}`,
   },
   finalize: {
@@ -61,7 +67,12 @@ export const JOBS = {
     name: 'idle-check',
     queue: QUEUES.compaction,
     schema: IdleCheckPayloadSchema,
-    options: { attempts: 3, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: true, removeOnFail: { count: 1_000 } } satisfies JobsOptions,
+    options: {
+      attempts: 3,
+      backoff: { type: 'exponential', delay: 1_000 },
+      removeOnComplete: true,
+      removeOnFail: { count: 1_000 },
+    } satisfies JobsOptions,
     deduplicationId: (p: IdleCheckPayload) => `idle-${p.conversationId}`,
   },
   /** One webhook delivery; attempts and backoff come from the configuration at enqueue time. */

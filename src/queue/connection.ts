@@ -1,4 +1,5 @@
 import { Cluster, Redis } from 'ioredis';
+
 import { parseRedisUrl, type RedisTarget } from '../config/redis-url.js';
 
 /** One Redis server or a Redis Cluster, as `REDIS_URL` says (config/redis-url.ts). */
@@ -44,7 +45,9 @@ function connect(target: RedisTarget, options: ConnectionOptions): RedisConnecti
       ...(target.tls ? { tls: {} } : {}),
     },
     // With TLS the seeds stay host names, so each certificate is checked against the name it was issued for.
-    ...(target.tls ? { dnsLookup: (address: string, callback: (error: Error | null, address: string) => void) => callback(null, address) } : {}),
+    ...(target.tls
+      ? { dnsLookup: (address: string, callback: (error: Error | null, address: string) => void) => callback(null, address) }
+      : {}),
     ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
     ...(enableReadyCheck === undefined ? {} : { enableReadyCheck }),
     // A failover moves slots to a promoted replica: learn the new map instead of giving up.

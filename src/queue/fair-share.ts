@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { queuePrefix, type QueueName } from './names.js';
+
+import { type QueueName, queuePrefix } from './names.js';
 import { runScript } from './redis-script.js';
 
 /**

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+
 import { Job, type Queue } from 'bullmq';
+
 import type { RedisConnection } from './connection.js';
-import { tenantSlotCaps, type TenantSlotCaps } from './fair-share.js';
+import { type TenantSlotCaps, tenantSlotCaps } from './fair-share.js';
 import { queuePrefix } from './names.js';
 import { runScript } from './redis-script.js';
 
@@ -214,7 +216,22 @@ export function createFairSlots(redis: RedisConnection, queue: Queue, options: F
       const member = `${turn.tenantId}${SEP}${turn.stepId}`;
       for (;;) {
         const taken = Number(
-          await runScript(redis, ENTER, 3, leasesKey, parkedKey, seenKey, lease, member, turn.priority, caps.alone, caps.alone, caps.shared, leaseTtlMs, windowMs),
+          await runScript(
+            redis,
+            ENTER,
+            3,
+            leasesKey,
+            parkedKey,
+            seenKey,
+            lease,
+            member,
+            turn.priority,
+            caps.alone,
+            caps.alone,
+            caps.shared,
+            leaseTtlMs,
+            windowMs,
+          ),
         );
         if (taken === 1) break;
         // parked steps come back at slightly different times, not as one wave
@@ -222,11 +239,14 @@ export function createFairSlots(redis: RedisConnection, queue: Queue, options: F
         // Releases are not announced to a waiting step; jitter keeps waiting steps out of lockstep.
         await pause(Math.round(maxPollMs * (0.5 + Math.random() * 0.5)), signal);
       }
-      const renewal = setInterval(() => {
-        runScript(redis, RENEW, 1, leasesKey, lease, leaseTtlMs).catch(() => {
-          // A failed renewal only shortens the lease; the step itself is unaffected.
-        });
-      }, Math.max(50, Math.floor(leaseTtlMs / 3)));
+      const renewal = setInterval(
+        () => {
+          runScript(redis, RENEW, 1, leasesKey, lease, leaseTtlMs).catch(() => {
+            // A failed renewal only shortens the lease; the step itself is unaffected.
+          });
+        },
+        Math.max(50, Math.floor(leaseTtlMs / 3)),
+      );
       renewal.unref();
       let left: Promise<void> | undefined;
       return {
@@ -234,7 +254,20 @@ export function createFairSlots(redis: RedisConnection, queue: Queue, options: F
         leave: () =>
           (left ??= (async () => {
             clearInterval(renewal);
-            const members = (await runScript(redis, LEAVE, 3, leasesKey, parkedKey, seenKey, lease, caps.alone, caps.alone, caps.shared, windowMs, SCAN_LIMIT)) as string[];
+            const members = (await runScript(
+              redis,
+              LEAVE,
+              3,
+              leasesKey,
+              parkedKey,
+              seenKey,
+              lease,
+              caps.alone,
+              caps.alone,
+              caps.shared,
+              windowMs,
+              SCAN_LIMIT,
+            )) as string[];
             await promote(members);
           })().catch(() => {
             // Unreachable Redis: the lease expires on its own, and parked steps come back after parkMs.

@@ -1,4 +1,5 @@
 import type { Queue } from 'bullmq';
+
 import { JOBS } from './catalog.js';
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import { MAX_POLICY_TOKENS } from '../config/policy.js';
 import { safeText } from '../lib/text-safety.js';
 
@@ -17,7 +18,9 @@ export const CompactionOptionsSchema = z.strictObject({
     .refine((t) => t.ratio === undefined || t.tokens === undefined, 'give ratio or tokens, not both')
     .optional(),
   focus: safeText({ min: 1, max: 4_000 }).optional(),
-  model: safeText({ min: 1, max: 200 }).optional().meta({ description: 'summarizer model (`provider:model` or a model): must be served by a configured provider' }),
+  model: safeText({ min: 1, max: 200 })
+    .optional()
+    .meta({ description: 'summarizer model (`provider:model` or a model): must be served by a configured provider' }),
   onLLMFailure: z.enum(['fallback', 'fail']).optional(),
 });
 export type CompactionOptions = z.infer<typeof CompactionOptionsSchema>;

@@ -1,6 +1,7 @@
 import { FlowProducer, Queue } from 'bullmq';
-import type { RedisConnection } from './connection.js';
+
 import { JOBS } from './catalog.js';
+import type { RedisConnection } from './connection.js';
 import { fairPriorities, fairPriority, MAX_PRIORITY } from './fair-share.js';
 import { cancelChannel, queuePrefix, QUEUES } from './names.js';
 
@@ -40,7 +41,11 @@ export interface QueuedJobRef {
  * Enqueues the plan step of a compaction job (idempotent: the BullMQ id is the job id), in
  * its tenant's fair turn (queue/fair-share.ts).
  */
-export async function enqueueCompaction(queues: Pick<Queues, 'compaction' | 'redis' | 'prefix'>, job: QueuedJobRef, delayMs = 0): Promise<void> {
+export async function enqueueCompaction(
+  queues: Pick<Queues, 'compaction' | 'redis' | 'prefix'>,
+  job: QueuedJobRef,
+  delayMs = 0,
+): Promise<void> {
   const payload = JOBS.plan.schema.parse({ jobId: job.id });
   // The fair share's script runs on the queue's own connection: wait until it is up, as `add` would.
   await queues.compaction.waitUntilReady();
@@ -58,7 +63,11 @@ export async function enqueueCompaction(queues: Pick<Queues, 'compaction' | 'red
  * flow). With no chunks (mask-only plans), finalize is enqueued alone. Every step takes its
  * tenant's fair turn in its queue: one tenant's many chunks interleave with another's.
  */
-export async function enqueueSummarizeFlow(queues: Pick<Queues, 'compaction' | 'flow' | 'prefix' | 'redis'>, job: QueuedJobRef, chunkCount: number): Promise<void> {
+export async function enqueueSummarizeFlow(
+  queues: Pick<Queues, 'compaction' | 'flow' | 'prefix' | 'redis'>,
+  job: QueuedJobRef,
+  chunkCount: number,
+): Promise<void> {
   const finalize = JOBS.finalize.schema.parse({ jobId: job.id });
   await queues.compaction.waitUntilReady();
   const finalizePriority = await fairPriority(queues, QUEUES.compaction, job.tenantId);
@@ -79,7 +88,11 @@ export async function enqueueSummarizeFlow(queues: Pick<Queues, 'compaction' | '
         name: JOBS.summarizeChunk.name,
         queueName: JOBS.summarizeChunk.queue,
         data: payload,
-        opts: { ...JOBS.summarizeChunk.options, jobId: JOBS.summarizeChunk.jobId(payload), priority: chunkPriorities[chunkIndex] ?? MAX_PRIORITY },
+        opts: {
+          ...JOBS.summarizeChunk.options,
+          jobId: JOBS.summarizeChunk.jobId(payload),
+          priority: chunkPriorities[chunkIndex] ?? MAX_PRIORITY,
+        },
       };
     }),
   });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+
 import type { Cluster, Redis } from 'ioredis';
 
 /** What running a script needs of a client (a test may pass a narrower one). */

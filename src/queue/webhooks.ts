@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
-import type { RedisConnection } from './connection.js';
+
 import { JOBS } from './catalog.js';
+import type { RedisConnection } from './connection.js';
 import { queuePrefix, QUEUES } from './names.js';
 
 /** Retry settings of webhook deliveries (COMPACTD_WEBHOOK_*). */

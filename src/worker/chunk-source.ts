@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+
+import { extractLedger, type Ledger } from '../compaction/ledger/index.js';
 import { namedIdentifierCount } from '../compaction/plan/index.js';
 import {
   buildConsolidationRequest,
@@ -10,9 +12,8 @@ import {
 } from '../compaction/summarize/index.js';
 import type { SummarizeRequest } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
-import { loadChunkMessages, type ChunkRow } from '../db/repos/chunks.js';
+import { type ChunkRow, loadChunkMessages } from '../db/repos/chunks.js';
 import { loadBatchesByIds, storedLedger } from '../db/repos/snapshot.js';
-import { extractLedger, type Ledger } from '../compaction/ledger/index.js';
 import { mergedLedger } from './commit-parts.js';
 import type { WorkerDeps } from './deps.js';
 import { staleSnapshot } from './stale.js';
@@ -63,15 +64,31 @@ export async function loadChunkSource(
     const identifiers = chunk.identifiers;
     const inputs = batches.map((b) => ({ ...b, summary: withoutIdentifierLists(b.summary) }));
     const request = (target: number, cap?: number) =>
-      buildConsolidationRequest(inputs, policy, { ...common, identifiers: identifiers.slice(0, named), maxOutputTokens: target, ...capOption(cap) });
-    return { buildRequest: request, buildRepairRequest: repair, identifiers, ledger: () => mergedLedger(batches.map((b) => ({ ...b, ledger: storedLedger(b.ledger) }))) };
+      buildConsolidationRequest(inputs, policy, {
+        ...common,
+        identifiers: identifiers.slice(0, named),
+        maxOutputTokens: target,
+        ...capOption(cap),
+      });
+    return {
+      buildRequest: request,
+      buildRepairRequest: repair,
+      identifiers,
+      ledger: () => mergedLedger(batches.map((b) => ({ ...b, ledger: storedLedger(b.ledger) }))),
+    };
   }
   const messages = await loadChunkMessages(deps.db, job.conversationId, chunk.seqs);
   if (messages.length !== chunk.seqs.length) throw staleSnapshot(job.id, chunk.seqs.length - messages.length);
   const ranked = rankChunkIdentifiers(messages);
   const toName = capIdentifiers(ranked, named);
   const request = (target: number, cap?: number) =>
-    buildSummarizeRequest(messages, job.header, policy, { ...common, storedTokens: true, identifiers: toName, maxOutputTokens: target, ...capOption(cap) });
+    buildSummarizeRequest(messages, job.header, policy, {
+      ...common,
+      storedTokens: true,
+      identifiers: toName,
+      maxOutputTokens: target,
+      ...capOption(cap),
+    });
   return { buildRequest: request, buildRepairRequest: repair, identifiers: ranked.ordered, ledger: () => extractLedger(messages) };
 }
 

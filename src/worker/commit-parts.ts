@@ -1,14 +1,22 @@
-import { escapeSummary, type ClipBatch } from '../compaction/context/index.js';
-import { countForgotten, FORGOTTEN_MAX_NAMES, namesMissingFrom, spanNames, type ForgottenCounts } from '../compaction/recall/index.js';
-import { emptyLedger, guessCwd, ledgerCounts, mergeAllLedgers, renderLedger, type Ledger, type LedgerCounts } from '../compaction/ledger/index.js';
 import { byCoverage, needsConsolidation } from '../compaction/consolidate/index.js';
-import { recordForgotten } from '../db/repos/forgotten.js';
+import { type ClipBatch, escapeSummary } from '../compaction/context/index.js';
+import {
+  emptyLedger,
+  guessCwd,
+  type Ledger,
+  type LedgerCounts,
+  ledgerCounts,
+  mergeAllLedgers,
+  renderLedger,
+} from '../compaction/ledger/index.js';
+import { countForgotten, FORGOTTEN_MAX_NAMES, type ForgottenCounts, namesMissingFrom, spanNames } from '../compaction/recall/index.js';
 import { findMissingIdentifiers } from '../compaction/summarize/index.js';
 import type { CountTokens } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
 import type { Tx } from '../db/client.js';
 import type { ChunkRow } from '../db/repos/chunks.js';
 import { identifiersInActiveMessages } from '../db/repos/context-reads.js';
+import { recordForgotten } from '../db/repos/forgotten.js';
 import { insertJob, type JobRow } from '../db/repos/jobs.js';
 
 /** Pieces both commit transactions share (a compaction's and a consolidation's). */
@@ -51,11 +59,19 @@ function retentionOutsideClip(chunks: readonly ChunkRow[], clipText: string): { 
   return { total, missingFromClip: findMissingIdentifiers([...notInOwnSummary], clipText) };
 }
 
-function retention(outside: { total: number; missingFromClip: string[] }, inMessages: ReadonlySet<string>): { found: number; total: number } {
+function retention(
+  outside: { total: number; missingFromClip: string[] },
+  inMessages: ReadonlySet<string>,
+): { found: number; total: number } {
   return { found: outside.total - outside.missingFromClip.filter((id) => !inMessages.has(id)).length, total: outside.total };
 }
 
-export async function measureRetention(tx: Tx, conversationId: string, chunks: readonly ChunkRow[], clipText: string): Promise<{ found: number; total: number }> {
+export async function measureRetention(
+  tx: Tx,
+  conversationId: string,
+  chunks: readonly ChunkRow[],
+  clipText: string,
+): Promise<{ found: number; total: number }> {
   const outside = retentionOutsideClip(chunks, clipText);
   return retention(outside, await identifiersInActiveMessages(tx, conversationId, outside.missingFromClip));
 }
@@ -104,7 +120,13 @@ export function clipState(live: readonly StatefulBatch[], policy: Pick<Policy, '
   if (!ledger) return { ledger: null, cwd: null, text: '' };
   const cwd = guessCwd(ledger);
   const lead = cwd ? `State of the work (paths relative to ${cwd}):` : 'State of the work:';
-  const body = renderLedger(ledger, { maxTokens: Math.max(0, policy.ledgerMaxTokens - countTokens(lead) - 1), countTokens, ...(cwd ? { cwd } : {}), protectTags: ['compactd'], escape: 'tags' });
+  const body = renderLedger(ledger, {
+    maxTokens: Math.max(0, policy.ledgerMaxTokens - countTokens(lead) - 1),
+    countTokens,
+    ...(cwd ? { cwd } : {}),
+    protectTags: ['compactd'],
+    escape: 'tags',
+  });
   return { ledger, cwd, text: body ? `${lead}\n${body}` : '' };
 }
 
@@ -130,6 +152,10 @@ export async function measureContextHolds(
 }
 
 /** The job result's figures on the context it leaves (SPEC §6.1), measured on what the commit wrote. */
-export function contextFigures(state: ClipState, activeTokens: number, clipArchiveTokens: number): { context: { tokens: number; clipArchiveTokens: number }; ledger: LedgerCounts } {
+export function contextFigures(
+  state: ClipState,
+  activeTokens: number,
+  clipArchiveTokens: number,
+): { context: { tokens: number; clipArchiveTokens: number }; ledger: LedgerCounts } {
   return { context: { tokens: activeTokens, clipArchiveTokens }, ledger: ledgerCounts(state.ledger ?? emptyLedger()) };
 }

@@ -14,11 +14,18 @@ import {
   moveToArchive,
   recordCompaction,
 } from '../db/repos/compaction-writes.js';
-import { recordJobEvent } from '../db/repos/job-outbox.js';
-import { transitionJob, type JobRow } from '../db/repos/jobs.js';
 import type { ConversationRow } from '../db/repos/conversations.js';
+import { recordJobEvent } from '../db/repos/job-outbox.js';
+import { type JobRow, transitionJob } from '../db/repos/jobs.js';
 import { loadLiveBatches, toLiveBatch } from '../db/repos/snapshot.js';
-import { batchRow, clipState, contextFigures, enqueueConsolidationIfNeeded, measureContextHolds, type StatefulBatch } from './commit-parts.js';
+import {
+  batchRow,
+  clipState,
+  contextFigures,
+  enqueueConsolidationIfNeeded,
+  measureContextHolds,
+  type StatefulBatch,
+} from './commit-parts.js';
 import { pinnedSinceSnapshot, staleSnapshot } from './stale.js';
 
 export interface CommitInput {
@@ -38,7 +45,10 @@ export type CommitOutcome =
   | { kind: 'insufficient_progress'; tokensBefore: number; tokensAfter: number };
 
 class InsufficientProgress extends Error {
-  constructor(readonly tokensBefore: number, readonly tokensAfter: number) {
+  constructor(
+    readonly tokensBefore: number,
+    readonly tokensAfter: number,
+  ) {
     super('insufficient progress');
   }
 }
@@ -71,7 +81,12 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
       if (before.pinned > 0) throw pinnedSinceSnapshot(job.id, before.pinned);
       const previous = (await loadLiveBatches(tx, conversation.id)).map(toLiveBatch);
 
-      const chunkBatchIds = (await insertBatches(tx, input.chunks.map((chunk) => chunkBatchRow(input, chunk)))).map((r) => r.id);
+      const chunkBatchIds = (
+        await insertBatches(
+          tx,
+          input.chunks.map((chunk) => chunkBatchRow(input, chunk)),
+        )
+      ).map((r) => r.id);
       await archiveOriginals(tx, input, chunkBatchIds);
 
       let clipArchiveSeq: number | null = null;
@@ -79,21 +94,49 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
       let clipTokens = 0;
       const live: StatefulBatch[] = [
         ...previous,
-        ...input.chunks.map((c, i) => ({ id: chunkBatchIds[i] as string, level: 0, summary: c.summary ?? '', seqs: c.seqs, ledger: c.ledger })),
+        ...input.chunks.map((c, i) => ({
+          id: chunkBatchIds[i] as string,
+          level: 0,
+          summary: c.summary ?? '',
+          seqs: c.seqs,
+          ledger: c.ledger,
+        })),
       ];
       const state = clipState(live, input.policy, input.countTokens);
       if (clipSeq !== null || input.chunks.length > 0) {
         clipArchiveSeq = minOf([...plan.compressedSeqs, ...(clipSeq === null ? [] : [clipSeq])]);
-        const clip = buildClipArchive(live, { archivedMessages: await countArchivedOriginals(tx, conversation.id) }, input.policy, state.text);
+        const clip = buildClipArchive(
+          live,
+          { archivedMessages: await countArchivedOriginals(tx, conversation.id) },
+          input.policy,
+          state.text,
+        );
         clipText = clip.text;
         clipTokens = countMessageTokens({ role: clip.role, content: clip.content }, input.countTokens);
-        await insertClipArchiveMessage(tx, { conversationId: conversation.id, seq: clipArchiveSeq, role: clip.role, content: clip.content, tokens: clipTokens });
+        await insertClipArchiveMessage(tx, {
+          conversationId: conversation.id,
+          seq: clipArchiveSeq,
+          role: clip.role,
+          content: clip.content,
+          tokens: clipTokens,
+        });
       }
 
       // the totals are recorded before the check: too little progress rolls all of it back
-      const after = await recordCompaction(tx, { conversationId: conversation.id, jobId: job.id, watermark: plan.watermarkSeq, warnRatio: input.policy.warnRatio });
+      const after = await recordCompaction(tx, {
+        conversationId: conversation.id,
+        jobId: job.id,
+        watermark: plan.watermarkSeq,
+        warnRatio: input.policy.warnRatio,
+      });
       checkProgress(input, before.tokens, after.tokens);
-      const { identifiers, forgotten } = await measureContextHolds(tx, { jobId: job.id, conversationId: conversation.id, chunks: input.chunks, clipText, cwd: state.cwd });
+      const { identifiers, forgotten } = await measureContextHolds(tx, {
+        jobId: job.id,
+        conversationId: conversation.id,
+        chunks: input.chunks,
+        clipText,
+        cwd: state.cwd,
+      });
       const consolidationJobId = await enqueueConsolidationIfNeeded(tx, job, { batches: live.length, clipTokens }, input.policy);
       const completed = await transitionJob(tx, job.id, ['committing'], {
         status: 'completed',
@@ -118,7 +161,8 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
       return { kind: 'completed', job: completed, deliveryId, consolidationJobId } as const;
     });
   } catch (error) {
-    if (error instanceof InsufficientProgress) return { kind: 'insufficient_progress', tokensBefore: error.tokensBefore, tokensAfter: error.tokensAfter };
+    if (error instanceof InsufficientProgress)
+      return { kind: 'insufficient_progress', tokensBefore: error.tokensBefore, tokensAfter: error.tokensAfter };
     throw error;
   }
 }
@@ -126,7 +170,8 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
 /** SPEC §5.6a: at least `minProgressRatio` freed, and an auto compaction must end below its trigger. */
 function checkProgress(input: CommitInput, before: number, after: number): void {
   const freed = before === 0 ? 0 : (before - after) / before;
-  const aboveTrigger = input.job.trigger !== 'api' && input.job.trigger !== 'tool' && after >= input.policy.triggerRatio * input.conversation.contextLimit;
+  const aboveTrigger =
+    input.job.trigger !== 'api' && input.job.trigger !== 'tool' && after >= input.policy.triggerRatio * input.conversation.contextLimit;
   if (freed < input.policy.minProgressRatio || aboveTrigger) throw new InsufficientProgress(before, after);
 }
 
@@ -153,7 +198,11 @@ async function archiveOriginals(tx: Tx, input: CommitInput, chunkBatchIds: reado
     conversationId: conversation.id,
     jobId: job.id,
     seqs: [...plan.compressedSeqs, ...rewritten, ...clip],
-    reasons: [...plan.compressedSeqs.map(() => 'summarized' as const), ...plan.rewrites.map((r) => r.reason), ...clip.map(() => 'superseded_clip' as const)],
+    reasons: [
+      ...plan.compressedSeqs.map(() => 'summarized' as const),
+      ...plan.rewrites.map((r) => r.reason),
+      ...clip.map(() => 'superseded_clip' as const),
+    ],
     batchIds: [...plan.compressedSeqs.map((seq) => batchOfSeq.get(seq) ?? null), ...rewritten.map(() => null), ...clip.map(() => null)],
     remove: [...plan.compressedSeqs, ...clip],
     rewrites: plan.rewrites.map((r) => ({ seq: r.seq, content: r.content, tokens: r.tokensAfter })),

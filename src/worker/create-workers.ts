@@ -1,21 +1,22 @@
-import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, type Job, Worker } from 'bullmq';
+
+import { getJobLogContext, type JobLogContext } from '../db/repos/job-log-context.js';
+import type { Phase } from '../obs/metrics.js';
 import { JOBS } from '../queue/catalog.js';
 import type { RedisConnection } from '../queue/connection.js';
 import { advanceFairClock, MAX_PRIORITY, rebaseFairShare } from '../queue/fair-share.js';
 import { createFairSlots, ParkStep } from '../queue/fair-slots.js';
 import { queuePrefix, QUEUES } from '../queue/names.js';
-import { getJobLogContext, type JobLogContext } from '../db/repos/job-log-context.js';
-import type { Phase } from '../obs/metrics.js';
 import type { WorkerDeps } from './deps.js';
 import { recordStepError } from './finish.js';
 import { classifyForQueue } from './outcome.js';
 import { processFinalize } from './processors/finalize.js';
 import { processIdleCheck } from './processors/idle.js';
-import { processWebhookDelivery, sweepWebhookDeliveries } from './processors/webhook.js';
 import { processPlan } from './processors/plan.js';
 import { processSummarizeChunk } from './processors/summarize.js';
-import { reconcileJobs } from './reconciler.js';
+import { processWebhookDelivery, sweepWebhookDeliveries } from './processors/webhook.js';
 import { createRecallBackfill } from './recall-indexing.js';
+import { reconcileJobs } from './reconciler.js';
 
 /**
  * SPEC §5.6: a SIGKILLed worker's job must be picked up within seconds, not BullMQ's default
@@ -105,9 +106,17 @@ export function createWorkers(connection: RedisConnection, deps: WorkerDeps, opt
         await job.moveToDelayed(Date.now() + outcome.delayMs, token);
         throw new DelayedError();
       }
-      deps.logger.warn({ ...(await stepIds(deps, job)), err: error, queueJob: job.name, queueJobId: job.id, attempt: job.attemptsMade + 1 }, 'step failed');
+      deps.logger.warn(
+        { ...(await stepIds(deps, job)), err: error, queueJob: job.name, queueJobId: job.id, attempt: job.attemptsMade + 1 },
+        'step failed',
+      );
       const finalAttempt = outcome.action === 'unrecoverable' || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      await recordStepError(deps, (job.data as { jobId?: unknown } | undefined)?.jobId, error, finalAttempt && job.queueName === QUEUES.compaction);
+      await recordStepError(
+        deps,
+        (job.data as { jobId?: unknown } | undefined)?.jobId,
+        error,
+        finalAttempt && job.queueName === QUEUES.compaction,
+      );
       throw outcome.error;
     }
   };
@@ -147,8 +156,8 @@ export function createWorkers(connection: RedisConnection, deps: WorkerDeps, opt
       await reconcileJobs(deps, options.reconcileIdleMs);
       await recallBackfill.step();
       // ordering only: a failure here must not keep the webhook sweep from running
-      await Promise.all([deps.queues.compaction, deps.queues.summarize].map((queue) => rebaseFairShare(deps.queues, queue))).catch((error: unknown) =>
-        deps.logger.warn({ err: error }, 'could not check the fair-share tags'),
+      await Promise.all([deps.queues.compaction, deps.queues.summarize].map((queue) => rebaseFairShare(deps.queues, queue))).catch(
+        (error: unknown) => deps.logger.warn({ err: error }, 'could not check the fair-share tags'),
       );
       if (deps.webhooks) await sweepWebhookDeliveries({ ...deps, webhooks: deps.webhooks }, options.reconcileIdleMs);
     }),
@@ -162,7 +171,9 @@ export function createWorkers(connection: RedisConnection, deps: WorkerDeps, opt
       QUEUES.webhooks,
       async (job: Job) =>
         timed(deps, job, () =>
-          processWebhookDelivery(JOBS.deliverWebhook.schema.parse(job.data), webhookDeps, { final: job.attemptsMade + 1 >= (job.opts.attempts ?? 1) }),
+          processWebhookDelivery(JOBS.deliverWebhook.schema.parse(job.data), webhookDeps, {
+            final: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
+          }),
         ),
       { connection, prefix, concurrency: options.webhookConcurrency ?? 8, ...settings },
     );
@@ -175,7 +186,11 @@ export function createWorkers(connection: RedisConnection, deps: WorkerDeps, opt
     // which is exactly when the sweep is needed. An unchanged upsert keeps its next run time.
     const schedule = () =>
       void deps.queues.maintenance
-        .upsertJobScheduler('reconcile', { every: options.reconcileEveryMs }, { name: JOBS.reconcile.name, data: {}, opts: JOBS.reconcile.options })
+        .upsertJobScheduler(
+          'reconcile',
+          { every: options.reconcileEveryMs },
+          { name: JOBS.reconcile.name, data: {}, opts: JOBS.reconcile.options },
+        )
         .catch((error: unknown) => deps.logger.warn({ err: error }, 'could not schedule the reconciler'));
     schedule();
     const timer = setInterval(schedule, options.reconcileEveryMs);

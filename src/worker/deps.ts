@@ -1,14 +1,15 @@
 import type { Queue } from 'bullmq';
-import type { Config } from '../config/env.js';
-import type { HostResolver, WebhookAllowList } from '../lib/webhook-target.js';
+
 import type { CountTokens } from '../compaction/types.js';
+import type { Config } from '../config/env.js';
 import type { Db } from '../db/client.js';
+import type { HostResolver, WebhookAllowList } from '../lib/webhook-target.js';
 import type { Summarizers } from '../llm/create-summarizer.js';
-import type { Logger } from '../obs/logger.js';
 import type { RetryPolicy } from '../llm/retry.js';
+import type { Logger } from '../obs/logger.js';
+import type { Metrics } from '../obs/metrics.js';
 import type { Queues } from '../queue/producer.js';
 import type { WebhookRetry } from '../queue/webhooks.js';
-import type { Metrics } from '../obs/metrics.js';
 import type { CancelRegistry } from './cancel-registry.js';
 
 /** What the worker shell needs; the composition root supplies it. */

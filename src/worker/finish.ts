@@ -1,7 +1,7 @@
 import type { Db } from '../db/client.js';
-import { recordJobEvent } from '../db/repos/job-outbox.js';
 import { pauseAutoCompaction } from '../db/repos/conversations.js';
-import { getJob, recordJobError, transitionJob, type JobRow } from '../db/repos/jobs.js';
+import { recordJobEvent } from '../db/repos/job-outbox.js';
+import { getJob, type JobRow, recordJobError, transitionJob } from '../db/repos/jobs.js';
 import { ACTIVE_JOB_STATUSES, type JobStatus } from '../db/schema.js';
 import { publicError } from '../lib/public-error.js';
 import type { WorkerDeps } from './deps.js';
@@ -65,7 +65,12 @@ export function notifyFinished(deps: Pick<WorkerDeps, 'onJobFinished' | 'logger'
  * (lib/public-error.ts); the SQL, the driver's message and the stack are in the log line the
  * caller wrote for the failure.
  */
-export async function recordStepError(deps: Pick<WorkerDeps, 'db' | 'logger' | 'onJobFinished'>, jobId: unknown, error: unknown, failJob: boolean): Promise<void> {
+export async function recordStepError(
+  deps: Pick<WorkerDeps, 'db' | 'logger' | 'onJobFinished'>,
+  jobId: unknown,
+  error: unknown,
+  failJob: boolean,
+): Promise<void> {
   if (typeof jobId !== 'string') return;
   const detail = publicError(error);
   try {

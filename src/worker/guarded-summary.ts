@@ -1,11 +1,11 @@
-import type { Policy } from '../config/policy.js';
 import { outputCap, repairListChars } from '../compaction/plan/index.js';
 import { findMissingIdentifiers, identifiersWithin } from '../compaction/summarize/index.js';
 import type { SummarizeRequest } from '../compaction/types.js';
-import { costUsd, LOCAL_MODEL, outputLimitFor } from '../llm/models.js';
-import { PaceBook } from '../llm/hedge-timing.js';
-import { addUsage, LlmError, ZERO_USAGE, type LlmUsage, type ProviderName, type SummarizeOptions, type Summarizer } from '../llm/port.js';
+import type { Policy } from '../config/policy.js';
 import type { Summarizers } from '../llm/create-summarizer.js';
+import { PaceBook } from '../llm/hedge-timing.js';
+import { costUsd, LOCAL_MODEL, outputLimitFor } from '../llm/models.js';
+import { addUsage, LlmError, type LlmUsage, type ProviderName, type SummarizeOptions, type Summarizer, ZERO_USAGE } from '../llm/port.js';
 import { DEFAULT_RETRY_POLICY, isRetryable, type RetryPolicy } from '../llm/retry.js';
 import { answerWithinCap, type SendAnswer } from './hedged-answer.js';
 
@@ -85,7 +85,10 @@ const PROCESS_PACES = new PaceBook();
 
 /** Thrown to hand a step back to the queue until the provider's retry-after has passed. */
 export class DeferStep extends Error {
-  constructor(readonly delayMs: number, override readonly cause: LlmError) {
+  constructor(
+    readonly delayMs: number,
+    override readonly cause: LlmError,
+  ) {
     super(`provider asked to retry after ${delayMs} ms`);
     this.name = 'DeferStep';
   }
@@ -101,15 +104,25 @@ export async function summarizeGuarded(input: GuardedSummaryInput): Promise<Guar
     tally.cost += cost;
     tally.latencyMs += latencyMs;
   };
-  const call = async (target: Summarizer, model: string, request: SummarizeRequest, options: Pick<SummarizeOptions, 'signal' | 'onAttempt'> = {}) => {
+  const call = async (
+    target: Summarizer,
+    model: string,
+    request: SummarizeRequest,
+    options: Pick<SummarizeOptions, 'signal' | 'onAttempt'> = {},
+  ) => {
     // `calls` counts provider calls (what is billed); the local summarizer is free
     if (target.provider !== 'local') tally.calls += 1;
-    const sized = target.provider === 'local' && input.localMaxTokens !== undefined
-      ? { ...request, maxOutputTokens: Math.min(request.maxOutputTokens, input.localMaxTokens) }
-      : request;
+    const sized =
+      target.provider === 'local' && input.localMaxTokens !== undefined
+        ? { ...request, maxOutputTokens: Math.min(request.maxOutputTokens, input.localMaxTokens) }
+        : request;
     const price = (usage: LlmUsage) => (target.provider === 'local' ? 0 : costUsd(model, usage));
     try {
-      const result = await target.summarize(sized, { model, signal: options.signal ?? signal, ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}) });
+      const result = await target.summarize(sized, {
+        model,
+        signal: options.signal ?? signal,
+        ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
+      });
       record(result.usage, price(result.usage), result.latencyMs);
       paces.observe(target.provider, model, result.latencyMs, result.usage.outputTokens);
       return result;
@@ -165,7 +178,11 @@ export async function summarizeGuarded(input: GuardedSummaryInput): Promise<Guar
 }
 
 /** `identifierRepair: call`: one small request for the identifiers the draft lacks; its answer is appended. */
-async function repairIfAsked(input: GuardedSummaryInput, draft: string, send: (request: SummarizeRequest) => Promise<{ text: string }>): Promise<string> {
+async function repairIfAsked(
+  input: GuardedSummaryInput,
+  draft: string,
+  send: (request: SummarizeRequest) => Promise<{ text: string }>,
+): Promise<string> {
   if (!input.policy.identifierCheck || input.policy.identifierRepair !== 'call' || !input.buildRepairRequest) return draft;
   // as many as an appendix could list: the request and its answer stay bounded by the budget
   const missing = identifiersWithin(findMissingIdentifiers(input.identifiers, draft), repairListChars(input.budget));
@@ -211,5 +228,10 @@ export function localBudget(estimateTokens: number): number {
 
 /** A rate limit whose retry-after is longer than the in-process retry layer is willing to wait. */
 function isDeferrable(error: unknown, policy: RetryPolicy = DEFAULT_RETRY_POLICY): error is LlmError {
-  return error instanceof LlmError && (error.kind === 'rate_limit' || error.kind === 'overloaded') && error.retryAfterMs !== undefined && !isRetryable(error, policy);
+  return (
+    error instanceof LlmError &&
+    (error.kind === 'rate_limit' || error.kind === 'overloaded') &&
+    error.retryAfterMs !== undefined &&
+    !isRetryable(error, policy)
+  );
 }

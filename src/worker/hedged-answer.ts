@@ -1,6 +1,6 @@
 import { keepCutAnswer } from '../compaction/summarize/index.js';
 import type { SummarizeRequest } from '../compaction/types.js';
-import { HedgeBudget, hedgeDelayMs, type CallPace } from '../llm/hedge-timing.js';
+import { type CallPace, HedgeBudget, hedgeDelayMs } from '../llm/hedge-timing.js';
 import { LlmError, type SummarizeOptions } from '../llm/port.js';
 
 /**
@@ -77,7 +77,11 @@ export async function answerWithinCap(input: CappedAnswerInput): Promise<string>
 }
 
 /** An answer cut at the cap that holds its sections is an answer; one that does not stays an error. */
-async function sendKeepingCut(send: SendAnswer, request: SummarizeRequest, options: Pick<SummarizeOptions, 'signal' | 'onAttempt'>): Promise<string> {
+async function sendKeepingCut(
+  send: SendAnswer,
+  request: SummarizeRequest,
+  options: Pick<SummarizeOptions, 'signal' | 'onAttempt'>,
+): Promise<string> {
   try {
     return await send(request, options);
   } catch (error) {
@@ -127,7 +131,10 @@ class StepRace {
     else this.parent.addEventListener('abort', forward, { once: true });
     this.controllers.push(controller);
     return run(controller.signal)
-      .then((text): Outcome => ({ ok: true, text }), (error: unknown): Outcome => ({ ok: false, error }))
+      .then(
+        (text): Outcome => ({ ok: true, text }),
+        (error: unknown): Outcome => ({ ok: false, error }),
+      )
       .finally(() => this.parent.removeEventListener('abort', forward));
   }
 

@@ -1,10 +1,10 @@
-import { mergePolicy, PolicySchema, type Policy, type PolicyOverride } from '../config/policy.js';
 import type { PlanRequest } from '../compaction/plan-types.js';
+import { mergePolicy, type Policy, type PolicyOverride, PolicySchema } from '../config/policy.js';
 import type { Db } from '../db/client.js';
 import type { ConversationRow } from '../db/repos/conversations.js';
 import { getJobWithConversation, type JobRow } from '../db/repos/jobs.js';
 import { ACTIVE_JOB_STATUSES } from '../db/schema.js';
-import { CompactionOptionsSchema, type CompactionOptions } from '../queue/job-options.js';
+import { type CompactionOptions, CompactionOptionsSchema } from '../queue/job-options.js';
 
 export interface JobContext {
   job: JobRow;
@@ -25,9 +25,7 @@ export async function loadJobContext(db: Db, jobId: string): Promise<JobContext 
   if (!row) return null;
   const { job, conversation, tenantPolicy } = row;
   const options = CompactionOptionsSchema.parse(job.options);
-  const policy = job.policy
-    ? frozenPolicy(job.policy)
-    : mergePolicy(tenantPolicy as PolicyOverride, conversation.policy as PolicyOverride, requestOverrides(options));
+  const policy = job.policy ? frozenPolicy(job.policy) : mergePolicy(tenantPolicy, conversation.policy, requestOverrides(options));
   const request: PlanRequest = { trigger: job.trigger === 'idle' || job.trigger === 'consolidate' ? 'auto' : job.trigger };
   if (options.strategy) request.strategy = options.strategy;
   if (options.keepRecent !== undefined) request.keepRecent = options.keepRecent;

@@ -1,5 +1,6 @@
 import { UnrecoverableError } from 'bullmq';
 import { z } from 'zod';
+
 import { AppError, coerceError } from '../lib/errors.js';
 import { carriesQuery, publicError } from '../lib/public-error.js';
 import { isLlmError } from '../llm/port.js';
@@ -25,7 +26,8 @@ export type QueueOutcome =
  */
 export function classifyForQueue(error: unknown): QueueOutcome {
   if (error instanceof UnrecoverableError) return { action: 'unrecoverable', error };
-  if (error instanceof z.ZodError) return { action: 'unrecoverable', error: new UnrecoverableError(`invalid job payload: ${error.message}`) };
+  if (error instanceof z.ZodError)
+    return { action: 'unrecoverable', error: new UnrecoverableError(`invalid job payload: ${error.message}`) };
   if (error instanceof DeferStep) return { action: 'defer', delayMs: error.delayMs, error };
   if (isLlmError(error)) {
     return { action: 'unrecoverable', error: new UnrecoverableError(`${error.code}: ${error.message}`) };

@@ -30,7 +30,10 @@ export async function indexRecallAfterCommit(db: Db, conversationId: string, log
     }
     log.debug({ messages, pieces, ms: Math.round(performance.now() - started) }, 'recall index written');
   } catch (error) {
-    log.warn({ err: error, messages, pieces }, 'recall indexing failed; searches read the unindexed messages directly until a later compaction indexes them');
+    log.warn(
+      { err: error, messages, pieces },
+      'recall indexing failed; searches read the unindexed messages directly until a later compaction indexes them',
+    );
   }
 }
 

@@ -9,4 +9,7 @@ export const staleSnapshot = (jobId: string, missing: number): AppError =>
  * them would break the pin, so the plan is stale like any other changed snapshot.
  */
 export const pinnedSinceSnapshot = (jobId: string, pinned: number): AppError =>
-  new AppError('STALE_SNAPSHOT', `job ${jobId}: ${pinned} planned message(s) were pinned after the plan was made`, { status: 409, retryable: false });
+  new AppError('STALE_SNAPSHOT', `job ${jobId}: ${pinned} planned message(s) were pinned after the plan was made`, {
+    status: 409,
+    retryable: false,
+  });

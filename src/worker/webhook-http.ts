@@ -1,7 +1,8 @@
 import { promises as dns } from 'node:dns';
-import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { type ClientRequest, type IncomingMessage, request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
+
 import { checkResolvedAddresses, checkWebhookHost, type HostResolver, type WebhookAllowList } from '../lib/webhook-target.js';
 
 /**
@@ -40,7 +41,12 @@ function checkedLookup(resolveHost: HostResolver, allow: WebhookAllowList, check
   return (hostname, options, callback) => {
     resolveHost(hostname).then(
       (addresses) => {
-        const verdict = checkAddresses ? checkResolvedAddresses(addresses.map((a) => a.address), allow) : { kind: 'allowed' as const };
+        const verdict = checkAddresses
+          ? checkResolvedAddresses(
+              addresses.map((a) => a.address),
+              allow,
+            )
+          : { kind: 'allowed' as const };
         const [first] = addresses;
         if (verdict.kind !== 'allowed' || !first) {
           callback(new TargetRefusedError(verdict.kind === 'refused' ? verdict.reason : 'no address'), '', 0);
@@ -77,11 +83,15 @@ export function postWebhook(target: string, headers: Record<string, string>, bod
     signal: AbortSignal.timeout(options.timeoutMs),
   };
   return new Promise((resolve) => {
-    const request: ClientRequest = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, requestOptions, (response: IncomingMessage) => {
-      resolve({ kind: 'answered', statusCode: response.statusCode ?? 0 });
-      // The answer's body is never read or kept: drop the connection.
-      response.destroy();
-    });
+    const request: ClientRequest = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
+      url,
+      requestOptions,
+      (response: IncomingMessage) => {
+        resolve({ kind: 'answered', statusCode: response.statusCode ?? 0 });
+        // The answer's body is never read or kept: drop the connection.
+        response.destroy();
+      },
+    );
     request.on('error', (error: Error) => {
       if (error instanceof TargetRefusedError) resolve({ kind: 'refused', reason: error.reason });
       else resolve({ kind: 'no_answer', cause: describe(error) });

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+
 import type { WebhookEvent } from '../db/schema.js';
 
 /**
@@ -24,7 +25,12 @@ export function signWebhook(secret: string, timestampSeconds: number, body: stri
 }
 
 /** The headers of one attempt. */
-export function webhookHeaders(delivery: { id: string; event: WebhookEvent }, secret: string, body: string, nowMs: number): Record<string, string> {
+export function webhookHeaders(
+  delivery: { id: string; event: WebhookEvent },
+  secret: string,
+  body: string,
+  nowMs: number,
+): Record<string, string> {
   const timestamp = Math.floor(nowMs / 1000);
   return {
     'content-type': 'application/json',

@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { startTestLlmSim, type TestLlmSim } from '../helpers/llm-sim.js';
 import { createStack, type Stack } from '../helpers/stack.js';
 

@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import Anthropic from '@anthropic-ai/sdk';
-import { createClient, type CompactdClient } from 'compactd/client';
+import { type CompactdClient, createClient } from 'compactd/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { createAgent, startConversation } from '../../examples/agent-loop.js';
 import { expectValidToolPairing } from '../helpers/conversation.js';
 import { startTestLlmSim, type TestLlmSim } from '../helpers/llm-sim.js';

@@ -1,9 +1,10 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { generateText, type ModelMessage } from 'ai';
-import { createClient } from 'compactd/client';
 import { compactdSession } from 'compactd/ai-sdk';
+import { createClient } from 'compactd/client';
 import { describe, expect, it } from 'vitest';
-import { agentTurn, AGENT_POLICY, systemText, useAdapterStack, type SimBody } from '../helpers/adapter-turns.js';
+
+import { AGENT_POLICY, agentTurn, type SimBody, systemText, useAdapterStack } from '../helpers/adapter-turns.js';
 import { expectValidToolPairing } from '../helpers/conversation.js';
 
 /** compactd/ai-sdk inside real `generateText` calls, @ai-sdk/anthropic pointed at llm-sim (which validates every request). */
@@ -29,13 +30,37 @@ describe('compactd/ai-sdk session', () => {
       onError: (error) => errors.push(error),
     });
     const call = (messages: ModelMessage[]) =>
-      generateText({ model: anthropic('claude-sonnet-4-5'), system: SYSTEM, messages, maxOutputTokens: 256, maxRetries: 0, prepareStep: session.prepareStep, onStepFinish: session.onStepFinish });
+      generateText({
+        model: anthropic('claude-sonnet-4-5'),
+        system: SYSTEM,
+        messages,
+        maxOutputTokens: 256,
+        maxRetries: 0,
+        prepareStep: session.prepareStep,
+        onStepFinish: session.onStepFinish,
+      });
 
     // A history that already holds a tool exchange, the way an app resumes one.
     const messages: ModelMessage[] = [
       { role: 'user', content: 'List the failing tests.' },
-      { role: 'assistant', content: [{ type: 'text', text: 'Running the suite.' }, { type: 'tool-call', toolCallId: 'toolu_01', toolName: 'run_tests', input: { path: 'src' } }] },
-      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'toolu_01', toolName: 'run_tests', output: { type: 'text', value: 'FAIL src/cache/lru.test.ts: expected 3 to be 2' } }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Running the suite.' },
+          { type: 'tool-call', toolCallId: 'toolu_01', toolName: 'run_tests', input: { path: 'src' } },
+        ],
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'toolu_01',
+            toolName: 'run_tests',
+            output: { type: 'text', value: 'FAIL src/cache/lru.test.ts: expected 3 to be 2' },
+          },
+        ],
+      },
     ];
     let turn = 0;
     while (jobs.length === 0 && turn < 30) {
@@ -52,7 +77,10 @@ describe('compactd/ai-sdk session', () => {
     messages.push({ role: 'user', content: 'What is left to do?' });
     await call(messages);
     const calls = env.sim.control.callLog();
-    expect(calls.every((c) => c.outcome === 'ok'), JSON.stringify(calls.filter((c) => c.outcome !== 'ok').map((c) => c.body))).toBe(true);
+    expect(
+      calls.every((c) => c.outcome === 'ok'),
+      JSON.stringify(calls.filter((c) => c.outcome !== 'ok').map((c) => c.body)),
+    ).toBe(true);
     const last = calls.at(-1)!.body as SimBody;
     expect(systemText(last)).toContain(SYSTEM);
     expect(systemText(last)).toContain('<compactd-archive');
@@ -71,7 +99,14 @@ describe('compactd/ai-sdk session', () => {
     const errors: unknown[] = [];
     const offline = createClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k', retries: 0, timeoutMs: 2_000 });
     const session = compactdSession({ client: offline, conversationId: 'ai-sdk-offline', system: SYSTEM, onError: (e) => errors.push(e) });
-    const result = await generateText({ model: anthropic('claude-sonnet-4-5'), system: SYSTEM, prompt: 'Hello there.', maxRetries: 0, prepareStep: session.prepareStep, onStepFinish: session.onStepFinish });
+    const result = await generateText({
+      model: anthropic('claude-sonnet-4-5'),
+      system: SYSTEM,
+      prompt: 'Hello there.',
+      maxRetries: 0,
+      prepareStep: session.prepareStep,
+      onStepFinish: session.onStepFinish,
+    });
     expect(result.text).not.toBe('');
     expect(errors.length).toBeGreaterThan(0);
     const body = env.sim.control.callLog().at(-1)!.body as SimBody;

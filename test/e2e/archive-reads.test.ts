@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { compact, seedConversation, waitForJob } from '../helpers/conversation.js';
 import { createStack, type Stack } from '../helpers/stack.js';
 import { loadRealTranscript } from '../helpers/transcripts.js';
@@ -39,7 +40,10 @@ const get = (url: string) => stack.app.inject({ method: 'GET', url, headers: sta
 async function exportLines(id: string, query = ''): Promise<Line[]> {
   const res = await get(`/v1/conversations/${id}/export${query}`);
   expect(res.statusCode, res.body).toBe(200);
-  return res.body.trimEnd().split('\n').map((line) => JSON.parse(line) as Line);
+  return res.body
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Line);
 }
 
 async function batchOriginals(id: string): Promise<Line[]> {
@@ -105,7 +109,9 @@ describe('archive reads after real compactions of a real session', () => {
     // what the index holds: the text of blocks and the string values of tool inputs (no keys, ids or block types)
     const searchable = (value: unknown, key = ''): string[] =>
       typeof value === 'string'
-        ? ['id', 'type', 'tool_use_id'].includes(key) ? [] : [value]
+        ? ['id', 'type', 'tool_use_id'].includes(key)
+          ? []
+          : [value]
         : Array.isArray(value)
           ? value.flatMap((item) => searchable(item))
           : value !== null && typeof value === 'object'

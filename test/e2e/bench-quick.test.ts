@@ -1,8 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { afterAll, describe, expect, it } from 'vitest';
 
 /**
@@ -45,7 +46,11 @@ interface Scenario {
 function runQuickBench(): Promise<{ code: number | null; output: string; seconds: number }> {
   const started = performance.now();
   const tsxCli = path.join(repoRoot, 'node_modules/tsx/dist/cli.mjs');
-  const child = spawn(process.execPath, [tsxCli, 'bench/run.ts', '--quick', '--out', outDir], { cwd: repoRoot, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [tsxCli, 'bench/run.ts', '--quick', '--out', outDir], {
+    cwd: repoRoot,
+    env: process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running = child;
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -62,7 +67,11 @@ describe('npm run bench -- --quick', () => {
 
     const jsonFile = readdirSync(outDir).find((f) => f.endsWith('-quick.json'));
     expect(jsonFile, `no results JSON in ${outDir}`).toBeDefined();
-    const results = JSON.parse(readFileSync(path.join(outDir, jsonFile as string), 'utf8')) as { mode: string; machine: { cpus: number }; scenarios: Scenario[] };
+    const results = JSON.parse(readFileSync(path.join(outDir, jsonFile as string), 'utf8')) as {
+      mode: string;
+      machine: { cpus: number };
+      scenarios: Scenario[];
+    };
     expect(results.mode).toBe('quick');
     expect(results.machine.cpus).toBeGreaterThan(0);
     expect(results.scenarios.map((s) => s.id).sort()).toEqual([...SCENARIO_IDS].sort());

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { missedTargets } from '../../chaos/lib/result.js';
 import { runAuthMatrix } from '../../chaos/scenarios/auth-matrix.js';
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { missedTargets } from '../../chaos/lib/result.js';
 import { runWorkerCrashes, WORKER_CRASHES_QUICK } from '../../chaos/scenarios/worker-crashes.js';
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { missedTargets } from '../../chaos/lib/result.js';
 import { runTenantFairness, TENANT_FAIRNESS_QUICK } from '../../chaos/scenarios/tenant-fairness.js';
 

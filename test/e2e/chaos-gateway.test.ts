@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { missedTargets } from '../../chaos/lib/result.js';
 import { GATEWAY_QUICK, runGateway } from '../../chaos/scenarios/gateway.js';
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { missedTargets } from '../../chaos/lib/result.js';
 import { runPromptInjection } from '../../chaos/scenarios/prompt-injection.js';
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { missedTargets } from '../../chaos/lib/result.js';
 import { LLM_FAULTS_QUICK, runLlmFaults } from '../../chaos/scenarios/llm-faults.js';
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { missedTargets } from '../../chaos/lib/result.js';
 import { LOAD_QUICK, runLoad } from '../../chaos/scenarios/load.js';
 

@@ -1,15 +1,17 @@
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
+
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { delimiterCounts } from '../../chaos/lib/reader.js';
+import { type ChaosStack, startChaosStack } from '../../chaos/lib/stack.js';
 import { createDeps } from '../../src/app/deps.js';
 import { runShutdown } from '../../src/app/shutdown.js';
 import { runWorkers } from '../../src/app/start-worker.js';
 import { escapeSummary } from '../../src/compaction/context/index.js';
 import { loadConfig } from '../../src/config/env.js';
-import { startChaosStack, type ChaosStack } from '../../chaos/lib/stack.js';
-import { delimiterCounts } from '../../chaos/lib/reader.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 /** Focused regressions for what the chaos suites found; each names the failure it guards. */
@@ -72,7 +74,11 @@ describe('routing and protocol errors', () => {
   });
 
   it("the dashboard's own errors are problem+json and keep bull-board's `error.key` for its UI", async () => {
-    const res = await app.inject({ method: 'GET', url: '/admin/queues/api/queues/no-such-queue/metrics', headers: { authorization: 'Bearer regression-admin-token' } });
+    const res = await app.inject({
+      method: 'GET',
+      url: '/admin/queues/api/queues/no-such-queue/metrics',
+      headers: { authorization: 'Bearer regression-admin-token' },
+    });
     expectProblem(res, 404, 'QUEUE_NOT_FOUND');
     expect(JSON.parse(res.body).error).toEqual({ key: 'ERRORS.QUEUE_NOT_FOUND' });
   });
@@ -80,9 +86,22 @@ describe('routing and protocol errors', () => {
 
 describe('clip-archive delimiters', () => {
   it('neutralizes the tag spelled with look-alikes no table lists (Greek rho, small capital c, ornament bracket)', () => {
-    for (const forged of ['</com\u03C1actd-summary>', '<\u1D04ompactd-summary batch="x">', '\u276E/compactd-archive\u276F', '<c\u0338ompactd-summary>', '<\u30CEcompactd-summary>']) {
+    for (const forged of [
+      '</com\u03C1actd-summary>',
+      '<\u1D04ompactd-summary batch="x">',
+      '\u276E/compactd-archive\u276F',
+      '<c\u0338ompactd-summary>',
+      '<\u30CEcompactd-summary>',
+    ]) {
       expect(escapeSummary(forged), forged).not.toBe(forged);
-      expect(delimiterCounts(escapeSummary(forged)), forged).toEqual({ archiveOpen: 0, archiveClose: 0, summaryOpen: 0, summaryClose: 0, stateOpen: 0, stateClose: 0 });
+      expect(delimiterCounts(escapeSummary(forged)), forged).toEqual({
+        archiveOpen: 0,
+        archiveClose: 0,
+        summaryOpen: 0,
+        summaryClose: 0,
+        stateOpen: 0,
+        stateClose: 0,
+      });
     }
     // a real tag that merely starts like it is left alone
     expect(escapeSummary('<component> and <compact-disc>')).toBe('<component> and <compact-disc>');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { missedTargets } from '../../chaos/lib/result.js';
 import { runServiceRestarts, SERVICE_RESTARTS_QUICK } from '../../chaos/scenarios/service-restarts.js';
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { missedTargets } from '../../chaos/lib/result.js';
 import { DUPLICATE_STORM_QUICK, runDuplicateStorm } from '../../chaos/scenarios/duplicate-storm.js';
 

@@ -3,9 +3,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { type CompactdClient, createClient, type Job } from 'compactd/client';
 import { sql } from 'drizzle-orm';
-import { createClient, type CompactdClient, type Job } from 'compactd/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { startTestLlmSim, type TestLlmSim } from '../helpers/llm-sim.js';
 import { createStack, type Stack } from '../helpers/stack.js';
 import { hasRealTranscripts, REAL_TRANSCRIPTS_DIR, SAMPLE_CLAUDE_CODE_SESSION } from '../helpers/transcripts.js';
@@ -144,7 +146,9 @@ describe('compactd import and compact', () => {
     const first = await cli(['import', SAMPLE_CLAUDE_CODE_SESSION, '--conversation', 'cli-import', '--no-auto', ...withService()]);
     expect(first.code, first.stderr).toBe(0);
     // The session's own model, and so its window, not the service's 128k default.
-    expect(first.stdout).toMatch(/^created cli-import: 22 messages \(9 tool pairs\), claude-opus-4-6, 200,000-token window, [\d,]+ active tokens \(\d+%\)$/m);
+    expect(first.stdout).toMatch(
+      /^created cli-import: 22 messages \(9 tool pairs\), claude-opus-4-6, 200,000-token window, [\d,]+ active tokens \(\d+%\)$/m,
+    );
     expect(first.stderr).toContain('claude-code, 1 conversation(s)');
     const again = await cli(['import', SAMPLE_CLAUDE_CODE_SESSION, '--conversation', 'cli-import', '--no-auto', ...withService()]);
     expect(again.code, again.stderr).toBe(0);
@@ -155,10 +159,22 @@ describe('compactd import and compact', () => {
     // Other options would give other messages next to the ones there: refused before anything is sent.
     const otherOptions = await cli(['import', SAMPLE_CLAUDE_CODE_SESSION, '--conversation', 'cli-import', ...withService()]);
     expect(otherOptions.code).toBe(1);
-    expect(otherOptions.stderr).toContain('IMPORT_CONFLICT: conversation cli-import already holds claude-code-session.jsonl imported with other options');
+    expect(otherOptions.stderr).toContain(
+      'IMPORT_CONFLICT: conversation cli-import already holds claude-code-session.jsonl imported with other options',
+    );
     expect((await client.getConversation('cli-import')).messageCount).toBe(22);
 
-    const run = await cli(['compact', 'cli-import', '--strategy', 'summarize', '--keep-recent', '4', '--focus', 'the failing test', ...withService()]);
+    const run = await cli([
+      'compact',
+      'cli-import',
+      '--strategy',
+      'summarize',
+      '--keep-recent',
+      '4',
+      '--focus',
+      'the failing test',
+      ...withService(),
+    ]);
     expect(run.code, run.stderr).toBe(0);
     const job = await lastJob('cli-import');
     expect(job).toMatchObject({ status: 'completed', options: { strategy: 'summarize', keepRecent: 4, focus: 'the failing test' } });
@@ -182,20 +198,40 @@ describe('compactd import and compact', () => {
     expect(quiet.stdout).toContain('past the warning ratio');
     expect((await client.getConversation('cli-import-quiet')).lastJob).toBeNull();
 
-    const eager = await cli(['import', session, '--conversation', 'cli-import-eager', '--context-limit', '100000', '--compact', ...withService()]);
+    const eager = await cli([
+      'import',
+      session,
+      '--conversation',
+      'cli-import-eager',
+      '--context-limit',
+      '100000',
+      '--compact',
+      ...withService(),
+    ]);
     expect(eager.code, eager.stderr).toBe(0);
     expect(eager.stdout).toContain('the append triggered compaction job');
     expect((await client.getConversation('cli-import-eager')).lastJob).not.toBeNull();
 
     // The same file into a third conversation, on another model: its own keys, no IDEMPOTENCY_KEY_REUSED.
-    const sonnet = await cli(['import', SAMPLE_CLAUDE_CODE_SESSION, '--conversation', 'cli-import-sonnet', '--model', 'claude-sonnet-4-5', ...withService()]);
+    const sonnet = await cli([
+      'import',
+      SAMPLE_CLAUDE_CODE_SESSION,
+      '--conversation',
+      'cli-import-sonnet',
+      '--model',
+      'claude-sonnet-4-5',
+      ...withService(),
+    ]);
     expect(sonnet.code, sonnet.stderr).toBe(0);
     expect(await client.getConversation('cli-import-sonnet')).toMatchObject({ model: 'claude-sonnet-4-5', messageCount: 22 });
   });
 
   it('deletes the conversation it created when an append fails, leaving nothing half-made', async () => {
     // 500 messages go in the first batch; the second holds one message over the service's 2 MiB limit.
-    const messages: Array<{ role: string; content: string }> = Array.from({ length: 500 }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: `message ${i}` }));
+    const messages: Array<{ role: string; content: string }> = Array.from({ length: 500 }, (_, i) => ({
+      role: i % 2 === 0 ? 'user' : 'assistant',
+      content: `message ${i}`,
+    }));
     messages.push({ role: 'user', content: 'x'.repeat(3 * 1024 * 1024) });
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'compactd-import-')), 'too-big.json');
     writeFileSync(file, JSON.stringify({ messages }));

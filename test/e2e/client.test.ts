@@ -1,5 +1,6 @@
-import { createClient, isCompactdError, type CompactdClient, type ExportLine, type Job } from 'compactd/client';
+import { type CompactdClient, createClient, type ExportLine, isCompactdError, type Job } from 'compactd/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { expectValidToolPairing } from '../helpers/conversation.js';
 import { createStack, type Stack } from '../helpers/stack.js';
 import { loadRealTranscript } from '../helpers/transcripts.js';
@@ -38,7 +39,11 @@ async function caught(promise: Promise<unknown>) {
 describe('compactd/client against a running service', () => {
   it('changes and erases a conversation; erasing waits for an active compaction to be cancelled', async () => {
     await idleClient.createConversation({ id: 'client-life', metadata: { stage: 1 } });
-    const updated = await idleClient.updateConversation('client-life', { model: 'gpt-4o', metadata: { stage: 2 }, policy: { keepRecent: 6 } });
+    const updated = await idleClient.updateConversation('client-life', {
+      model: 'gpt-4o',
+      metadata: { stage: 2 },
+      policy: { keepRecent: 6 },
+    });
     expect(updated).toMatchObject({ model: 'gpt-4o', metadata: { stage: 2 }, policy: { keepRecent: 6 } });
     const contradiction = await caught(idleClient.updateConversation('client-life', { policy: { targetRatio: 0.9 } }));
     expect(contradiction).toMatchObject({ status: 400, code: 'INVALID_POLICY' });
@@ -82,7 +87,9 @@ describe('compactd/client against a running service', () => {
     expectValidToolPairing(openai, 'openai');
     expect(openai).not.toHaveProperty('system');
 
-    const badRole = await caught(client.appendMessages('client-basic', { format: 'anthropic', messages: [{ role: 'robot' as 'user', content: 'hi' }] }));
+    const badRole = await caught(
+      client.appendMessages('client-basic', { format: 'anthropic', messages: [{ role: 'robot' as 'user', content: 'hi' }] }),
+    );
     expect(badRole.status).toBe(400);
     expect(badRole.errors.length).toBeGreaterThan(0);
     expect(badRole.errors[0]!.field).toMatch(/messages\.0\.role/);
@@ -190,7 +197,11 @@ describe('compactd/client against a running service', () => {
     expect(created.secret!.startsWith(read.secretHint.replace(/…$/, ''))).toBe(true);
 
     await client.createConversation({ id: 'client-hooks', policy: { auto: false } });
-    const own = await client.setConversationWebhook('client-hooks', { url: 'https://hooks.example/own', secret: 'a-secret-of-16-chars', enabled: false });
+    const own = await client.setConversationWebhook('client-hooks', {
+      url: 'https://hooks.example/own',
+      secret: 'a-secret-of-16-chars',
+      enabled: false,
+    });
     expect(own).toMatchObject({ scope: 'conversation', conversationId: 'client-hooks', url: 'https://hooks.example/own' });
     expect((await client.getConversationWebhook('client-hooks')).url).toBe('https://hooks.example/own');
     await client.deleteConversationWebhook('client-hooks');
@@ -213,8 +224,13 @@ describe('compactd/client against a running service', () => {
 });
 
 /** Whitespace-separated plain words (a word inside a path is part of one path token for Postgres). */
-const plainWords = (text: string) => text.split(/\s+/).map((w) => w.replace(/^[("'`]+|[)"'`.,:;!?]+$/g, '')).filter((w) => /^[A-Za-z]{8,}$/.test(w));
-const isLongText = (block: Record<string, unknown>) => block['type'] === 'text' && typeof block['text'] === 'string' && plainWords(block['text']).length > 0;
+const plainWords = (text: string) =>
+  text
+    .split(/\s+/)
+    .map((w) => w.replace(/^[("'`]+|[)"'`.,:;!?]+$/g, ''))
+    .filter((w) => /^[A-Za-z]{8,}$/.test(w));
+const isLongText = (block: Record<string, unknown>) =>
+  block['type'] === 'text' && typeof block['text'] === 'string' && plainWords(block['text']).length > 0;
 
 /** The longest plain word of the message's text: specific enough to find the message again. */
 function distinctiveWord(line: ExportLine): string {

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { activeMessages, compact, expectValidToolPairing, seedConversation, waitForJob } from '../helpers/conversation.js';
 import { createStack, type Stack } from '../helpers/stack.js';
 import { loadRealTranscript } from '../helpers/transcripts.js';
@@ -17,7 +18,9 @@ describe('compaction of a real Claude Code session with the local summarizer', (
     const session = loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl').conversations[0]!;
     await seedConversation(stack, 'cc-local', session.messages, { policy: { auto: false } });
     const before = (await stack.app.inject({ method: 'GET', url: '/v1/conversations/cc-local', headers: stack.auth() })).json();
-    const newestUser = [...(await activeMessages(stack, 'cc-local'))].reverse().find((m) => m.role === 'user' && m.content.some((b) => b['type'] === 'text'));
+    const newestUser = [...(await activeMessages(stack, 'cc-local'))]
+      .reverse()
+      .find((m) => m.role === 'user' && m.content.some((b) => b['type'] === 'text'));
 
     const job = await compact(stack, 'cc-local', { strategy: 'summarize' });
     expect(job.status).toBe('queued');
@@ -45,7 +48,9 @@ describe('compaction of a real Claude Code session with the local summarizer', (
     expect(rows.every((r) => r.n === 1)).toBe(true);
 
     for (const format of ['anthropic', 'openai'] as const) {
-      const context = (await stack.app.inject({ method: 'GET', url: `/v1/conversations/cc-local/context?format=${format}`, headers: stack.auth() })).json();
+      const context = (
+        await stack.app.inject({ method: 'GET', url: `/v1/conversations/cc-local/context?format=${format}`, headers: stack.auth() })
+      ).json();
       expectValidToolPairing(context, format);
     }
     // more batches than maxLiveBatches: the commit recorded a follow-up consolidation it did not wait for

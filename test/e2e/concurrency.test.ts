@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { activeMessages, compact, seedConversation, waitForJob } from '../helpers/conversation.js';
 import { createStack, type Stack } from '../helpers/stack.js';
 import { loadRealTranscript } from '../helpers/transcripts.js';
@@ -22,7 +23,9 @@ describe('concurrency around a compaction', () => {
     // their own, so a job that finished mid-burst would rightly let a later request start another.
     await stack.deps.queues.compaction.pause();
     const responses = await Promise.all(
-      Array.from({ length: 50 }, () => stack.app.inject({ method: 'POST', url: '/v1/conversations/dedupe/compactions', headers: stack.auth(), payload: {} })),
+      Array.from({ length: 50 }, () =>
+        stack.app.inject({ method: 'POST', url: '/v1/conversations/dedupe/compactions', headers: stack.auth(), payload: {} }),
+      ),
     );
     await stack.deps.queues.compaction.resume();
     const ids = new Set(responses.map((r) => r.json().id));
@@ -60,7 +63,9 @@ describe('concurrency around a compaction', () => {
     const active = await activeMessages(stack, 'appends');
     const activeSeqs = new Set(active.map((m) => m.seq));
     for (const seq of appended) expect(activeSeqs.has(seq)).toBe(true);
-    const archivedLate = await stack.db.db.execute<{ n: number }>(sql`select count(*)::int as n from archived_messages where seq = any(${sql.param(appended.map(String))}::bigint[])`);
+    const archivedLate = await stack.db.db.execute<{ n: number }>(
+      sql`select count(*)::int as n from archived_messages where seq = any(${sql.param(appended.map(String))}::bigint[])`,
+    );
     expect(archivedLate[0]?.n).toBe(0);
     const texts = active.flatMap((m) => m.content.filter((b) => b['type'] === 'text').map((b) => b['text']));
     for (let i = 0; i < appended.length; i++) expect(texts).toContain(`late message ${i}`);
@@ -74,7 +79,12 @@ describe('concurrency around a compaction', () => {
     await seedConversation(stack, 'twice', conversation.messages.slice(0, cut), { policy: { auto: false } });
     const first = await waitForJob(stack, (await compact(stack, 'twice', { strategy: 'summarize', keepRecent: 2 })).id);
     expect(first.status, JSON.stringify(first.error)).toBe('completed');
-    const rest = await stack.app.inject({ method: 'POST', url: '/v1/conversations/twice/messages', headers: stack.auth(), payload: { messages: conversation.messages.slice(cut) } });
+    const rest = await stack.app.inject({
+      method: 'POST',
+      url: '/v1/conversations/twice/messages',
+      headers: stack.auth(),
+      payload: { messages: conversation.messages.slice(cut) },
+    });
     expect(rest.statusCode, rest.body).toBe(201);
     const second = await waitForJob(stack, (await compact(stack, 'twice', { strategy: 'summarize', keepRecent: 2 })).id);
     expect(second.status, JSON.stringify(second.error)).toBe('completed');
@@ -83,7 +93,9 @@ describe('concurrency around a compaction', () => {
     expect(clips).toHaveLength(1);
     const clipText = String(clips[0]!.content[0]!['text']);
     for (const batchId of [...first.result.batchIds, ...second.result.batchIds]) expect(clipText).toContain(batchId);
-    const superseded = await stack.db.db.execute<{ n: number }>(sql`select count(*)::int as n from archived_messages where reason = 'superseded_clip'`);
+    const superseded = await stack.db.db.execute<{ n: number }>(
+      sql`select count(*)::int as n from archived_messages where reason = 'superseded_clip'`,
+    );
     expect(superseded[0]?.n).toBe(1);
   });
 });

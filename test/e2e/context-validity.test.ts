@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { validateAnthropicRequest } from '../../src/llm-sim/validate-anthropic.js';
 import { validateOpenAIRequest } from '../../src/llm-sim/validate-openai.js';
 import { compact, seedConversation, waitForJob } from '../helpers/conversation.js';
@@ -23,7 +24,10 @@ const STRATEGY_PAIRS = [
 const POLICIES = [
   { name: 'default', policy: { auto: false } },
   // small chunks and at most two live batches: the compaction records a consolidation, checked too
-  { name: 'keepRecent 2, consolidating', policy: { auto: false, keepRecent: 2, chunkTokens: 2_000, summaryMaxTokens: 1_000, maxLiveBatches: 2 } },
+  {
+    name: 'keepRecent 2, consolidating',
+    policy: { auto: false, keepRecent: 2, chunkTokens: 2_000, summaryMaxTokens: 1_000, maxLiveBatches: 2 },
+  },
   { name: 'clip role user', policy: { auto: false, keepRecent: 4, clipArchiveRole: 'user' } },
 ] as const;
 

@@ -1,7 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { verifyWebhookSignature } from '../../src/worker/webhooks.js';
 import { compact, seedConversation } from '../helpers/conversation.js';
 import { loadRealTranscript } from '../helpers/transcripts.js';
@@ -48,8 +50,16 @@ beforeAll(async () => {
   receiverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
   // The receiver is on loopback (allowed by the operator's list); the sweep runs every half
   // second and takes up deliveries untouched for a second.
-  fleet = await createWorkerFleet({}, { env: { COMPACTD_WEBHOOK_ALLOW: '127.0.0.1', COMPACTD_RECONCILE_EVERY_MS: '500', COMPACTD_RECONCILE_IDLE_MS: '1000' } });
-  const res = await fleet.stack.app.inject({ method: 'PUT', url: '/v1/webhook', headers: fleet.stack.auth(), payload: { url: receiverUrl, secret: SECRET } });
+  fleet = await createWorkerFleet(
+    {},
+    { env: { COMPACTD_WEBHOOK_ALLOW: '127.0.0.1', COMPACTD_RECONCILE_EVERY_MS: '500', COMPACTD_RECONCILE_IDLE_MS: '1000' } },
+  );
+  const res = await fleet.stack.app.inject({
+    method: 'PUT',
+    url: '/v1/webhook',
+    headers: fleet.stack.auth(),
+    payload: { url: receiverUrl, secret: SECRET },
+  });
   expect(res.statusCode, res.body).toBe(200);
 });
 afterAll(async () => {

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { compact, seedConversation, waitForJob } from '../helpers/conversation.js';
 import { loadRealTranscript } from '../helpers/transcripts.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -26,7 +27,9 @@ async function jobStatus(id: string): Promise<string> {
 }
 
 async function savedSteps(id: string): Promise<number> {
-  const rows = await stack.db.db.execute<{ n: number }>(sql`select count(*)::int as n from compaction_chunks where job_id = ${id} and status = 'done'`);
+  const rows = await stack.db.db.execute<{ n: number }>(
+    sql`select count(*)::int as n from compaction_chunks where job_id = ${id} and status = 'done'`,
+  );
   return rows[0]?.n ?? 0;
 }
 
@@ -69,7 +72,13 @@ describe('a worker killed with SIGKILL', () => {
     const done = await waitForJob(stack, job.id, 90_000);
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
     expect(repeatedAfter(killedAt)).toBe(0);
-    const resumedAfterMs = Math.min(...sim.control.callLog().filter((c) => c.startMs > killedAt).map((c) => c.startMs)) - killedAt;
+    const resumedAfterMs =
+      Math.min(
+        ...sim.control
+          .callLog()
+          .filter((c) => c.startMs > killedAt)
+          .map((c) => c.startMs),
+      ) - killedAt;
     expect(resumedAfterMs).toBeLessThan(20_000);
     await expectEachMessageOnce('crash-summarize', messages.length);
   });
@@ -79,7 +88,9 @@ describe('a worker killed with SIGKILL', () => {
     sim.control.setProfile('instant');
     const messages = session();
     // many small chunks force a re-summary in finalize
-    await seedConversation(stack, 'crash-finalize', messages, { policy: { auto: false, chunkTokens: 4000, summaryMaxTokens: 1500, maxLiveBatches: 3 } });
+    await seedConversation(stack, 'crash-finalize', messages, {
+      policy: { auto: false, chunkTokens: 4000, summaryMaxTokens: 1500, maxLiveBatches: 3 },
+    });
     const first = startWorker();
     const job = await compact(stack, 'crash-finalize', { strategy: 'summarize' });
     await waitFor(async () => (await jobStatus(job.id)) === 'resummarizing' || (await jobStatus(job.id)) === 'completed', 60_000, 10);

@@ -1,9 +1,11 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main, type CliOutcome } from '../../eval/cli.js';
+
+import { type CliOutcome, main } from '../../eval/cli.js';
 import { databaseUrl, TEST_DATABASE_URL, TEST_REDIS_URL } from '../helpers/services.js';
 
 /**
@@ -34,7 +36,11 @@ beforeAll(async () => {
   databasesBefore = await evalDatabases();
   // never a paid provider in CI: the quick eval is the local summarizer's
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !PROVIDER_VARIABLES.includes(name)));
-  const result = await main(['--quick', '--out-dir', outDir], { ...env, DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, COMPACTD_EVAL_LANGCHAIN: '0' }, (line) => lines.push(line));
+  const result = await main(
+    ['--quick', '--out-dir', outDir],
+    { ...env, DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, COMPACTD_EVAL_LANGCHAIN: '0' },
+    (line) => lines.push(line),
+  );
   if (!result) throw new Error('the eval printed its usage instead of running');
   outcome = result;
 }, 150_000);
@@ -57,7 +63,10 @@ describe('npm run eval -- --quick', () => {
   it('compacts every case with reset and auto through the service and measures the result', () => {
     for (const c of outcome.results.cases) {
       const rows = c.rows.filter((r) => r.engine === 'local');
-      expect(rows.map((r) => r.variant), c.id).toEqual(['reset-local', 'auto-local']);
+      expect(
+        rows.map((r) => r.variant),
+        c.id,
+      ).toEqual(['reset-local', 'auto-local']);
       for (const row of rows) {
         expect(row.job?.status, `${c.id} ${row.variant}: ${row.job?.reason}`).toBe('completed');
         const m = row.measures!;

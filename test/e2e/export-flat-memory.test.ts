@@ -1,8 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { spawnCompactd, type CompactdProcess } from '../../chaos/lib/processes.js';
+
+import { type CompactdProcess, spawnCompactd } from '../../chaos/lib/processes.js';
 import { createApiKey } from '../../src/db/repos/api-keys.js';
 import { conversationByExternalId } from '../helpers/archive-seed.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -25,7 +27,9 @@ let url: string;
 let key: string;
 
 function rssKb(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'));
   return Number(line?.replace(/\D+/g, '') ?? 0);
 }
 
@@ -101,7 +105,9 @@ it(`exports ${MESSAGES} MB through an API with a ${HEAP_MB} MB heap, every line 
   // still serving after the export
   expect((await fetch(`${url}/healthz`)).status).toBe(200);
   const growthMb = (maxKb - baselineKb) / 1024;
-  console.log(`export of ${(bytes / 1e6).toFixed(0)} MB: API RSS ${(baselineKb / 1024).toFixed(0)} MB before, peak ${(maxKb / 1024).toFixed(0)} MB (+${growthMb.toFixed(0)} MB)`);
+  console.log(
+    `export of ${(bytes / 1e6).toFixed(0)} MB: API RSS ${(baselineKb / 1024).toFixed(0)} MB before, peak ${(maxKb / 1024).toFixed(0)} MB (+${growthMb.toFixed(0)} MB)`,
+  );
   // a few 4 MB slices and their lines in flight, never the export (160 MB) or a page of it
   expect(growthMb).toBeLessThan(MESSAGES / 2);
 }, 300_000);

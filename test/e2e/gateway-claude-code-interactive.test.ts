@@ -1,10 +1,12 @@
-import { createHash, randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { historyKey, storableMessage } from '../../src/api/gateway/history.js';
 import { threadId } from '../../src/api/gateway/identity.js';
 import { readStoredKeys, type StoredKeys } from '../../src/db/repos/gateway-history.js';
@@ -52,7 +54,7 @@ async function waitForScreen(predicate: (text: string) => boolean, what: string,
   try {
     await waitFor(() => predicate(screen()), timeoutMs, 100, what);
   } catch (error) {
-    throw new Error(`${(error as Error).message}; the terminal shows:\n${screen()}`);
+    throw new Error(`${(error as Error).message}; the terminal shows:\n${screen()}`, { cause: error });
   }
 }
 
@@ -65,7 +67,12 @@ const promptLine = (text: string) =>
     .filter((line) => line.startsWith('❯'))
     .at(-1) ?? '';
 
-type AgentBody = { system?: Array<{ text: string }>; messages: Array<{ role: string; content: unknown }>; tools?: unknown[]; metadata?: { user_id?: string } };
+type AgentBody = {
+  system?: Array<{ text: string }>;
+  messages: Array<{ role: string; content: unknown }>;
+  tools?: unknown[];
+  metadata?: { user_id?: string };
+};
 const bodyOf = (call: CallRecord) => call.body as AgentBody;
 /** The CLI's main loop declares its tools; its side requests (the session title) declare none. */
 const mainCalls = () => sim.control.callLog().filter((call) => (bodyOf(call)?.tools?.length ?? 0) > 0);
@@ -128,7 +135,9 @@ describe.skipIf(!existsSync(CLAUDE) || !tmuxAvailable)('Claude Code CLI, interac
   beforeAll(async () => {
     // short answers (3% of the prompt): the pasted parts make the session's weight, the answers kept after the compaction stay small
     sim = await startTestLlmSim({ keepBodies: 200, outputRatio: 0.03 });
-    stack = await createStack({ env: { ANTHROPIC_BASE_URL: sim.url, ANTHROPIC_API_KEY: 'sk-ant-configured', COMPACTD_SUMMARIZER: 'local' } });
+    stack = await createStack({
+      env: { ANTHROPIC_BASE_URL: sim.url, ANTHROPIC_API_KEY: 'sk-ant-configured', COMPACTD_SUMMARIZER: 'local' },
+    });
     const base = await stack.app.listen({ port: 0, host: '127.0.0.1' });
     home = mkdtempSync(path.join(tmpdir(), 'compactd-claude-home-'));
     workdir = mkdtempSync(path.join(tmpdir(), 'compactd-claude-work-'));
@@ -204,7 +213,12 @@ describe.skipIf(!existsSync(CLAUDE) || !tmuxAvailable)('Claude Code CLI, interac
     const first = await turn('What does the worker in this repository do? Answer briefly.');
     expect(bodyOf(first).metadata?.user_id).toBe(USER_ID);
     // the first turn's title request races the main loop's first request for the id: the session's conversation has the main loop
-    await waitFor(async () => (await sessionKeys()).get(0) === historyKey(0, storableMessage('anthropic', bodyOf(first).messages[0])), 10_000, 50, 'the first turn stored in the session').catch(async (error: Error) => {
+    await waitFor(
+      async () => (await sessionKeys()).get(0) === historyKey(0, storableMessage('anthropic', bodyOf(first).messages[0])),
+      10_000,
+      50,
+      'the first turn stored in the session',
+    ).catch(async (error: Error) => {
       throw new Error(`${error.message}; conversations: ${JSON.stringify(await listConversations())}`);
     });
 
@@ -264,7 +278,9 @@ describe.skipIf(!existsSync(CLAUDE) || !tmuxAvailable)('Claude Code CLI, interac
     expect(stored.activeFrom).toBeGreaterThan(0);
     const keyAt = (position: number, message: unknown) => historyKey(position, storableMessage('anthropic', message));
     // up to the compaction the provider got the CLI's own history; after it, the newest turn of each request is the CLI's own message
-    bodyOf(before.at(-1)!).messages.forEach((message, position) => expect(stored.keys.get(position), `position ${position}`).toBe(keyAt(position, message)));
+    bodyOf(before.at(-1)!).messages.forEach((message, position) =>
+      expect(stored.keys.get(position), `position ${position}`).toBe(keyAt(position, message)),
+    );
     [after, edited, last].forEach((call, index) => {
       const position = 2 * (before.length + index);
       expect(stored.keys.get(position), `position ${position}`).toBe(keyAt(position, bodyOf(call).messages.at(-1)));
@@ -277,11 +293,23 @@ describe.skipIf(!existsSync(CLAUDE) || !tmuxAvailable)('Claude Code CLI, interac
     const threadsOfSides = () => [...new Set(sideCalls().map((side) => threadId(CONVERSATION, keyAt(0, bodyOf(side).messages[0]))))].sort();
     const listedThreads = async () => (await listConversations()).filter((c) => c.id !== CONVERSATION);
     // a title request may still be on its way when the last turn is answered
-    await waitFor(async () => sim.control.inFlight() === 0 && JSON.stringify((await listedThreads()).map((c) => c.id).sort()) === JSON.stringify(threadsOfSides()), 10_000, 50, 'a thread for each side request').catch(async (error: Error) => {
-      throw new Error(`${error.message}: listed ${JSON.stringify(await listConversations())}, side requests' threads ${JSON.stringify(threadsOfSides())}`);
+    await waitFor(
+      async () =>
+        sim.control.inFlight() === 0 &&
+        JSON.stringify((await listedThreads()).map((c) => c.id).sort()) === JSON.stringify(threadsOfSides()),
+      10_000,
+      50,
+      'a thread for each side request',
+    ).catch(async (error: Error) => {
+      throw new Error(
+        `${error.message}: listed ${JSON.stringify(await listConversations())}, side requests' threads ${JSON.stringify(threadsOfSides())}`,
+      );
     });
     const sides = sideCalls();
-    expect(sides.some((side) => JSON.stringify(bodyOf(side).messages[0]).includes('What does the worker in this repository do?')), 'the first turn had no title request').toBe(true);
+    expect(
+      sides.some((side) => JSON.stringify(bodyOf(side).messages[0]).includes('What does the worker in this repository do?')),
+      'the first turn had no title request',
+    ).toBe(true);
     for (const side of sides) expect(bodyOf(side).metadata?.user_id).toBe(USER_ID);
     expect(sides.map((side) => keyAt(0, bodyOf(side).messages[0]))).not.toContain(stored.keys.get(0));
     expect((await listConversations()).find((c) => c.id === CONVERSATION)).toMatchObject({ parentId: null });

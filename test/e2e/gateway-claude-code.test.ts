@@ -3,7 +3,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { waitForJob } from '../helpers/conversation.js';
 import { startTestLlmSim, type TestLlmSim } from '../helpers/llm-sim.js';
 import { createStack, type Stack } from '../helpers/stack.js';
@@ -102,7 +104,9 @@ describe.skipIf(!existsSync(SESSION_FILE) || !existsSync(CLAUDE))('Claude Code C
     expect(firstCall?.status).toBe(200);
 
     // the first request's append started a compaction in the background; the CLI did not wait for it
-    const jobs = (await stack.app.inject({ method: 'GET', url: `/v1/conversations/${CONVERSATION}/jobs`, headers: stack.auth() })).json() as { jobs: Array<{ id: string; trigger: string }> };
+    const jobs = (
+      await stack.app.inject({ method: 'GET', url: `/v1/conversations/${CONVERSATION}/jobs`, headers: stack.auth() })
+    ).json() as { jobs: Array<{ id: string; trigger: string }> };
     const auto = jobs.jobs.find((job) => job.trigger === 'auto');
     expect(auto, JSON.stringify(jobs)).toBeDefined();
     const done = await waitForJob(stack, auto!.id);

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { seedConversation, waitForJob } from '../helpers/conversation.js';
 import { createStack, type Stack } from '../helpers/stack.js';
 import { loadRealTranscript } from '../helpers/transcripts.js';
@@ -17,11 +18,18 @@ const IDLE_SECONDS = 1;
 const tau = () => loadRealTranscript('tau-bench/gpt-4o-airline.json').conversations.filter((c) => c.messages.length >= 30);
 
 async function idleJobs(): Promise<Array<{ id: string; status: string }>> {
-  return stack.db.db.execute<{ id: string; status: string }>(sql`select id, status from compaction_jobs where trigger = 'idle' order by created_at`);
+  return stack.db.db.execute<{ id: string; status: string }>(
+    sql`select id, status from compaction_jobs where trigger = 'idle' order by created_at`,
+  );
 }
 
 async function append(id: string, text: string) {
-  const res = await stack.app.inject({ method: 'POST', url: `/v1/conversations/${id}/messages`, headers: stack.auth(), payload: { messages: [{ role: 'user', content: text }] } });
+  const res = await stack.app.inject({
+    method: 'POST',
+    url: `/v1/conversations/${id}/messages`,
+    headers: stack.auth(),
+    payload: { messages: [{ role: 'user', content: text }] },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json() as { compaction: unknown };
 }
@@ -79,7 +87,9 @@ describe('schedule: idle', () => {
     const before = (await idleJobs()).length;
     await waitFor(idleChecksDrained, 15_000);
     await seedConversation(stack, 'eager', tau()[1]!.messages.slice(0, 6), { policy: { auto: true } });
-    await seedConversation(stack, 'small', tau()[1]!.messages.slice(0, 6), { policy: { schedule: 'idle', idleSeconds: IDLE_SECONDS, idleRatio: 0.9 } });
+    await seedConversation(stack, 'small', tau()[1]!.messages.slice(0, 6), {
+      policy: { schedule: 'idle', idleSeconds: IDLE_SECONDS, idleRatio: 0.9 },
+    });
     await append('small', 'one more');
     expect(await idleChecksDrained()).toBe(true);
     expect((await idleJobs()).length).toBe(before);

@@ -1,15 +1,32 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { CONTENT_SECURITY_POLICY } from '../../src/api/inspect/security.js';
 import { activeMessages } from '../helpers/conversation.js';
-import { ADMIN_TOKEN, CONVERSATION_ID, HOSTILE_TEXTS, startInspectorScenario, type InspectorScenario } from '../helpers/inspector-scenario.js';
+import {
+  ADMIN_TOKEN,
+  CONVERSATION_ID,
+  HOSTILE_TEXTS,
+  type InspectorScenario,
+  startInspectorScenario,
+} from '../helpers/inspector-scenario.js';
 
 /** Set by scripts/inspector-screenshots.ts: where this run writes the README's screenshots. */
 const SCREENSHOT_DIR = process.env['INSPECTOR_SCREENSHOTS'];
 
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 let scenario: InspectorScenario;
 let browser: Browser;
@@ -21,7 +38,10 @@ beforeAll(async () => {
   scenario = await startInspectorScenario();
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
   // the tenant key as the Basic-auth password: what a person types into the browser's prompt
-  context = await browser.newContext({ httpCredentials: { username: 'tenant', password: scenario.stack.key }, viewport: { width: 1280, height: 900 } });
+  context = await browser.newContext({
+    httpCredentials: { username: 'tenant', password: scenario.stack.key },
+    viewport: { width: 1280, height: 900 },
+  });
 });
 afterAll(async () => {
   await browser?.close();
@@ -51,7 +71,9 @@ async function activeArchive(s: InspectorScenario): Promise<Array<{ seq: number;
   const job = (await (await fetch(`${s.baseUrl}/v1/jobs/${s.jobId}`, { headers })).json()) as { result: { batchIds: string[] } };
   const out = [];
   for (const id of job.result.batchIds) {
-    const page = (await (await fetch(`${s.baseUrl}/v1/batches/${id}/messages?limit=1000`, { headers })).json()) as { messages: Array<{ seq: number; content: Array<Record<string, unknown>> }> };
+    const page = (await (await fetch(`${s.baseUrl}/v1/batches/${id}/messages?limit=1000`, { headers })).json()) as {
+      messages: Array<{ seq: number; content: Array<Record<string, unknown>> }>;
+    };
     out.push(...page.messages);
   }
   return out;
@@ -64,7 +86,9 @@ describe('the inspector in a real browser', () => {
     const bare = await fetch(`${scenario.baseUrl}/inspect`);
     expect(bare.status).toBe(401);
     expect(bare.headers.get('www-authenticate')).toMatch(/^Basic realm="compactd"/);
-    const wrong = await fetch(`${scenario.baseUrl}/inspect`, { headers: { authorization: `Basic ${Buffer.from('x:not-a-key').toString('base64')}` } });
+    const wrong = await fetch(`${scenario.baseUrl}/inspect`, {
+      headers: { authorization: `Basic ${Buffer.from('x:not-a-key').toString('base64')}` },
+    });
     expect(wrong.status).toBe(401);
     const bearer = await fetch(`${scenario.baseUrl}/inspect`, { headers: { authorization: `Bearer ${scenario.stack.key}` } });
     expect(bearer.status).toBe(200);
@@ -93,9 +117,11 @@ describe('the inspector in a real browser', () => {
 
   it('the job page shows its LLM calls side by side on the timeline, with tokens, and what the context no longer holds', async () => {
     const page = await open(`/inspect/jobs/${scenario.jobId}`);
-    const bars = await page.locator('svg.timeline g.bar').evaluateAll((nodes) =>
-      nodes.map((node) => ({ start: Number(node.getAttribute('data-start')), end: Number(node.getAttribute('data-end')) })),
-    );
+    const bars = await page
+      .locator('svg.timeline g.bar')
+      .evaluateAll((nodes) =>
+        nodes.map((node) => ({ start: Number(node.getAttribute('data-start')), end: Number(node.getAttribute('data-end')) })),
+      );
     expect(bars.length).toBeGreaterThanOrEqual(2);
     // side by side: some two calls were in flight at the same moment
     const overlapping = bars.some((a, i) => bars.some((b, j) => i !== j && a.start < b.end && b.start < a.end));
@@ -146,7 +172,9 @@ describe('the inspector in a real browser', () => {
   it('recall finds an archived path and its hit opens the batch at that original', async () => {
     // a file path one of the archived tool calls named
     const archived = (await activeArchive(scenario)).flatMap((m) => m.content);
-    const path = archived.map((b) => (b['type'] === 'tool_use' ? (b['input'] as Record<string, unknown>)['file_path'] : undefined)).find((p) => typeof p === 'string') as string | undefined;
+    const path = archived
+      .map((b) => (b['type'] === 'tool_use' ? (b['input'] as Record<string, unknown>)['file_path'] : undefined))
+      .find((p) => typeof p === 'string') as string | undefined;
     expect(path, 'the compaction archived a tool call on a file').toBeTruthy();
     const page = await open(conversationUrl);
     await page.getByLabel('Path, command, error line, id or words').fill(path as string);
@@ -174,7 +202,10 @@ describe('the inspector in a real browser', () => {
     expect(admin).toContain(CONVERSATION_ID);
     expect(admin).toContain(scenario.otherConversationId);
     // an action posted from another origin is refused
-    const forged = await fetch(`${scenario.baseUrl}/inspect/jobs/${scenario.jobId}/revert`, { method: 'POST', headers: { authorization: `Bearer ${scenario.stack.key}`, origin: 'https://evil.example' } });
+    const forged = await fetch(`${scenario.baseUrl}/inspect/jobs/${scenario.jobId}/revert`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${scenario.stack.key}`, origin: 'https://evil.example' },
+    });
     expect(forged.status).toBe(403);
   });
 

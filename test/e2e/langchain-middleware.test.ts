@@ -1,11 +1,12 @@
 import { ChatAnthropic } from '@langchain/anthropic';
-import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { createClient } from 'compactd/client';
 import { compactdMiddleware } from 'compactd/langchain';
 import { createAgent } from 'langchain';
 import { describe, expect, it } from 'vitest';
+
+import { AGENT_POLICY, agentTurn, type SimBody, systemText, useAdapterStack } from '../helpers/adapter-turns.js';
 import { expectValidToolPairing } from '../helpers/conversation.js';
-import { agentTurn, AGENT_POLICY, systemText, useAdapterStack, type SimBody } from '../helpers/adapter-turns.js';
 
 /** compactd/langchain inside a real `createAgent` run, ChatAnthropic pointed at llm-sim (which validates every request). */
 
@@ -25,7 +26,12 @@ type Invoke = (input: { messages: BaseMessage[] }, config: { configurable: { thr
 function agentWith(middleware: ReturnType<typeof compactdMiddleware>, baseUrl: string): { invoke: Invoke } {
   const model = new ChatAnthropic({ model: 'claude-sonnet-4-5', apiKey: 'sim', anthropicApiUrl: baseUrl, maxRetries: 0, maxTokens: 256 });
   // createAgent's generics infer the agent state from every middleware; a narrow view keeps the type-check fast.
-  return (createAgent as unknown as (p: object) => { invoke: Invoke })({ model, tools: [], systemPrompt: 'You are a careful coding agent.', middleware: [middleware] });
+  return (createAgent as unknown as (p: object) => { invoke: Invoke })({
+    model,
+    tools: [],
+    systemPrompt: 'You are a careful coding agent.',
+    middleware: [middleware],
+  });
 }
 
 describe('compactd/langchain middleware', () => {
@@ -47,7 +53,10 @@ describe('compactd/langchain middleware', () => {
     // A history that already holds a tool exchange, the way an app resumes one.
     let messages: BaseMessage[] = [
       new HumanMessage('List the failing tests.'),
-      new AIMessage({ content: 'Running the suite.', tool_calls: [{ id: 'toolu_01', name: 'run_tests', args: { path: 'src' }, type: 'tool_call' }] }),
+      new AIMessage({
+        content: 'Running the suite.',
+        tool_calls: [{ id: 'toolu_01', name: 'run_tests', args: { path: 'src' }, type: 'tool_call' }],
+      }),
       new ToolMessage({ tool_call_id: 'toolu_01', content: 'FAIL src/cache/lru.test.ts: expected 3 to be 2' }),
     ];
     let turn = 0;
@@ -66,7 +75,10 @@ describe('compactd/langchain middleware', () => {
     // the agent's own state keeps the whole history; the model got compactd's shorter context
     expect(state.messages.length).toBe(messages.length + 2);
     const calls = env.sim.control.callLog();
-    expect(calls.every((c) => c.outcome === 'ok'), JSON.stringify(calls.filter((c) => c.outcome !== 'ok').map((c) => c.body))).toBe(true);
+    expect(
+      calls.every((c) => c.outcome === 'ok'),
+      JSON.stringify(calls.filter((c) => c.outcome !== 'ok').map((c) => c.body)),
+    ).toBe(true);
     const last = calls.at(-1)!.body as SimBody;
     expect(systemText(last)).toContain('You are a careful coding agent.');
     expect(systemText(last)).toContain('<compactd-archive');
@@ -85,7 +97,10 @@ describe('compactd/langchain middleware', () => {
     env.sim.control.reset();
     const errors: unknown[] = [];
     const offline = createClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k', retries: 0, timeoutMs: 2_000 });
-    const agent = agentWith(compactdMiddleware({ client: offline, conversationId: 'lc-offline', onError: (e) => errors.push(e) }), env.sim.url);
+    const agent = agentWith(
+      compactdMiddleware({ client: offline, conversationId: 'lc-offline', onError: (e) => errors.push(e) }),
+      env.sim.url,
+    );
     const state = await agent.invoke({ messages: [new HumanMessage('Hello there.')] }, { configurable: { thread_id: 'ignored' } });
     expect(state.messages).toHaveLength(2);
     expect(errors.length).toBeGreaterThan(0);

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { isMergeRequest } from '../../src/compaction/summarize/prompt.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
+import { isMergeRequest } from '../../src/compaction/summarize/prompt.js';
 import { activeMessages, compact, seedConversation, waitForJob } from '../helpers/conversation.js';
 import { startTestLlmSim, type TestLlmSim } from '../helpers/llm-sim.js';
 import { createStack, type Stack } from '../helpers/stack.js';
@@ -74,18 +75,21 @@ describe('compaction through the Anthropic adapter against llm-sim', () => {
     expect(chunkCalls.length).toBeLessThanOrEqual(2 * done.progress.chunksTotal);
   });
 
-  it.each(['server_error', 'empty', 'truncated', 'rate_limit'] as const)('fails with nothing changed under onLLMFailure: fail (%s)', async (fault) => {
-    sim.control.setFaults({ rates: { [fault]: 1 }, retryAfterMs: 50 });
-    const id = `faults-fail-${fault}`;
-    await seedConversation(stack, id, small(), { policy: smallPolicy });
-    const before = await snapshot(id);
-    const archivedBefore = await archivedCount();
-    const done = await waitForJob(stack, (await compact(stack, id, { strategy: 'summarize', onLLMFailure: 'fail' })).id);
-    expect(done.status).toBe('failed');
-    expect(done.error.code).toMatch(/^LLM_/);
-    expect(await snapshot(id)).toEqual(before);
-    expect(await archivedCount()).toBe(archivedBefore);
-  });
+  it.each(['server_error', 'empty', 'truncated', 'rate_limit'] as const)(
+    'fails with nothing changed under onLLMFailure: fail (%s)',
+    async (fault) => {
+      sim.control.setFaults({ rates: { [fault]: 1 }, retryAfterMs: 50 });
+      const id = `faults-fail-${fault}`;
+      await seedConversation(stack, id, small(), { policy: smallPolicy });
+      const before = await snapshot(id);
+      const archivedBefore = await archivedCount();
+      const done = await waitForJob(stack, (await compact(stack, id, { strategy: 'summarize', onLLMFailure: 'fail' })).id);
+      expect(done.status).toBe('failed');
+      expect(done.error.code).toMatch(/^LLM_/);
+      expect(await snapshot(id)).toEqual(before);
+      expect(await archivedCount()).toBe(archivedBefore);
+    },
+  );
 
   it('cancels a job mid-summarize: in-flight calls are aborted and nothing changes', async () => {
     sim.control.setProfile('fixed:20000');

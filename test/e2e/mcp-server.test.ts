@@ -1,11 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createClient, type CompactdClient } from 'compactd/client';
+import { type CompactdClient, createClient } from 'compactd/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { agentTurn } from '../helpers/adapter-turns.js';
 import { createStack, type Stack } from '../helpers/stack.js';
 
@@ -87,7 +89,10 @@ describe('compactd mcp', () => {
 
   it('over streamable HTTP, scoped to the tenant: each call names its conversation', async () => {
     await seed('mcp-http');
-    const child = spawn(process.execPath, [...CLI, '--tenant', '--http', '0', '--url', url, '--key', stack.key], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...CLI, '--tenant', '--http', '0', '--url', url, '--key', stack.key], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.push(child);
     const endpoint = await new Promise<string>((resolve, reject) => {
       let err = '';

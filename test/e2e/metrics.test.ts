@@ -1,11 +1,12 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { serveMetrics } from '../../src/app/metrics-server.js';
 import { compact, seedConversation, waitForJob } from '../helpers/conversation.js';
 import { startTestLlmSim, type TestLlmSim } from '../helpers/llm-sim.js';
 import { createStack, type Stack } from '../helpers/stack.js';
-import { waitFor } from '../helpers/wait-for.js';
 import { loadRealTranscript } from '../helpers/transcripts.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const MODEL = 'claude-haiku-4-5';
 const logLines: Array<Record<string, unknown>> = [];
@@ -34,7 +35,13 @@ function series(text: string, name: string, labels: Record<string, string> = {})
 }
 
 describe('metrics and logs after a compaction through a provider', () => {
-  type JobView = { id: string; status: string; progress: { chunksTotal: number }; result: Record<string, any> };
+  type Llm = { calls: number; inputTokens: number; outputTokens: number; costUsd: number };
+  type JobView = {
+    id: string;
+    status: string;
+    progress: { chunksTotal: number };
+    result: { consolidationJobId: string; tokensBefore: number; tokensAfter: number; llm: Llm };
+  };
   let done: JobView;
   /** the follow-up consolidation the compaction recorded (the session makes more than maxLiveBatches batches) */
   let consolidation: JobView;
@@ -44,34 +51,45 @@ describe('metrics and logs after a compaction through a provider', () => {
     await seedConversation(stack, 'metered', session, { policy: { auto: false, summaryMaxTokens: 4000 } });
     done = await waitForJob(stack, (await compact(stack, 'metered', { strategy: 'summarize' })).id);
     expect(done.status, JSON.stringify(done)).toBe('completed');
-    expect(done.result['consolidationJobId']).toBeTruthy();
-    consolidation = await waitForJob(stack, done.result['consolidationJobId']);
+    expect(done.result.consolidationJobId).toBeTruthy();
+    consolidation = await waitForJob(stack, done.result.consolidationJobId);
     expect(consolidation.status, JSON.stringify(consolidation)).toBe('completed');
     // a finalize step is timed when it returns: after its commit completed the job and after the
     // recall index it writes once committed, so the second may still be running here
     const read = async () => (text = (await stack.app.inject({ method: 'GET', url: '/metrics' })).body);
-    await waitFor(async () => series(await read(), 'compactd_phase_duration_seconds_count', { phase: 'finalize', outcome: 'ok' }) === 2, 20_000, 50, 'both finalize steps timed');
+    await waitFor(
+      async () => series(await read(), 'compactd_phase_duration_seconds_count', { phase: 'finalize', outcome: 'ok' }) === 2,
+      20_000,
+      50,
+      'both finalize steps timed',
+    );
   });
 
   it('counts the job by status and trigger and the tokens it saved', () => {
     expect(series(text, 'compactd_jobs_finished_total', { status: 'completed', trigger: 'api' })).toBe(1);
-    expect(series(text, 'compactd_tokens_saved_total', { trigger: 'api' })).toBe(done.result['tokensBefore'] - done.result['tokensAfter']);
+    expect(series(text, 'compactd_tokens_saved_total', { trigger: 'api' })).toBe(done.result.tokensBefore - done.result.tokensAfter);
     expect(series(text, 'compactd_jobs_finished_total', { status: 'completed', trigger: 'consolidate' })).toBe(1);
   });
 
   it('times every phase of the job', () => {
     // the compaction's steps, then its consolidation's (one plan, one merge, one finalize)
     expect(series(text, 'compactd_phase_duration_seconds_count', { phase: 'plan', outcome: 'ok' })).toBe(2);
-    expect(series(text, 'compactd_phase_duration_seconds_count', { phase: 'summarize', outcome: 'ok' })).toBe(done.progress.chunksTotal + 1);
+    expect(series(text, 'compactd_phase_duration_seconds_count', { phase: 'summarize', outcome: 'ok' })).toBe(
+      done.progress.chunksTotal + 1,
+    );
     expect(series(text, 'compactd_phase_duration_seconds_count', { phase: 'finalize', outcome: 'ok' })).toBe(2);
     expect(series(text, 'compactd_phase_duration_seconds_sum', { phase: 'summarize' })).toBeGreaterThan(0);
   });
 
   it('reports LLM requests, latency, tokens and cost by provider and model, matching the job result', () => {
     const labels = { provider: 'anthropic', model: MODEL };
-    type Llm = { calls: number; inputTokens: number; outputTokens: number; costUsd: number };
-    const [a, b] = [done.result['llm'] as Llm, consolidation.result['llm'] as Llm];
-    const llm = { calls: a.calls + b.calls, inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens, costUsd: a.costUsd + b.costUsd };
+    const [a, b] = [done.result.llm, consolidation.result.llm];
+    const llm = {
+      calls: a.calls + b.calls,
+      inputTokens: a.inputTokens + b.inputTokens,
+      outputTokens: a.outputTokens + b.outputTokens,
+      costUsd: a.costUsd + b.costUsd,
+    };
     expect(series(text, 'compactd_llm_requests_total', { ...labels, outcome: 'ok' })).toBe(llm.calls);
     expect(series(text, 'compactd_llm_request_duration_seconds_count', labels)).toBe(llm.calls);
     expect(series(text, 'compactd_llm_tokens_total', { ...labels, kind: 'input' })).toBe(llm.inputTokens);
@@ -84,8 +102,16 @@ describe('metrics and logs after a compaction through a provider', () => {
     for (const queue of ['compaction', 'summarize', 'maintenance', 'webhooks']) {
       expect(series(text, 'compactd_queue_jobs', { queue, state: 'wait' })).toBeDefined();
     }
-    expect(series(text, 'compactd_http_request_duration_seconds_count', { method: 'POST', route: '/v1/conversations/:id/compactions', status_code: '202' })).toBe(1);
-    expect(series(text, 'compactd_http_request_duration_seconds_count', { method: 'GET', route: '/v1/jobs/:id', status_code: '200' })).toBeGreaterThanOrEqual(1);
+    expect(
+      series(text, 'compactd_http_request_duration_seconds_count', {
+        method: 'POST',
+        route: '/v1/conversations/:id/compactions',
+        status_code: '202',
+      }),
+    ).toBe(1);
+    expect(
+      series(text, 'compactd_http_request_duration_seconds_count', { method: 'GET', route: '/v1/jobs/:id', status_code: '200' }),
+    ).toBeGreaterThanOrEqual(1);
   });
 
   it('binds job, conversation and tenant ids to every log line about the job', () => {

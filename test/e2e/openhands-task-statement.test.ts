@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { importTranscript } from '../../src/importers/index.js';
 import { validateAnthropicRequest } from '../../src/llm-sim/validate-anthropic.js';
 import { validateOpenAIRequest } from '../../src/llm-sim/validate-openai.js';

@@ -1,5 +1,6 @@
-import { beforeFinalDirective, isMergeRequest } from '../../src/compaction/summarize/prompt.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
+import { beforeFinalDirective, isMergeRequest } from '../../src/compaction/summarize/prompt.js';
 import type { CallRecord } from '../../src/llm-sim/state.js';
 import { compact, seedConversation, waitForJob } from '../helpers/conversation.js';
 import { startTestLlmSim, type TestLlmSim } from '../helpers/llm-sim.js';
@@ -36,17 +37,23 @@ const session = () => loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14
 /** A call's step: its messages up to the final directive (a second request of the same step differs only there). */
 function stepOf(call: CallRecord): string {
   const body = call.body as { messages?: Array<{ content: unknown }> } | undefined;
-  return JSON.stringify((body?.messages ?? []).map((m) => beforeFinalDirective(typeof m.content === 'string' ? m.content : JSON.stringify(m.content))));
+  return JSON.stringify(
+    (body?.messages ?? []).map((m) => beforeFinalDirective(typeof m.content === 'string' ? m.content : JSON.stringify(m.content))),
+  );
 }
 
 /** Calls that started after another call of the same step had already finished. */
 function serialCalls(calls: readonly CallRecord[]): CallRecord[] {
-  return calls.filter((call) => calls.some((other) => other.id !== call.id && stepOf(other) === stepOf(call) && other.endMs !== null && other.endMs <= call.startMs));
+  return calls.filter((call) =>
+    calls.some((other) => other.id !== call.id && stepOf(other) === stepOf(call) && other.endMs !== null && other.endMs <= call.startMs),
+  );
 }
 
 describe('a model that overruns every answer', () => {
   it('completes a compaction and its consolidation with zero local fallbacks and no serial second call', async () => {
-    await seedConversation(stack, 'overrun-all', session(), { policy: { auto: false, chunkTokens: 4000, keepRecent: 6, maxLiveBatches: 2 } });
+    await seedConversation(stack, 'overrun-all', session(), {
+      policy: { auto: false, chunkTokens: 4000, keepRecent: 6, maxLiveBatches: 2 },
+    });
     const job = await compact(stack, 'overrun-all', { strategy: 'summarize' });
     const done = await waitForJob(stack, job.id);
     expect(done.status, JSON.stringify(done.error)).toBe('completed');

@@ -7,8 +7,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { databaseUrl, TEST_DB_PREFIX } from '../helpers/services.js';
 
 /**
@@ -45,7 +47,10 @@ function linkFromCheckout(dir: string, name: string): void {
 }
 
 beforeAll(async () => {
-  const { stdout } = await execFileAsync('npm', ['pack', '--json', '--pack-destination', scratch], { cwd: repoRoot, maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await execFileAsync('npm', ['pack', '--json', '--pack-destination', scratch], {
+    cwd: repoRoot,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   const [packed] = JSON.parse(stdout) as [{ filename: string; files: { path: string }[] }];
   tarball = path.join(scratch, packed.filename);
   packedFiles = packed.files.map((f) => f.path);
@@ -63,8 +68,18 @@ describe('npm pack', () => {
     expect(packedFiles).toEqual(expect.arrayContaining(['dist/api/inspect/assets/inspect.js', 'dist/api/inspect/assets/inspect.css']));
     expect(packedFiles).not.toContain('dist/.tsbuildinfo');
     expect(packedFiles).toEqual(
-      expect.arrayContaining(['bin/compactd.mjs', 'dist/main.js', 'dist/client/index.js', 'dist/client/index.d.ts', 'dist/integrations/langchain/index.js', 'dist/integrations/langchain/index.d.ts',
-        'dist/integrations/ai-sdk/index.js', 'dist/integrations/ai-sdk/index.d.ts', 'migrations/meta/_journal.json', 'samples/claude-code-session.jsonl']),
+      expect.arrayContaining([
+        'bin/compactd.mjs',
+        'dist/main.js',
+        'dist/client/index.js',
+        'dist/client/index.d.ts',
+        'dist/integrations/langchain/index.js',
+        'dist/integrations/langchain/index.d.ts',
+        'dist/integrations/ai-sdk/index.js',
+        'dist/integrations/ai-sdk/index.d.ts',
+        'migrations/meta/_journal.json',
+        'samples/claude-code-session.jsonl',
+      ]),
     );
     const migrations = readdirSync(path.join(repoRoot, 'migrations')).filter((f) => f.endsWith('.sql'));
     for (const sql of migrations) expect(packedFiles).toContain(`migrations/${sql}`);
@@ -82,7 +97,13 @@ describe('compactd/client from the tarball', () => {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok' }));
         return;
       }
-      const problem = { type: 'about:blank', title: 'Not Found', status: 404, code: 'CONVERSATION_NOT_FOUND', detail: 'no conversation nope' };
+      const problem = {
+        type: 'about:blank',
+        title: 'Not Found',
+        status: 404,
+        code: 'CONVERSATION_NOT_FOUND',
+        detail: 'no conversation nope',
+      };
       res.writeHead(404, { 'content-type': 'application/problem+json' }).end(JSON.stringify(problem));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -108,7 +129,19 @@ console.log(JSON.stringify({ methods, health, missing }));
     const { stdout } = await execFileAsync(process.execPath, ['check.mjs', url], { cwd: dir });
     const result = JSON.parse(stdout) as { methods: string[]; health: unknown; missing: unknown };
     expect(result.methods).toEqual(
-      expect.arrayContaining(['createConversation', 'appendMessages', 'getContext', 'compact', 'getJob', 'waitForJob', 'exportConversation', 'searchArchive', 'setWebhook', 'health', 'ready']),
+      expect.arrayContaining([
+        'createConversation',
+        'appendMessages',
+        'getContext',
+        'compact',
+        'getJob',
+        'waitForJob',
+        'exportConversation',
+        'searchArchive',
+        'setWebhook',
+        'health',
+        'ready',
+      ]),
     );
     expect(result.health).toEqual({ status: 'ok' });
     expect(result.missing).toEqual({ notFound: true, status: 404 });
@@ -117,7 +150,10 @@ console.log(JSON.stringify({ methods, health, missing }));
   it('imports compactd/ai-sdk with no framework installed (it needs the `ai` package for types only)', async () => {
     const dir = scratchProject('ai-sdk');
     await unpackInto(dir);
-    writeFileSync(path.join(dir, 'check.mjs'), `import * as adapter from 'compactd/ai-sdk';\nconsole.log(JSON.stringify(Object.keys(adapter).sort()));\n`);
+    writeFileSync(
+      path.join(dir, 'check.mjs'),
+      `import * as adapter from 'compactd/ai-sdk';\nconsole.log(JSON.stringify(Object.keys(adapter).sort()));\n`,
+    );
     const { stdout } = await execFileAsync(process.execPath, ['check.mjs'], { cwd: dir });
     expect(JSON.parse(stdout)).toEqual(expect.arrayContaining(['compactdSession']));
   });
@@ -125,10 +161,22 @@ console.log(JSON.stringify({ methods, health, missing }));
   it('bundles for the browser: no Node built-in and no server module is reachable', async () => {
     const dir = scratchProject('bundle');
     await unpackInto(dir);
-    writeFileSync(path.join(dir, 'entry.mjs'), `import { createClient } from 'compactd/client';\nexport const client = createClient({ baseUrl: '/', apiKey: 'key' });\n`);
+    writeFileSync(
+      path.join(dir, 'entry.mjs'),
+      `import { createClient } from 'compactd/client';\nexport const client = createClient({ baseUrl: '/', apiKey: 'key' });\n`,
+    );
     // esbuild is the bundler under vite and tsx (both devDependencies).
     const { build } = await import('esbuild');
-    const result = await build({ entryPoints: [path.join(dir, 'entry.mjs')], absWorkingDir: dir, bundle: true, platform: 'browser', format: 'esm', write: false, metafile: true, logLevel: 'silent' });
+    const result = await build({
+      entryPoints: [path.join(dir, 'entry.mjs')],
+      absWorkingDir: dir,
+      bundle: true,
+      platform: 'browser',
+      format: 'esm',
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+    });
     const inputs = Object.keys(result.metafile.inputs);
     expect(inputs.filter((input) => !input.startsWith('node_modules/compactd/dist/client/') && input !== 'entry.mjs')).toEqual([]);
   });
@@ -139,7 +187,18 @@ console.log(JSON.stringify({ methods, health, missing }));
     // The declarations name zod's types (the schemas they come from); fetch's types come from @types/node.
     linkFromCheckout(dir, 'zod');
     linkFromCheckout(dir, '@types/node');
-    const tsconfig = { compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, skipLibCheck: true, noEmit: true, types: ['node'] }, files: ['check.ts'] };
+    const tsconfig = {
+      compilerOptions: {
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        target: 'es2022',
+        strict: true,
+        skipLibCheck: true,
+        noEmit: true,
+        types: ['node'],
+      },
+      files: ['check.ts'],
+    };
     writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify(tsconfig));
     writeFileSync(
       path.join(dir, 'check.ts'),
@@ -154,7 +213,9 @@ void client.getContext(42);
 `,
     );
     const tsc = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
-    const run = await execFileAsync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: dir }).catch((error: { stdout: string; code: number }) => error);
+    const run = await execFileAsync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: dir }).catch(
+      (error: { stdout: string; code: number }) => error,
+    );
     expect(run.stdout).toBe('');
   });
 });
@@ -181,7 +242,9 @@ describe('the compactd CLI from the tarball', () => {
     const sql = postgres(url, { max: 1, onnotice: () => {} });
     try {
       const [applied] = await sql<{ n: number }[]>`select count(*)::int as n from drizzle.__drizzle_migrations`;
-      const journal = JSON.parse(readFileSync(path.join(dir, 'node_modules/compactd/migrations/meta/_journal.json'), 'utf8')) as { entries: unknown[] };
+      const journal = JSON.parse(readFileSync(path.join(dir, 'node_modules/compactd/migrations/meta/_journal.json'), 'utf8')) as {
+        entries: unknown[];
+      };
       expect(applied?.n).toBe(journal.entries.length);
     } finally {
       await sql.end();

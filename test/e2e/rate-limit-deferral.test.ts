@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { loadConfig } from '../../src/config/env.js';
 import { createSummarizers } from '../../src/llm/create-summarizer.js';
 import { DEFAULT_RETRY_POLICY } from '../../src/llm/retry.js';
@@ -59,10 +60,20 @@ describe('a provider asking to come back later than the retry layer waits', () =
     const before = anthropicSim.control.callLog().length;
     anthropicSim.control.setFaults({ script: ['rate_limit'], retryAfterMs: 6_000 });
     const limited = await compact(stack, 'limited-provider', { strategy: 'summarize', keepRecent: 2 });
-    await waitFor(() => anthropicSim.control.callLog().slice(before).some((c) => c.fault === 'rate_limit'), 30_000);
+    await waitFor(
+      () =>
+        anthropicSim.control
+          .callLog()
+          .slice(before)
+          .some((c) => c.fault === 'rate_limit'),
+      30_000,
+    );
 
     // while anthropic's step waits out its retry-after, an openai compaction runs to its end
-    const other = await waitForJob(stack, (await compact(stack, 'other-provider', { strategy: 'summarize', keepRecent: 2, model: 'openai:gpt-4o-mini' })).id);
+    const other = await waitForJob(
+      stack,
+      (await compact(stack, 'other-provider', { strategy: 'summarize', keepRecent: 2, model: 'openai:gpt-4o-mini' })).id,
+    );
     expect(other.status, JSON.stringify(other.error)).toBe('completed');
     expect(other.result.fallbacks).toEqual([]);
     const anthropicCalls = anthropicSim.control.callLog().slice(before);
@@ -71,7 +82,10 @@ describe('a provider asking to come back later than the retry layer waits', () =
     const done = await waitForJob(stack, limited.id);
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
     expect(done.result.fallbacks).toEqual([]);
-    const retried = anthropicSim.control.callLog().slice(before).find((c) => c.outcome === 'ok')!;
+    const retried = anthropicSim.control
+      .callLog()
+      .slice(before)
+      .find((c) => c.outcome === 'ok')!;
     const firstOpenai = openaiSim.control.callLog()[0]!;
     expect(firstOpenai.startMs).toBeLessThan(retried.startMs);
   });

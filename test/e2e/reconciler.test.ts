@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { getConversation } from '../../src/db/repos/conversations.js';
 import { insertJob } from '../../src/db/repos/jobs.js';
 import { reconcileJobs } from '../../src/worker/reconciler.js';
@@ -20,7 +21,12 @@ describe('reconciler', () => {
     await seedConversation(stack, 'lost', messages, { policy: { auto: false } });
     const conversation = (await getConversation(stack.db.db, (await stack.db.db.query.tenants.findFirst())!.id, 'lost'))!;
     // as if Redis had been flushed right after the job row was committed
-    const job = (await insertJob(stack.db.db, { tenantId: conversation.tenantId, conversationId: conversation.id, trigger: 'api', options: { strategy: 'summarize', keepRecent: 2 } }))!;
+    const job = (await insertJob(stack.db.db, {
+      tenantId: conversation.tenantId,
+      conversationId: conversation.id,
+      trigger: 'api',
+      options: { strategy: 'summarize', keepRecent: 2 },
+    }))!;
     const deps = { db: stack.db.db, queues: stack.deps.queues, logger: stack.deps.logger };
     expect(await reconcileJobs(deps, 0)).toBe(1);
     const done = await waitForJob(stack, job.id);

@@ -1,11 +1,12 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { ACTIVE_STATUS_SQL } from '../../src/db/schema.js';
 import { createRedisConnection } from '../../src/queue/connection.js';
 import { queuePrefix } from '../../src/queue/names.js';
 import { compact, seedConversation, waitForJob } from '../helpers/conversation.js';
 import { startTestLlmSim, type TestLlmSim } from '../helpers/llm-sim.js';
-import { startPrivateRedisCluster, type PrivateRedisCluster } from '../helpers/private-redis-cluster.js';
+import { type PrivateRedisCluster, startPrivateRedisCluster } from '../helpers/private-redis-cluster.js';
 import { createStack, type Stack } from '../helpers/stack.js';
 import { loadRealTranscript } from '../helpers/transcripts.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -46,7 +47,9 @@ afterAll(async () => {
 const session = () => loadRealTranscript('spotter-claude-code/258c7280-ae70-4798-800f-63464d01a85d.jsonl').conversations[0]!.messages;
 
 async function savedChunks(jobId: string): Promise<number> {
-  const rows = await stack.db.db.execute<{ n: number }>(sql`select count(*)::int as n from compaction_chunks where job_id = ${jobId} and status = 'done'`);
+  const rows = await stack.db.db.execute<{ n: number }>(
+    sql`select count(*)::int as n from compaction_chunks where job_id = ${jobId} and status = 'done'`,
+  );
   return rows[0]?.n ?? 0;
 }
 
@@ -55,10 +58,16 @@ async function savedChunks(jobId: string): Promise<number> {
  * follow-up consolidation whose calls must not run under the next test's latency profile.
  */
 async function quiesce(): Promise<void> {
-  await waitFor(async () => {
-    const rows = await stack.db.db.execute<{ n: number }>(sql`select count(*)::int as n from compaction_jobs where status in ${ACTIVE_STATUS_SQL}`);
-    return rows[0]?.n === 0 && sim.control.inFlight() === 0;
-  }, 120_000, 100);
+  await waitFor(
+    async () => {
+      const rows = await stack.db.db.execute<{ n: number }>(
+        sql`select count(*)::int as n from compaction_jobs where status in ${ACTIVE_STATUS_SQL}`,
+      );
+      return rows[0]?.n === 0 && sim.control.inFlight() === 0;
+    },
+    120_000,
+    100,
+  );
 }
 
 /** Any key of the queues: all of them share the prefix's hash tag, hence one slot. */
@@ -92,7 +101,11 @@ describe('on a Redis Cluster', () => {
     }
     // The readiness probe, the queue dashboard and the queue gauges read the same cluster.
     expect((await stack.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
-    const board = await stack.app.inject({ method: 'GET', url: '/admin/queues/api/queues', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const board = await stack.app.inject({
+      method: 'GET',
+      url: '/admin/queues/api/queues',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
     expect(board.statusCode, board.body).toBe(200);
     const queues = (board.json() as { queues: Array<{ name: string; counts: Record<string, number> }> }).queues;
     expect(queues.find((queue) => queue.name === 'compaction')?.counts['completed']).toBeGreaterThan(0);

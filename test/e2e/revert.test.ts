@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { activeMessages, compact, seedConversation, waitForJob } from '../helpers/conversation.js';
 import { createStack, type Stack } from '../helpers/stack.js';
 import { loadRealTranscript } from '../helpers/transcripts.js';
@@ -12,7 +13,8 @@ afterAll(async () => {
   await stack?.close();
 });
 
-const strip = (messages: Awaited<ReturnType<typeof activeMessages>>) => messages.map(({ seq, role, kind, content }) => ({ seq, role, kind, content }));
+const strip = (messages: Awaited<ReturnType<typeof activeMessages>>) =>
+  messages.map(({ seq, role, kind, content }) => ({ seq, role, kind, content }));
 const revert = (jobId: string) => stack.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/revert`, headers: stack.auth() });
 
 describe('revert', () => {
@@ -25,7 +27,16 @@ describe('revert', () => {
     expect(job.status, JSON.stringify(job.error)).toBe('completed');
     expect(strip(await activeMessages(stack, 'undo'))).not.toEqual(before);
     const late = [{ role: 'user', content: 'one more thing' }];
-    expect((await stack.app.inject({ method: 'POST', url: '/v1/conversations/undo/messages', headers: stack.auth(), payload: { messages: late } })).statusCode).toBe(201);
+    expect(
+      (
+        await stack.app.inject({
+          method: 'POST',
+          url: '/v1/conversations/undo/messages',
+          headers: stack.auth(),
+          payload: { messages: late },
+        })
+      ).statusCode,
+    ).toBe(201);
 
     const res = await revert(job.id);
     expect(res.statusCode, res.body).toBe(200);
@@ -48,7 +59,12 @@ describe('revert', () => {
     const first = await waitForJob(stack, (await compact(stack, 'undo-twice', { strategy: 'summarize', keepRecent: 4 })).id);
     expect(first.status).toBe('completed');
     const afterFirst = strip(await activeMessages(stack, 'undo-twice'));
-    await stack.app.inject({ method: 'POST', url: '/v1/conversations/undo-twice/messages', headers: stack.auth(), payload: { messages: messages.slice(30) } });
+    await stack.app.inject({
+      method: 'POST',
+      url: '/v1/conversations/undo-twice/messages',
+      headers: stack.auth(),
+      payload: { messages: messages.slice(30) },
+    });
     const withAppends = strip(await activeMessages(stack, 'undo-twice'));
     const second = await waitForJob(stack, (await compact(stack, 'undo-twice', { strategy: 'summarize', keepRecent: 4 })).id);
     expect(second.status).toBe('completed');

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { compact, seedConversation, waitForJob } from '../helpers/conversation.js';
 import { loadRealTranscript } from '../helpers/transcripts.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -25,7 +26,10 @@ describe('graceful shutdown of a worker (SIGTERM)', () => {
     const first = startWorker();
     const job = await compact(stack, 'sigterm', { strategy: 'summarize' });
     await waitFor(() => sim.control.inFlight() > 0, 60_000, 20);
-    const inFlightAtSignal = sim.control.callLog().filter((c) => c.outcome === 'pending').map((c) => c.id);
+    const inFlightAtSignal = sim.control
+      .callLog()
+      .filter((c) => c.outcome === 'pending')
+      .map((c) => c.id);
     first.kill('SIGTERM');
     expect(await first.exited).toBe(143);
     // every call in flight at the signal was allowed to finish, none was cut off
@@ -36,7 +40,10 @@ describe('graceful shutdown of a worker (SIGTERM)', () => {
     startWorker();
     const done = await waitForJob(stack, job.id, 90_000);
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
-    const bodies = sim.control.callLog().filter((c) => c.outcome === 'ok').map((c) => JSON.stringify(c.body));
+    const bodies = sim.control
+      .callLog()
+      .filter((c) => c.outcome === 'ok')
+      .map((c) => JSON.stringify(c.body));
     expect(new Set(bodies).size).toBe(bodies.length);
   });
 });

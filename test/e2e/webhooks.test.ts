@@ -1,8 +1,10 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { recordWebhookEvent } from '../../src/db/repos/webhooks.js';
 import { sweepWebhookDeliveries } from '../../src/worker/processors/webhook.js';
 import { verifyWebhookSignature } from '../../src/worker/webhooks.js';
@@ -61,9 +63,19 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // The receiver is on loopback, which webhooks may reach only when the operator allows it.
   stack = await createStack({
-    env: { COMPACTD_WEBHOOK_ATTEMPTS: String(ATTEMPTS), COMPACTD_WEBHOOK_BACKOFF_MS: String(BACKOFF_MS), COMPACTD_WEBHOOK_ALLOW: '127.0.0.1', ANTHROPIC_BASE_URL: sim.url },
+    env: {
+      COMPACTD_WEBHOOK_ATTEMPTS: String(ATTEMPTS),
+      COMPACTD_WEBHOOK_BACKOFF_MS: String(BACKOFF_MS),
+      COMPACTD_WEBHOOK_ALLOW: '127.0.0.1',
+      ANTHROPIC_BASE_URL: sim.url,
+    },
   });
-  const res = await stack.app.inject({ method: 'PUT', url: '/v1/webhook', headers: stack.auth(), payload: { url: `${base}/tenant`, secret: SECRET } });
+  const res = await stack.app.inject({
+    method: 'PUT',
+    url: '/v1/webhook',
+    headers: stack.auth(),
+    payload: { url: `${base}/tenant`, secret: SECRET },
+  });
   expect(res.statusCode, res.body).toBe(200);
 });
 afterAll(async () => {
@@ -110,13 +122,25 @@ describe('webhooks end to end', () => {
 
     await waitFor(async () => (await deliveries('conversationId=hooked'))[0]?.['status'] === 'delivered', 10_000);
     const [logged] = await deliveries('conversationId=hooked');
-    expect(logged).toMatchObject({ id: event.id, event: 'compaction.completed', status: 'delivered', attempts: 3, lastStatusCode: 200, lastError: null });
+    expect(logged).toMatchObject({
+      id: event.id,
+      event: 'compaction.completed',
+      status: 'delivered',
+      attempts: 3,
+      lastStatusCode: 200,
+      lastError: null,
+    });
     expect(logged!.attemptLog.map((a) => a.statusCode)).toEqual([500, 500, 200]);
   });
 
   it('sends a conversation’s events to its own webhook instead of the tenant’s (compaction.noop here)', async () => {
     await seedConversation(stack, 'own-hook', tau()[1]!.messages.slice(0, 4), { policy: { auto: false } });
-    const set = await stack.app.inject({ method: 'PUT', url: '/v1/conversations/own-hook/webhook', headers: stack.auth(), payload: { url: `${base}/own`, secret: SECRET } });
+    const set = await stack.app.inject({
+      method: 'PUT',
+      url: '/v1/conversations/own-hook/webhook',
+      headers: stack.auth(),
+      payload: { url: `${base}/own`, secret: SECRET },
+    });
     expect(set.statusCode, set.body).toBe(200);
     const done = await waitForJob(stack, (await compact(stack, 'own-hook')).id);
     expect(done.status).toBe('noop');
@@ -131,9 +155,10 @@ describe('webhooks end to end', () => {
     await seedConversation(stack, 'fails', tau()[2]!.messages, { policy: { auto: false } });
     // the provider refuses every call (401), and no fallback is allowed
     sim.control.setFaults({ rates: { auth: 1 } });
-    const done = await waitForJob(stack, (await compact(stack, 'fails', { strategy: 'summarize', model: 'anthropic:claude-haiku-4-5', onLLMFailure: 'fail' })).id).finally(() =>
-      sim.control.setFaults({}),
-    );
+    const done = await waitForJob(
+      stack,
+      (await compact(stack, 'fails', { strategy: 'summarize', model: 'anthropic:claude-haiku-4-5', onLLMFailure: 'fail' })).id,
+    ).finally(() => sim.control.setFaults({}));
     expect(done.status).toBe('failed');
     await waitFor(() => eventsFor('/tenant', done.id).some((r) => r.answered === 200), 30_000);
     const event = JSON.parse(eventsFor('/tenant', done.id).at(-1)!.body);
@@ -141,7 +166,12 @@ describe('webhooks end to end', () => {
   });
 
   it('delivers context.warning when an append crosses warnRatio', async () => {
-    const created = await stack.app.inject({ method: 'POST', url: '/v1/conversations', headers: stack.auth(), payload: { id: 'warned', contextLimit: 2000 } });
+    const created = await stack.app.inject({
+      method: 'POST',
+      url: '/v1/conversations',
+      headers: stack.auth(),
+      payload: { id: 'warned', contextLimit: 2000 },
+    });
     expect(created.statusCode).toBe(201);
     const appended = await stack.app.inject({
       method: 'POST',
@@ -160,7 +190,12 @@ describe('webhooks end to end', () => {
   it('gives up after the configured attempts and logs every one', async () => {
     failFirst.set('/down', Number.POSITIVE_INFINITY);
     await seedConversation(stack, 'down', tau()[3]!.messages.slice(0, 4), { policy: { auto: false } });
-    await stack.app.inject({ method: 'PUT', url: '/v1/conversations/down/webhook', headers: stack.auth(), payload: { url: `${base}/down`, secret: SECRET } });
+    await stack.app.inject({
+      method: 'PUT',
+      url: '/v1/conversations/down/webhook',
+      headers: stack.auth(),
+      payload: { url: `${base}/down`, secret: SECRET },
+    });
     const done = await waitForJob(stack, (await compact(stack, 'down')).id);
     await waitFor(async () => (await deliveries('conversationId=down&status=failed')).length === 1, 30_000);
     const [failed] = await deliveries('conversationId=down');

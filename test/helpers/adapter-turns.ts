@@ -1,5 +1,6 @@
-import { createClient, type CompactdClient } from 'compactd/client';
+import { type CompactdClient, createClient } from 'compactd/client';
 import { afterAll, beforeAll } from 'vitest';
+
 import { startTestLlmSim, type TestLlmSim } from './llm-sim.js';
 import { createStack, type Stack } from './stack.js';
 
@@ -12,13 +13,21 @@ import { createStack, type Stack } from './stack.js';
 /** compaction policy of the adapters' conversations: auto trigger on, a short kept tail */
 export const AGENT_POLICY = { auto: true, minMessages: 6, cooldownMessages: 4, keepRecent: 4 };
 
-const TOPICS = ['the LRU cache', 'the retry queue', 'the auth middleware', 'the migration runner', 'the metrics exporter', 'the rate limiter'];
+const TOPICS = [
+  'the LRU cache',
+  'the retry queue',
+  'the auth middleware',
+  'the migration runner',
+  'the metrics exporter',
+  'the rate limiter',
+];
 
 export function agentTurn(n: number): string {
   const topic = TOPICS[n % TOPICS.length]!;
   const lines = Array.from(
     { length: 12 },
-    (_, i) => `step ${n}.${i}: in ${topic}, request ${n * 100 + i} failed with ECONNRESET after ${(i + 1) * 37} ms on worker-${(n + i) % 7}`,
+    (_, i) =>
+      `step ${n}.${i}: in ${topic}, request ${n * 100 + i} failed with ECONNRESET after ${(i + 1) * 37} ms on worker-${(n + i) % 7}`,
   );
   return `Turn ${n}: look into ${topic}. The log says:\n${lines.join('\n')}\nWhat do you make of it?`;
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import pino from 'pino';
+
 import { buildApp } from '../../src/api/app.js';
 import type { ApiDeps } from '../../src/api/deps.js';
 import { loadConfig } from '../../src/config/env.js';

@@ -1,4 +1,5 @@
 import { and, eq, inArray } from 'drizzle-orm';
+
 import type { Block, NormalizedMessage } from '../../src/compaction/types.js';
 import type { Db } from '../../src/db/client.js';
 import {
@@ -52,7 +53,12 @@ const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
  * a test of the indexer or of the unindexed backlog) its search index as the worker does after
  * the commit.
  */
-export async function simulateCompaction(db: Db, conversation: ConversationRow, spec: SimulatedCompaction, options: { indexAfterCommit?: boolean } = {}): Promise<SimulatedResult> {
+export async function simulateCompaction(
+  db: Db,
+  conversation: ConversationRow,
+  spec: SimulatedCompaction,
+  options: { indexAfterCommit?: boolean } = {},
+): Promise<SimulatedResult> {
   const result = await commitSimulated(db, conversation, spec);
   if (options.indexAfterCommit ?? true) while ((await indexArchiveForRecall(db, conversation.id, { limit: 200 })).more);
   return result;
@@ -62,7 +68,13 @@ async function commitSimulated(db: Db, conversation: ConversationRow, spec: Simu
   return db.transaction(async (tx) => {
     const [job] = await tx
       .insert(compactionJobs)
-      .values({ tenantId: conversation.tenantId, conversationId: conversation.id, status: 'completed', trigger: 'api', finishedAt: new Date() })
+      .values({
+        tenantId: conversation.tenantId,
+        conversationId: conversation.id,
+        status: 'completed',
+        trigger: 'api',
+        finishedAt: new Date(),
+      })
       .returning({ id: compactionJobs.id });
     const jobId = job!.id;
     const batchRow = (level: number, seqs: number[], summary: string) => ({
@@ -76,7 +88,12 @@ async function commitSimulated(db: Db, conversation: ConversationRow, spec: Simu
       summaryTokens: words(summary),
       model: 'local-extractive',
     });
-    const batchIds = (await insertBatches(tx, spec.chunks.map((c) => batchRow(0, c.seqs, c.summary)))).map((r) => r.id);
+    const batchIds = (
+      await insertBatches(
+        tx,
+        spec.chunks.map((c) => batchRow(0, c.seqs, c.summary)),
+      )
+    ).map((r) => r.id);
 
     let resummaryId: string | null = null;
     if (spec.resummary) {
@@ -133,7 +150,6 @@ async function commitSimulated(db: Db, conversation: ConversationRow, spec: Simu
   });
 }
 
-
 /** A kept tool result as Tier 2 leaves it: same ids, output replaced by a placeholder. */
 export function maskBlocks(content: readonly Block[], placeholder: string): Block[] {
   return content.map((block) => (block.type === 'tool_result' ? { ...block, content: placeholder } : block));
@@ -162,7 +178,12 @@ export async function readActive(t: TestApi, id: string): Promise<StoredMessage[
 export async function createWithMessages(t: TestApi, id: string, messages: readonly NormalizedMessage[]): Promise<void> {
   const created = await t.app.inject({ method: 'POST', url: '/v1/conversations', headers: t.auth(), payload: { id } });
   if (created.statusCode !== 201) throw new Error(`create ${id}: ${created.body}`);
-  const appended = await t.app.inject({ method: 'POST', url: `/v1/conversations/${id}/messages`, headers: t.auth(), payload: { messages } });
+  const appended = await t.app.inject({
+    method: 'POST',
+    url: `/v1/conversations/${id}/messages`,
+    headers: t.auth(),
+    payload: { messages },
+  });
   if (appended.statusCode !== 201) throw new Error(`append ${id}: ${appended.body}`);
 }
 

@@ -28,7 +28,24 @@ function seeded(seed: number): () => number {
   };
 }
 
-const WORDS = ['the', 'worker', 'compaction', 'archive', 'failed', 'because', 'of', 'a', 'timeout', 'in', 'request', 'handler', 'retry', 'after', 'deploy', 'config'];
+const WORDS = [
+  'the',
+  'worker',
+  'compaction',
+  'archive',
+  'failed',
+  'because',
+  'of',
+  'a',
+  'timeout',
+  'in',
+  'request',
+  'handler',
+  'retry',
+  'after',
+  'deploy',
+  'config',
+];
 const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const LEVELS = ['INFO', 'WARN', 'ERROR', 'DEBUG'];
 
@@ -40,7 +57,8 @@ const UNITS: Record<BigTextShape, { unit: (rnd: () => number, i: number) => stri
   tabs: { unit: () => '\t'.repeat(64), pad: ' ' },
   'whitespace-punctuation': { unit: (rnd) => [' \t', ';', '  ', ',', '\n', ' -', '|', '  .'][Math.floor(rnd() * 8)]!, pad: ' ' },
   'whitespace-table': {
-    unit: (rnd, i) => `|${String(i).padStart(10)}${' '.repeat(40)}|${(rnd() * 1000).toFixed(2).padStart(30)}${' '.repeat(60)}|${' '.repeat(50)}|\n`,
+    unit: (rnd, i) =>
+      `|${String(i).padStart(10)}${' '.repeat(40)}|${(rnd() * 1000).toFixed(2).padStart(30)}${' '.repeat(60)}|${' '.repeat(50)}|\n`,
     pad: ' ',
   },
   'long-line': { unit: (rnd) => BASE64.slice(0, 62)[Math.floor(rnd() * 62)]!.repeat(1 + Math.floor(rnd() * 3)), pad: 'x' },

@@ -18,6 +18,6 @@ export default async function buildDist(): Promise<void> {
     await promisify(execFile)(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: repoRoot });
   } catch (error) {
     const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
-    throw new Error(`npm run build failed; the tests run the compiled CLI:\n${stdout}${stderr}`);
+    throw new Error(`npm run build failed; the tests run the compiled CLI:\n${stdout}${stderr}`, { cause: error });
   }
 }

@@ -1,9 +1,15 @@
 import { expect } from 'vitest';
+
 import type { NormalizedMessage } from '../../src/compaction/types.js';
 import type { Stack } from './stack.js';
 
 /** Creates a conversation and appends `messages` through the API in batches. */
-export async function seedConversation(stack: Stack, id: string, messages: readonly NormalizedMessage[], body: Record<string, unknown> = {}) {
+export async function seedConversation(
+  stack: Stack,
+  id: string,
+  messages: readonly NormalizedMessage[],
+  body: Record<string, unknown> = {},
+) {
   const created = await stack.app.inject({ method: 'POST', url: '/v1/conversations', headers: stack.auth(), payload: { id, ...body } });
   expect(created.statusCode, created.body).toBe(201);
   for (let i = 0; i < messages.length; i += 500) {
@@ -18,7 +24,12 @@ export async function seedConversation(stack: Stack, id: string, messages: reado
 }
 
 export async function compact(stack: Stack, id: string, options: Record<string, unknown> = {}) {
-  const res = await stack.app.inject({ method: 'POST', url: `/v1/conversations/${id}/compactions`, headers: stack.auth(), payload: options });
+  const res = await stack.app.inject({
+    method: 'POST',
+    url: `/v1/conversations/${id}/compactions`,
+    headers: stack.auth(),
+    payload: options,
+  });
   expect([200, 202], res.body).toContain(res.statusCode);
   return res.json() as { id: string; status: string; deduplicated?: boolean };
 }
@@ -38,7 +49,11 @@ export async function activeMessages(stack: Stack, id: string) {
   const out: Array<{ seq: number; role: string; kind: string; content: Array<Record<string, unknown>> }> = [];
   let after: number | null = 0;
   while (after !== null) {
-    const res: { json(): unknown } = await stack.app.inject({ method: 'GET', url: `/v1/conversations/${id}/messages?after=${after}&limit=1000`, headers: stack.auth() });
+    const res: { json(): unknown } = await stack.app.inject({
+      method: 'GET',
+      url: `/v1/conversations/${id}/messages?after=${after}&limit=1000`,
+      headers: stack.auth(),
+    });
     const page = res.json() as { messages: typeof out; nextAfter: number | null };
     out.push(...page.messages);
     after = page.nextAfter;

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+
 import postgres from 'postgres';
-import { createDb, type DbHandle } from '../../src/db/client.js';
 import { inject } from 'vitest';
+
+import { createDb, type DbHandle } from '../../src/db/client.js';
 import { databaseUrl, TEST_DB_PREFIX } from './services.js';
 
 export interface TestDatabase extends DbHandle {

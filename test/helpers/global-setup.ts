@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
+
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
-import { runMigrations } from '../../src/db/migrate.js';
-import { randomUUID } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
+
+import { runMigrations } from '../../src/db/migrate.js';
 import { databaseUrlIn, TEST_DB_PREFIX } from './services.js';
 import { provideTestServices } from './test-services.js';
 
@@ -28,14 +30,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
   try {
     await admin`select 1`;
   } catch (error) {
-    throw new Error(`integration tests need Postgres at ${databaseUrl('postgres')}: ${(error as Error).message}`);
+    throw new Error(`integration tests need Postgres at ${databaseUrl('postgres')}: ${(error as Error).message}`, { cause: error });
   }
   const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 5_000 });
   try {
     await redis.connect();
     await redis.ping();
   } catch (error) {
-    throw new Error(`integration tests need Redis at ${redisUrl}: ${(error as Error).message}`);
+    throw new Error(`integration tests need Redis at ${redisUrl}: ${(error as Error).message}`, { cause: error });
   } finally {
     redis.disconnect();
   }

@@ -1,13 +1,17 @@
 import type { AddressInfo } from 'node:net';
-import { createApiKey } from '../../src/db/repos/api-keys.js';
+
 import type { NormalizedMessage } from '../../src/compaction/types.js';
+import { createApiKey } from '../../src/db/repos/api-keys.js';
 import { compact, seedConversation, waitForJob } from './conversation.js';
 import { startTestLlmSim, type TestLlmSim } from './llm-sim.js';
 import { createStack, type Stack } from './stack.js';
 import { loadRealTranscript } from './transcripts.js';
 
 /** What a hostile transcript could hold: it must render as text and run nothing. */
-export const HOSTILE_TEXTS = ['<script>window.__inspectorPwned = "script"</script>', '<img src=x onerror="window.__inspectorPwned = \'img\'">'] as const;
+export const HOSTILE_TEXTS = [
+  '<script>window.__inspectorPwned = "script"</script>',
+  '<img src=x onerror="window.__inspectorPwned = \'img\'">',
+] as const;
 
 export const CONVERSATION_ID = 'inspected-session';
 export const ADMIN_TOKEN = 'inspector-admin-token-for-tests';
@@ -35,7 +39,12 @@ const hostile = (text: string): NormalizedMessage => ({ role: 'user', content: [
 export async function startInspectorScenario(): Promise<InspectorScenario> {
   const sim = await startTestLlmSim({ profile: 'fixed:400' });
   const stack = await createStack({
-    env: { ANTHROPIC_BASE_URL: sim.url, COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5', COMPACTD_ADMIN_TOKEN: ADMIN_TOKEN, COMPACTD_LLM_CONCURRENCY: '8' },
+    env: {
+      ANTHROPIC_BASE_URL: sim.url,
+      COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5',
+      COMPACTD_ADMIN_TOKEN: ADMIN_TOKEN,
+      COMPACTD_LLM_CONCURRENCY: '8',
+    },
   });
   try {
     const session = loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl').conversations[0]!.messages;
@@ -49,7 +58,12 @@ export async function startInspectorScenario(): Promise<InspectorScenario> {
 
     const { key: otherKey } = await createApiKey(stack.db.db, { tenantName: 'other-tenant' });
     const otherConversationId = 'other-tenants-conversation';
-    const created = await stack.app.inject({ method: 'POST', url: '/v1/conversations', headers: { authorization: `Bearer ${otherKey}` }, payload: { id: otherConversationId } });
+    const created = await stack.app.inject({
+      method: 'POST',
+      url: '/v1/conversations',
+      headers: { authorization: `Bearer ${otherKey}` },
+      payload: { id: otherConversationId },
+    });
     if (created.statusCode !== 201) throw new Error(created.body);
 
     await stack.app.listen({ host: '127.0.0.1', port: 0 });

@@ -1,4 +1,4 @@
-import { startLlmSim, type LlmSim, type LlmSimOptions } from '../../src/llm-sim/server.js';
+import { type LlmSim, type LlmSimOptions, startLlmSim } from '../../src/llm-sim/server.js';
 
 /**
  * An in-process llm-sim on 127.0.0.1, port 0, for tests. `url` is the Anthropic base URL;

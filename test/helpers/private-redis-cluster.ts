@@ -1,8 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+
 import { Redis } from 'ioredis';
+
 import { freePort, onExit, READY_TIMEOUT_MS } from './private-services.js';
 import { waitFor } from './wait-for.js';
 
@@ -44,7 +46,14 @@ export interface PrivateRedisCluster {
 }
 
 function client(port: number): Redis {
-  const redis = new Redis({ host: HOST, port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000 });
+  const redis = new Redis({
+    host: HOST,
+    port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 1_000,
+  });
   redis.on('error', () => undefined);
   return redis;
 }
@@ -66,7 +75,9 @@ function runCli(args: string[]): Promise<string> {
     child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`redis-cli ${args.join(' ')} exited with ${code}:\n${output}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve(output) : reject(new Error(`redis-cli ${args.join(' ')} exited with ${code}:\n${output}`)),
+    );
   });
 }
 
@@ -119,7 +130,9 @@ export async function startPrivateRedisCluster(): Promise<PrivateRedisCluster> {
 
   const live = () => nodes.filter((node) => node.child !== null).map((node) => node.port);
   const close = async () => {
-    const exits = nodes.map((node) => (node.child ? new Promise<void>((resolve) => node.child?.once('exit', () => resolve())) : Promise.resolve()));
+    const exits = nodes.map((node) =>
+      node.child ? new Promise<void>((resolve) => node.child?.once('exit', () => resolve())) : Promise.resolve(),
+    );
     for (const node of nodes) node.child?.kill('SIGKILL');
     await Promise.all(exits);
     unregister();

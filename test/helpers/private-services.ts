@@ -1,10 +1,12 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
+
 import { waitFor } from './wait-for.js';
 
 /**
@@ -46,7 +48,6 @@ export async function freePort(): Promise<number> {
   });
 }
 
-
 async function redisAnswers(url: string): Promise<boolean> {
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000 });
   client.on('error', () => undefined);
@@ -78,9 +79,22 @@ export async function startPrivateRedis(options: { appendOnly?: boolean } = {}):
   const url = `redis://127.0.0.1:${port}`;
   let child: ChildProcess | null = null;
   const args = [
-    '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '',
-    '--appendonly', options.appendOnly ? 'yes' : 'no', '--appendfsync', 'everysec',
-    '--maxmemory-policy', 'noeviction', '--logfile', path.join(dir, 'redis.log'),
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--appendonly',
+    options.appendOnly ? 'yes' : 'no',
+    '--appendfsync',
+    'everysec',
+    '--maxmemory-policy',
+    'noeviction',
+    '--logfile',
+    path.join(dir, 'redis.log'),
   ];
   const start = async () => {
     if (child) return;
@@ -177,15 +191,20 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const url = (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`;
   const start = async () => {
     await pgCtl(['-o', serverOptions, '-l', path.join(root, 'postgres.log'), '-w', '-t', '60', 'start'], 'pg_ctl start');
-    await waitFor(async () => {
-      const sql = postgres(url(), { max: 1, connect_timeout: 2, onnotice: () => {} });
-      try {
-        await sql`select 1`;
-        return true;
-      } finally {
-        await sql.end({ timeout: 1 });
-      }
-    }, READY_TIMEOUT_MS, 50, `private postgres on ${port}`);
+    await waitFor(
+      async () => {
+        const sql = postgres(url(), { max: 1, connect_timeout: 2, onnotice: () => {} });
+        try {
+          await sql`select 1`;
+          return true;
+        } finally {
+          await sql.end({ timeout: 1 });
+        }
+      },
+      READY_TIMEOUT_MS,
+      50,
+      `private postgres on ${port}`,
+    );
   };
   const stop = (mode: 'fast' | 'immediate' = 'fast') => pgCtl(['-m', mode, '-w', '-t', '60', 'stop'], 'pg_ctl stop');
   const unregister = onExit(() => {

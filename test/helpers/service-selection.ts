@@ -50,6 +50,10 @@ export function planServices(facts: ServiceFacts): ServicePlan {
 /** The one line a run prints about where its services come from. */
 export function describePlan(plan: Extract<ServicePlan, { ok: true }>): string {
   const where = (name: string, source: ServiceSource) =>
-    source.kind === 'env' ? `${name} from ${name === 'Postgres' ? 'DATABASE_URL' : 'REDIS_URL'}` : source.kind === 'local' ? `${name} on the local default` : `${name} in a testcontainers container`;
+    source.kind === 'env'
+      ? `${name} from ${name === 'Postgres' ? 'DATABASE_URL' : 'REDIS_URL'}`
+      : source.kind === 'local'
+        ? `${name} on the local default`
+        : `${name} in a testcontainers container`;
   return `test services: ${where('Postgres', plan.postgres)}, ${where('Redis', plan.redis)}`;
 }

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
+
 import type { Deps } from '../../src/app/deps.js';
 import { startInProcess } from '../../src/app/in-process.js';
 import { loadConfig } from '../../src/config/env.js';

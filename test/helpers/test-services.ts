@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+
 import { describePlan, planServices, type ServiceName, type ServiceSource } from './service-selection.js';
 
 /**
@@ -53,7 +54,8 @@ async function startContainer(name: ServiceName): Promise<{ url: string; stop: (
 const CHOSEN = 'COMPACTD_TEST_SERVICES_CHOSEN';
 
 export async function provideTestServices(env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<TestServices> {
-  if (env[CHOSEN] && env['DATABASE_URL'] && env['REDIS_URL']) return { databaseUrl: env['DATABASE_URL'], redisUrl: env['REDIS_URL'], stop: async () => {} };
+  if (env[CHOSEN] && env['DATABASE_URL'] && env['REDIS_URL'])
+    return { databaseUrl: env['DATABASE_URL'], redisUrl: env['REDIS_URL'], stop: async () => {} };
   const given = { DATABASE_URL: env['DATABASE_URL'], REDIS_URL: env['REDIS_URL'] };
   const localAnswers = {
     postgres: given.DATABASE_URL ? false : await answers(5432),

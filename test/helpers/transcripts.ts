@@ -1,9 +1,10 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { NormalizedMessage } from '../../src/compaction/types.js';
-import { importTranscript, type ImportOptions, type ImportResult, type TranscriptFormat } from '../../src/importers/index.js';
+
 import { realTranscriptsDir } from '../../src/app/cli/shared-data.js';
+import type { NormalizedMessage } from '../../src/compaction/types.js';
+import { type ImportOptions, type ImportResult, importTranscript, type TranscriptFormat } from '../../src/importers/index.js';
 
 /**
  * The shared real transcripts (read SOURCES.md there). They live beside the repository,
@@ -38,7 +39,9 @@ export function hasRealTranscripts(): boolean {
 export function listRealTranscripts(): RealTranscript[] {
   const raw = path.join(REAL_TRANSCRIPTS_DIR, 'raw');
   if (!existsSync(raw)) {
-    throw new Error(`real transcripts not found at ${raw} (expected the shared data beside the repository: ../shared/data/real-transcripts)`);
+    throw new Error(
+      `real transcripts not found at ${raw} (expected the shared data beside the repository: ../shared/data/real-transcripts)`,
+    );
   }
   return walk(raw)
     .filter((file) => /\.(jsonl|json)$/.test(file))
@@ -107,7 +110,8 @@ export function toolPairingReport(messages: readonly NormalizedMessage[]): Pairi
  */
 export function providerPairingViolations(messages: readonly NormalizedMessage[]): string[] {
   const problems: string[] = [];
-  const resultsOnly = (m: NormalizedMessage | undefined) => m !== undefined && m.role !== 'assistant' && m.content.length > 0 && m.content.every((b) => b.type === 'tool_result');
+  const resultsOnly = (m: NormalizedMessage | undefined) =>
+    m !== undefined && m.role !== 'assistant' && m.content.length > 0 && m.content.every((b) => b.type === 'tool_result');
   const answeredEver = new Set<string>();
   let pending: { at: number; open: Set<string> } | null = null;
   let inRun = false; // the previous message answered the pending reply and held only results

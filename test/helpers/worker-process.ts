@@ -1,6 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { startTestLlmSim, type TestLlmSim } from './llm-sim.js';
 import { createStack, type Stack } from './stack.js';
 
@@ -40,7 +41,10 @@ export interface WorkerFleet {
   close(): Promise<void>;
 }
 
-export async function createWorkerFleet(simOptions: Parameters<typeof startTestLlmSim>[0] = {}, options: { env?: Record<string, string> } = {}): Promise<WorkerFleet> {
+export async function createWorkerFleet(
+  simOptions: Parameters<typeof startTestLlmSim>[0] = {},
+  options: { env?: Record<string, string> } = {},
+): Promise<WorkerFleet> {
   const sim = await startTestLlmSim(simOptions);
   const stack = await createStack({ workers: false, ...(options.env ? { env: options.env } : {}) });
   const workers: WorkerProcess[] = [];
@@ -48,7 +52,12 @@ export async function createWorkerFleet(simOptions: Parameters<typeof startTestL
     stack,
     sim,
     startWorker(env = {}) {
-      const worker = startWorkerProcess({ ...stack.env, ANTHROPIC_BASE_URL: sim.url, COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5', ...env });
+      const worker = startWorkerProcess({
+        ...stack.env,
+        ANTHROPIC_BASE_URL: sim.url,
+        COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5',
+        ...env,
+      });
       workers.push(worker);
       return worker;
     },

@@ -73,7 +73,12 @@ export async function waitForJob(baseUrl: string, key: string, jobId: string, ti
 }
 
 /** POST /v1/conversations/:id/compactions; the job id (throws on anything but 200/202). */
-export async function requestCompaction(baseUrl: string, key: string, conversationId: string, body: Record<string, unknown>): Promise<string> {
+export async function requestCompaction(
+  baseUrl: string,
+  key: string,
+  conversationId: string,
+  body: Record<string, unknown>,
+): Promise<string> {
   const res = await fetch(`${baseUrl}/v1/conversations/${conversationId}/compactions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -89,5 +94,6 @@ export async function requestCompaction(baseUrl: string, key: string, conversati
 export function expectNoCrash(rec: ScenarioRecorder, label: string, stack: ChaosStack, from: number): void {
   const crashes = stack.crashes.filter((c) => c.at >= from);
   rec.expect(`${label}: compactd processes that crashed`, crashes.length, '==', 0);
-  for (const crash of crashes.slice(0, 2)) rec.note(`${label}: CRASH of ${crash.name} (exit ${crash.exit}): ${crash.tail.replace(/\s*\n\s*/g, ' | ').slice(0, 500)}`);
+  for (const crash of crashes.slice(0, 2))
+    rec.note(`${label}: CRASH of ${crash.name} (exit ${crash.exit}): ${crash.tail.replace(/\s*\n\s*/g, ' | ').slice(0, 500)}`);
 }

@@ -1,11 +1,11 @@
-import { loadConfig } from '../../../src/config/env.js';
 import type { NormalizedMessage } from '../../../src/compaction/types.js';
+import { loadConfig } from '../../../src/config/env.js';
 import { maxSizeMessage } from '../../lib/abuse-texts.js';
 import { apiCalls, fetchHttp } from '../../lib/http.js';
 import { residentOf, watchMemory } from '../../lib/proc-memory.js';
 import { round } from '../../lib/result.js';
 import { startChaosStack } from '../../lib/stack.js';
-import { expectNoCrash, pause, stackOptions, TARGETS, type AbuseContext } from './common.js';
+import { type AbuseContext, expectNoCrash, pause, stackOptions, TARGETS } from './common.js';
 
 /**
  * Export of a conversation too big to be one string in the API process: either more than
@@ -78,7 +78,14 @@ async function streamExport(url: string, key: string, timeoutMs: number): Promis
  * (one parses and counts while Postgres stores the other's). Order does not matter here: the
  * export is checked for seq order, whatever the order the messages were appended in.
  */
-async function seedBigConversation(baseUrl: string, key: string, id: string, count: number, maxMessageBytes: number, maxBodyBytes: number): Promise<number> {
+async function seedBigConversation(
+  baseUrl: string,
+  key: string,
+  id: string,
+  count: number,
+  maxMessageBytes: number,
+  maxBodyBytes: number,
+): Promise<number> {
   const calls = apiCalls(fetchHttp(baseUrl, key, 300_000));
   await calls.createConversation(id, { policy: { auto: false } });
   const perRequest = Math.max(1, Math.floor(maxBodyBytes / maxMessageBytes) - 1);
@@ -108,14 +115,27 @@ export async function runExport(ctx: AbuseContext, options: ExportOptions): Prom
     const { limits } = loadConfig(stack.env);
     const seeder = await stack.startApi();
     const t0 = performance.now();
-    const characters = await seedBigConversation(seeder.url, stack.keys.tenant, 'export-big', options.messages, limits.maxMessageBytes, limits.maxBodyBytes);
-    rec.figure('export: conversation (messages, characters of text), seeded in (s)', `${options.messages}, ${characters}, ${round((performance.now() - t0) / 1000)}`);
+    const characters = await seedBigConversation(
+      seeder.url,
+      stack.keys.tenant,
+      'export-big',
+      options.messages,
+      limits.maxMessageBytes,
+      limits.maxBodyBytes,
+    );
+    rec.figure(
+      'export: conversation (messages, characters of text), seeded in (s)',
+      `${options.messages}, ${characters}, ${round((performance.now() - t0) / 1000)}`,
+    );
     await seeder.process.kill('SIGKILL');
 
-    const heap = options.heapMb === null ? {} : { NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --max-old-space-size=${options.heapMb}`.trim() };
+    const heap =
+      options.heapMb === null ? {} : { NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --max-old-space-size=${options.heapMb}`.trim() };
     const api = await stack.startApi(heap);
     // one small request first, so the baseline is a warmed-up process
-    await fetch(`${api.url}/v1/conversations/export-big`, { headers: { authorization: `Bearer ${stack.keys.tenant}` } }).then((r) => r.arrayBuffer());
+    await fetch(`${api.url}/v1/conversations/export-big`, { headers: { authorization: `Bearer ${stack.keys.tenant}` } }).then((r) =>
+      r.arrayBuffer(),
+    );
     const memory = watchMemory(() => residentOf(api.process.pid));
     const t1 = performance.now();
     const result = await streamExport(`${api.url}/v1/conversations/export-big/export`, stack.keys.tenant, options.timeoutMs);
@@ -127,7 +147,10 @@ export async function runExport(ctx: AbuseContext, options: ExportOptions): Prom
     rec.figure('export: answered', `${result.status}${result.cut ? `, cut: ${result.cut.slice(0, 120)}` : ''}`);
     rec.expect(`export: lines received (of ${options.messages})`, result.lines, '==', options.messages);
     rec.expect('export: lines that do not parse or are out of seq order', result.unparsable + result.outOfOrder, '==', 0);
-    rec.figure('export: bytes, time (s), MB/s', `${result.bytes}, ${round(seconds)}, ${round(result.bytes / 2 ** 20 / Math.max(seconds, 0.001))}`);
+    rec.figure(
+      'export: bytes, time (s), MB/s',
+      `${result.bytes}, ${round(seconds)}, ${round(result.bytes / 2 ** 20 / Math.max(seconds, 0.001))}`,
+    );
     rec.figure('export: API RSS before / peak (MB)', `${round(rss.before.rssMb)} / ${round(rss.max.rssMb)}`);
     rec.expect('export: API RSS growth (MB)', round(rss.growth.rssMb), '<=', TARGETS.exportGrowthMb);
     expectNoCrash(rec, 'export', stack, started);

@@ -1,9 +1,9 @@
-import { errorText, internalsShown, type FailedJob } from '../../lib/job-errors.js';
+import { errorText, type FailedJob, internalsShown } from '../../lib/job-errors.js';
 import { ScenarioRecorder, type ScenarioResult } from '../../lib/result.js';
 import type { AbuseContext } from './common.js';
-import { runExport, type ExportOptions } from './export.js';
-import { runLongPolls, type LongPollOptions } from './long-polls.js';
-import { runMaxSize, type MaxSizeOptions } from './max-size.js';
+import { type ExportOptions, runExport } from './export.js';
+import { type LongPollOptions, runLongPolls } from './long-polls.js';
+import { type MaxSizeOptions, runMaxSize } from './max-size.js';
 import { runWhitespace, type WhitespaceOptions } from './whitespace.js';
 
 /**
@@ -62,7 +62,8 @@ function recordJobErrors(rec: ScenarioRecorder, failed: readonly FailedJob[]): v
   const leaking = failed.map((job) => ({ job, shown: internalsShown(errorText(job)) })).filter((x) => x.shown !== null);
   rec.figure('job errors: failed jobs seen (across the parts)', failed.length);
   rec.expect('job errors: showing SQL, parameters or stack frames', leaking.length, '==', 0);
-  for (const { job, shown } of leaking.slice(0, 3)) rec.note(`job errors: ${job.scenario} job ${job.jobId} shows ${shown}: ${errorText(job).slice(0, 300)}`);
+  for (const { job, shown } of leaking.slice(0, 3))
+    rec.note(`job errors: ${job.scenario} job ${job.jobId} shows ${shown}: ${errorText(job).slice(0, 300)}`);
   const codes = [...new Set(failed.map((job) => String(job.error?.code ?? 'none')))];
   rec.figure('job errors: codes seen', codes.length === 0 ? 'none' : codes.join(', '));
 }

@@ -1,5 +1,6 @@
 import { Agent, request } from 'node:http';
-import { liveTurn, pickConversations, type CorpusConversation } from '../../lib/corpus.js';
+
+import { type CorpusConversation, liveTurn, pickConversations } from '../../lib/corpus.js';
 import { apiCalls, fetchHttp } from '../../lib/http.js';
 import { AppendLedger } from '../../lib/invariants.js';
 import { collectFailedJobs } from '../../lib/job-errors.js';
@@ -8,7 +9,7 @@ import { round, type ScenarioRecorder } from '../../lib/result.js';
 import { seedConversations } from '../../lib/seed.js';
 import { simEnv } from '../../lib/sims.js';
 import { startChaosStack } from '../../lib/stack.js';
-import { expectNoCrash, isActive, pause, requestCompaction, stackOptions, TARGETS, waitForJob, type AbuseContext } from './common.js';
+import { type AbuseContext, expectNoCrash, isActive, pause, requestCompaction, stackOptions, TARGETS, waitForJob } from './common.js';
 
 /**
  * Thousands of `GET /v1/jobs/:id?wait=…` long-polls on one running job (its LLM call held for
@@ -38,21 +39,25 @@ interface WaiterOutcome {
 function openWaiter(baseUrl: string, key: string, jobId: string, agent: Agent, onTerminal: () => void): Promise<WaiterOutcome> {
   return new Promise((resolve) => {
     const done = (status: number | string, jobStatus: string | null) => resolve({ status, jobStatus, at: Date.now() });
-    const req = request(`${baseUrl}/v1/jobs/${jobId}?wait=${WAIT_SECONDS}`, { agent, headers: { authorization: `Bearer ${key}` } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', (error) => done(error.message, null));
-      res.on('end', () => {
-        let jobStatus: string | null = null;
-        try {
-          jobStatus = res.statusCode === 200 ? (JSON.parse(Buffer.concat(chunks).toString()) as { status: string }).status : null;
-        } catch {
-          jobStatus = null;
-        }
-        if (jobStatus !== null && !isActive(jobStatus)) onTerminal();
-        done(res.statusCode ?? 'no status', jobStatus);
-      });
-    });
+    const req = request(
+      `${baseUrl}/v1/jobs/${jobId}?wait=${WAIT_SECONDS}`,
+      { agent, headers: { authorization: `Bearer ${key}` } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', (error) => done(error.message, null));
+        res.on('end', () => {
+          let jobStatus: string | null;
+          try {
+            jobStatus = res.statusCode === 200 ? (JSON.parse(Buffer.concat(chunks).toString()) as { status: string }).status : null;
+          } catch {
+            jobStatus = null;
+          }
+          if (jobStatus !== null && !isActive(jobStatus)) onTerminal();
+          done(res.statusCode ?? 'no status', jobStatus);
+        });
+      },
+    );
     req.setTimeout((WAIT_SECONDS + 30) * 1000, () => req.destroy(new Error('timeout')));
     req.on('error', (error) => done(error.message, null));
     req.end();
@@ -64,7 +69,10 @@ async function waitForOpenWaiters(baseUrl: string, count: number, timeoutMs: num
   const deadline = Date.now() + timeoutMs;
   let open = 0;
   while (Date.now() < deadline) {
-    const text = await fetch(`${baseUrl}/metrics`, { signal: AbortSignal.timeout(10_000) }).then((res) => res.text(), () => '');
+    const text = await fetch(`${baseUrl}/metrics`, { signal: AbortSignal.timeout(10_000) }).then(
+      (res) => res.text(),
+      () => '',
+    );
     open = Number(/^compactd_job_waiters (\d+)$/m.exec(text)?.[1] ?? 0);
     if (open >= count) return;
     await pause(50);
@@ -135,11 +143,17 @@ async function measureWaiters(rec: ScenarioRecorder, at: Setting, options: LongP
   rec.figure("long-polls: other tenant's read without waiters, p50 / max (ms)", `${baseline.p50} / ${baseline.max}`);
   rec.figure('long-polls: waiters all open in the API after (ms)', round(takenUp));
   rec.figure("long-polls: other tenant's read while the waiters arrive, p50 / max (ms)", `${arrival.p50} / ${arrival.max}`);
-  rec.figure("long-polls: other tenant's reads while they wait (failed), over (s)", `${during.reads} (${during.failed}), ${round(Math.max(0, readsUntil - waitingFrom) / 1000)}`);
+  rec.figure(
+    "long-polls: other tenant's reads while they wait (failed), over (s)",
+    `${during.reads} (${during.failed}), ${round(Math.max(0, readsUntil - waitingFrom) / 1000)}`,
+  );
   rec.expect("long-polls: other tenant's read while they wait, p50 (ms)", during.p50, '<=', TARGETS.waitingReadP50Ms);
   rec.expect("long-polls: other tenant's read while they wait, max (ms)", during.max, '<=', TARGETS.waitingReadMaxMs);
   rec.expect(`long-polls: waiters answered with the job's terminal status (of ${options.waiters})`, terminal.length, '==', options.waiters);
-  rec.figure('long-polls: waiters not answered 200 (by status)', refused.size === 0 ? 'none' : [...refused].map(([st, n]) => `${st}: ${n}`).join(', '));
+  rec.figure(
+    'long-polls: waiters not answered 200 (by status)',
+    refused.size === 0 ? 'none' : [...refused].map(([st, n]) => `${st}: ${n}`).join(', '),
+  );
   rec.figure('long-polls: job end → last waiter answered (ms)', finishedAt && lastAnswer ? lastAnswer - finishedAt : 'n/a');
 }
 
@@ -174,7 +188,10 @@ export async function runLongPolls(ctx: AbuseContext, options: LongPollOptions):
     const [waited, failing] = pickConversations(2, 1_000) as [CorpusConversation, CorpusConversation];
     await seedConversations(tenant, new AppendLedger(), 'lp', [waited, failing], { auto: false });
     await other.createConversation('lp-read', { policy: { auto: false } });
-    await other.append('lp-read', Array.from({ length: 6 }, (_, i) => liveTurn(i)));
+    await other.append(
+      'lp-read',
+      Array.from({ length: 6 }, (_, i) => liveTurn(i)),
+    );
 
     const jobId = await requestCompaction(api.url, stack.keys.tenant, 'lp-0', { strategy: 'summarize', keepRecent: 4 });
     jobIds.push(jobId);
@@ -187,7 +204,7 @@ export async function runLongPolls(ctx: AbuseContext, options: LongPollOptions):
         `takes ${options.jobMs / 1000} s. Once the job is running, tenant B reads its own conversation (GET /v1/conversations/:id) every 50 ms (sent on schedule, ` +
         `whether or not the last one answered; at most 50 in flight): 2 s alone, then while ${options.waiters} long-polls (GET /v1/jobs/:id?wait=${WAIT_SECONDS}, ` +
         'one connection each) of tenant A wait on the job, until the first of them is answered with its terminal status. The targets hold the reads sent while ' +
-        'the waiters wait: from the moment the API\'s `compactd_job_waiters` gauge counts all of them (it holds them) to the job\'s end; the reads ' +
+        "the waiters wait: from the moment the API's `compactd_job_waiters` gauge counts all of them (it holds them) to the job's end; the reads " +
         'during their arrival (connecting, authenticating: a burst of requests like any other) are reported apart.',
     );
   } finally {

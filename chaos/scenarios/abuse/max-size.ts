@@ -1,12 +1,12 @@
 import { loadConfig } from '../../../src/config/env.js';
-import { maxSizeMessage, messageBytes, NEEDLE, smallTurn, type MaxSizeShape } from '../../lib/abuse-texts.js';
+import { maxSizeMessage, type MaxSizeShape, messageBytes, NEEDLE, smallTurn } from '../../lib/abuse-texts.js';
 import { apiCalls, fetchHttp } from '../../lib/http.js';
 import { collectFailedJobs } from '../../lib/job-errors.js';
 import { postgresResident, watchMemory } from '../../lib/proc-memory.js';
 import { round } from '../../lib/result.js';
 import { simEnv } from '../../lib/sims.js';
-import { startChaosStack, type ChaosStack } from '../../lib/stack.js';
-import { expectNoCrash, requestCompaction, stackOptions, TARGETS, waitForJob, type AbuseContext } from './common.js';
+import { type ChaosStack, startChaosStack } from '../../lib/stack.js';
+import { type AbuseContext, expectNoCrash, requestCompaction, stackOptions, TARGETS, waitForJob } from './common.js';
 
 /**
  * A conversation holding one message at the maximum message size, for each text shape: it
@@ -41,7 +41,12 @@ async function search(baseUrl: string, key: string, conversationId: string, time
     const hits = res.status === 200 ? ((JSON.parse(text) as { hits?: unknown[] }).hits?.length ?? 0) : 0;
     return { ms: performance.now() - t0, status: res.status, bytes: Buffer.byteLength(text), hits };
   } catch (error) {
-    return { ms: performance.now() - t0, status: (error as Error).name === 'TimeoutError' ? 'timeout' : (error as Error).message, bytes: 0, hits: 0 };
+    return {
+      ms: performance.now() - t0,
+      status: (error as Error).name === 'TimeoutError' ? 'timeout' : (error as Error).message,
+      bytes: 0,
+      hits: 0,
+    };
   }
 }
 
@@ -65,7 +70,10 @@ async function oneShape(
   const t0 = performance.now();
   await calls.append(id, [big]);
   rec.figure(`${label}: message (bytes), append (ms)`, `${messageBytes(big)}, ${round(performance.now() - t0)}`);
-  await calls.append(id, [2, 3, 4, 5].map((i) => smallTurn(i, shape)));
+  await calls.append(
+    id,
+    [2, 3, 4, 5].map((i) => smallTurn(i, shape)),
+  );
 
   // keepRecent 2: the big message and the turns before it are archived
   const jobId = await requestCompaction(baseUrl, stack.keys.tenant, id, { strategy: 'summarize', keepRecent: 2 });
@@ -75,7 +83,9 @@ async function oneShape(
   rec.figure(`${label}: compaction`, `${job.status}${error?.code ? ` (${error.code})` : ''} in ${round(job.seconds)} s`);
 
   const memory = watchMemory(() => postgresResident(stack.pg.dataDir));
-  const results = await Promise.all(Array.from({ length: options.searches }, () => search(baseUrl, stack.keys.tenant, id, options.searchTimeoutMs)));
+  const results = await Promise.all(
+    Array.from({ length: options.searches }, () => search(baseUrl, stack.keys.tenant, id, options.searchTimeoutMs)),
+  );
   const pg = memory.stop();
   const found = results.filter((r) => r.status === 200 && r.hits > 0).length;
   const failed = results.filter((r) => r.status !== 200);
@@ -83,7 +93,10 @@ async function oneShape(
   rec.expect(`${label}: slowest search (ms)`, round(Math.max(0, ...results.map((r) => r.ms))), '<=', TARGETS.searchMs);
   rec.expect(`${label}: largest search answer (bytes)`, Math.max(0, ...results.map((r) => r.bytes)), '<=', TARGETS.searchBodyBytes);
   rec.expect(`${label}: Postgres memory growth during the searches, PSS (MB)`, round(pg.growth.pssMb), '<=', TARGETS.postgresGrowthMb);
-  rec.figure(`${label}: Postgres PSS before / peak, RSS growth (MB)`, `${round(pg.before.pssMb)} / ${round(pg.max.pssMb)}, ${round(pg.growth.rssMb)}`);
+  rec.figure(
+    `${label}: Postgres PSS before / peak, RSS growth (MB)`,
+    `${round(pg.before.pssMb)} / ${round(pg.max.pssMb)}, ${round(pg.growth.rssMb)}`,
+  );
   if (failed.length > 0) rec.note(`${label}: searches that failed: ${failed.map((r) => String(r.status)).join(', ')}`);
   return job.status === 'completed';
 }

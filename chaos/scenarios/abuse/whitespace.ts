@@ -1,10 +1,10 @@
-import { whitespaceText, type WhitespaceShape } from '../../lib/abuse-texts.js';
+import { type WhitespaceShape, whitespaceText } from '../../lib/abuse-texts.js';
 import { liveTurn } from '../../lib/corpus.js';
 import { apiCalls, fetchHttp } from '../../lib/http.js';
 import { overlapping, readFigures, startReadProbe } from '../../lib/read-probe.js';
 import { round } from '../../lib/result.js';
 import { startChaosStack } from '../../lib/stack.js';
-import { expectNoCrash, pause, stackOptions, TARGETS, type AbuseContext } from './common.js';
+import { type AbuseContext, expectNoCrash, pause, stackOptions, TARGETS } from './common.js';
 
 /**
  * A run of whitespace in one message (a pasted table, a padded log): the append is timed,
@@ -36,9 +36,15 @@ export async function runWhitespace(ctx: AbuseContext, options: WhitespaceOption
       const reader = apiCalls(fetchHttp(api.url, stack.keys.other, 30_000));
       await writer.createConversation(`ws-${shape}`, { policy: { auto: false } });
       await reader.createConversation(`ws-read-${shape}`, { policy: { auto: false } });
-      await reader.append(`ws-read-${shape}`, Array.from({ length: 6 }, (_, i) => liveTurn(i)));
+      await reader.append(
+        `ws-read-${shape}`,
+        Array.from({ length: 6 }, (_, i) => liveTurn(i)),
+      );
 
-      const probe = startReadProbe(api.url, stack.keys.other, `/v1/conversations/ws-read-${shape}/context`, { timeoutMs: options.appendTimeoutMs, everyMs: 50 });
+      const probe = startReadProbe(api.url, stack.keys.other, `/v1/conversations/ws-read-${shape}/context`, {
+        timeoutMs: options.appendTimeoutMs,
+        everyMs: 50,
+      });
       await pause(500);
       const message = { role: 'user', content: [{ type: 'text', text: whitespaceText(shape, options.chars) }] };
       const from = Date.now();
@@ -54,7 +60,8 @@ export async function runWhitespace(ctx: AbuseContext, options: WhitespaceOption
         await res.arrayBuffer();
         outcome = res.status;
       } catch (error) {
-        outcome = (error as Error).name === 'TimeoutError' ? `no answer within ${options.appendTimeoutMs / 1000} s` : (error as Error).message;
+        outcome =
+          (error as Error).name === 'TimeoutError' ? `no answer within ${options.appendTimeoutMs / 1000} s` : (error as Error).message;
       }
       const appendMs = performance.now() - t0;
       const until = Date.now();

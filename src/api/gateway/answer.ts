@@ -27,7 +27,10 @@ export function answerFromJson(provider: GatewayProvider, body: unknown): Answer
   const choice = Array.isArray(body['choices']) ? body['choices'][0] : undefined;
   if (!isObject(choice) || !isObject(choice['message'])) return null;
   const usage = body['usage'];
-  return { message: { ...choice['message'], role: 'assistant' }, inputTokens: isObject(usage) && typeof usage['prompt_tokens'] === 'number' ? usage['prompt_tokens'] : undefined };
+  return {
+    message: { ...choice['message'], role: 'assistant' },
+    inputTokens: isObject(usage) && typeof usage['prompt_tokens'] === 'number' ? usage['prompt_tokens'] : undefined,
+  };
 }
 
 /**
@@ -99,8 +102,10 @@ export function anthropicStreamAccumulator(): StreamAccumulator {
           const delta = event['delta'];
           if (!block || !isObject(delta)) break;
           if (delta['type'] === 'text_delta') block['text'] = String(block['text'] ?? '') + String(delta['text'] ?? '');
-          else if (delta['type'] === 'input_json_delta') partialJson.set(index, (partialJson.get(index) ?? '') + String(delta['partial_json'] ?? ''));
-          else if (delta['type'] === 'thinking_delta') block['thinking'] = String(block['thinking'] ?? '') + String(delta['thinking'] ?? '');
+          else if (delta['type'] === 'input_json_delta')
+            partialJson.set(index, (partialJson.get(index) ?? '') + String(delta['partial_json'] ?? ''));
+          else if (delta['type'] === 'thinking_delta')
+            block['thinking'] = String(block['thinking'] ?? '') + String(delta['thinking'] ?? '');
           else if (delta['type'] === 'signature_delta') block['signature'] = String(delta['signature'] ?? '');
           break;
         }
@@ -184,7 +189,9 @@ export function openAIStreamAccumulator(): StreamAccumulator {
     },
     result() {
       if (!done && !finished) return null;
-      const toolCalls = calls.filter((c) => c !== undefined).map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+      const toolCalls = calls
+        .filter((c) => c !== undefined)
+        .map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
       return {
         message: { role: 'assistant', content: sawContent ? content : null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
         inputTokens,

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+
 import { positionOfKey, type StoredKeys } from '../../db/repos/gateway-history.js';
 import type { GatewayProvider } from './identity.js';
 
@@ -26,7 +27,12 @@ const isObject = (value: unknown): value is Json => typeof value === 'object' &&
 export function historyStart(provider: GatewayProvider, messages: readonly unknown[]): number {
   if (provider === 'anthropic') return 0;
   let start = 0;
-  while (start < messages.length && isObject(messages[start]) && ['system', 'developer'].includes(String((messages[start] as Json)['role']))) start += 1;
+  while (
+    start < messages.length &&
+    isObject(messages[start]) &&
+    ['system', 'developer'].includes(String((messages[start] as Json)['role']))
+  )
+    start += 1;
   return start;
 }
 
@@ -83,7 +89,8 @@ const EMPTY = '[empty]';
 
 function storableAnthropic(message: Json): Json {
   const content = message['content'];
-  if (!Array.isArray(content)) return { role: message['role'], content: typeof content === 'string' && content.trim() !== '' ? content : EMPTY };
+  if (!Array.isArray(content))
+    return { role: message['role'], content: typeof content === 'string' && content.trim() !== '' ? content : EMPTY };
   const blocks = content.map(storableAnthropicBlock).filter((b): b is Json => b !== null);
   // an empty list and an empty string are the same empty turn, whichever a client re-sends
   return { role: message['role'], content: blocks.length > 0 ? blocks : EMPTY };
@@ -100,8 +107,17 @@ function storableAnthropicBlock(block: unknown): Json | null {
       return { type: 'tool_use', id: block['id'], name: block['name'], input: block['input'] ?? {} };
     case 'tool_result': {
       const inner = block['content'];
-      const parts = Array.isArray(inner) ? inner.map(storableResultPart).filter((p): p is Json => p !== null) : typeof inner === 'string' ? inner : '';
-      return { type: 'tool_result', tool_use_id: block['tool_use_id'], content: parts, ...(typeof block['is_error'] === 'boolean' ? { is_error: block['is_error'] } : {}) };
+      const parts = Array.isArray(inner)
+        ? inner.map(storableResultPart).filter((p): p is Json => p !== null)
+        : typeof inner === 'string'
+          ? inner
+          : '';
+      return {
+        type: 'tool_result',
+        tool_use_id: block['tool_use_id'],
+        content: parts,
+        ...(typeof block['is_error'] === 'boolean' ? { is_error: block['is_error'] } : {}),
+      };
     }
     // reasoning is the provider's, re-sent or dropped by the client at will: not history
     case 'thinking':
@@ -126,7 +142,8 @@ function storableOpenAI(message: Json): Json {
     out['content'] = content.map((part) => {
       if (!isObject(part)) return PLACEHOLDER('part');
       if (part['type'] === 'text') return { type: 'text', text: String(part['text'] ?? '') };
-      if (part['type'] === 'image_url' && isObject(part['image_url'])) return { type: 'image_url', image_url: { url: String(part['image_url']['url'] ?? '') } };
+      if (part['type'] === 'image_url' && isObject(part['image_url']))
+        return { type: 'image_url', image_url: { url: String(part['image_url']['url'] ?? '') } };
       return PLACEHOLDER(String(part['type']));
     });
     // `''` and `null` are the same absent content: an SDK re-sends a tool-call-only answer either way
@@ -135,7 +152,14 @@ function storableOpenAI(message: Json): Json {
   if (Array.isArray(message['tool_calls']) && message['tool_calls'].length > 0) {
     out['tool_calls'] = message['tool_calls'].filter(isObject).map((call) => {
       const fn = isObject(call['function']) ? call['function'] : {};
-      return { id: call['id'], type: 'function', function: { name: fn['name'], arguments: typeof fn['arguments'] === 'string' ? fn['arguments'] : JSON.stringify(fn['arguments'] ?? {}) } };
+      return {
+        id: call['id'],
+        type: 'function',
+        function: {
+          name: fn['name'],
+          arguments: typeof fn['arguments'] === 'string' ? fn['arguments'] : JSON.stringify(fn['arguments'] ?? {}),
+        },
+      };
     });
   }
   if (typeof message['tool_call_id'] === 'string') out['tool_call_id'] = message['tool_call_id'];
@@ -147,7 +171,6 @@ function storableOpenAI(message: Json): Json {
 export function historyKey(position: number, storable: Json): string {
   return `m${position}-${createHash('sha256').update(JSON.stringify(storable)).digest('hex').slice(0, 24)}`;
 }
-
 
 export type SyncPlan =
   /** append `fromPosition`.. of the history (nothing when it equals the history's length) */

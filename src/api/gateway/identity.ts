@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+
 import { AppError } from '../../lib/errors.js';
 
 export type GatewayProvider = 'anthropic' | 'openai';
@@ -45,7 +46,11 @@ const sha = (text: string) => createHash('sha256').update(text).digest('hex').sl
  * `<id>.a-<agent id>`, linked to its parent's. Within one id, a history that does not start
  * with the stored one's first message is a thread of its own (`threadId`).
  */
-export function identifyConversation(provider: GatewayProvider, headers: Record<string, unknown>, body: Record<string, unknown>): ConversationIdentity {
+export function identifyConversation(
+  provider: GatewayProvider,
+  headers: Record<string, unknown>,
+  body: Record<string, unknown>,
+): ConversationIdentity {
   const base = { ...baseIdentity(provider, headers, body), ...(sideRequestOf(headers, body) ? { sideRequest: true as const } : {}) };
   const agent = headerValue(headers, AGENT_HEADER);
   if (agent === undefined || agent === '') return base;
@@ -108,7 +113,8 @@ function baseIdentity(provider: GatewayProvider, headers: Record<string, unknown
     return { id: ID_PATTERN.test(endUser) && endUser !== '.' && endUser !== '..' ? endUser : `user-${sha(endUser)}`, source };
   }
   const session = headerValue(headers, SESSION_HEADER);
-  if (session !== undefined && session !== '') return { id: ID_PATTERN.test(`cc-${session}`) ? `cc-${session}` : `cc-${sha(session)}`, source: 'session-header' };
+  if (session !== undefined && session !== '')
+    return { id: ID_PATTERN.test(`cc-${session}`) ? `cc-${session}` : `cc-${sha(session)}`, source: 'session-header' };
   return { id: `h-${sha(JSON.stringify([instructionsOf(provider, body), firstUserMessage(body)]))}`, source: 'first-turn-hash' };
 }
 
@@ -129,4 +135,5 @@ function firstUserMessage(body: Record<string, unknown>): unknown {
   return first === undefined ? null : (first as Record<string, unknown>)['content'];
 }
 
-const isRole = (message: unknown, role: string) => typeof message === 'object' && message !== null && (message as Record<string, unknown>)['role'] === role;
+const isRole = (message: unknown, role: string) =>
+  typeof message === 'object' && message !== null && (message as Record<string, unknown>)['role'] === role;

@@ -38,7 +38,13 @@ export function keysOfHistory(conversationId: string, provider: GatewayProvider,
 }
 
 /** Keeps a request's history and its keys for the conversation's next request. */
-export function rememberKeys(conversationId: string, provider: GatewayProvider, messages: readonly unknown[], keys: readonly string[], weight: number): void {
+export function rememberKeys(
+  conversationId: string,
+  provider: GatewayProvider,
+  messages: readonly unknown[],
+  keys: readonly string[],
+  weight: number,
+): void {
   forget(conversationId);
   if (weight > MAX_BODY_CHARS) return;
   memos.set(conversationId, { provider, messages, keys, weight });

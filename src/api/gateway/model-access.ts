@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import type { DbOrTx } from '../../db/client.js';
 import { getGatewayAccess, type StoredGatewayAccess } from '../../db/repos/tenant-gateway-access.js';
 import { AppError } from '../../lib/errors.js';
@@ -24,7 +25,9 @@ export type ModelAccessVerdict = { ok: true } | { ok: false; field: string; mess
  */
 const ACCESS_ENTRY = /^(?:\*|[A-Za-z0-9][A-Za-z0-9._:@/-]{0,254}\*?)$/;
 
-const entrySchema = z.string().regex(ACCESS_ENTRY, 'must be a model id or tool type (letters, digits, . _ : @ / -), optionally ending in * for a prefix');
+const entrySchema = z
+  .string()
+  .regex(ACCESS_ENTRY, 'must be a model id or tool type (letters, digits, . _ : @ / -), optionally ending in * for a prefix');
 
 /** The body of a change: a list replaces the tenant's, null goes back to the default, absent keeps it. */
 export const GatewayAccessPatchSchema = z
@@ -106,15 +109,21 @@ function serverToolsOf(provider: GatewayProvider, body: Record<string, unknown>)
  * tool (`body.tools[i]`) or field of a server-side capability.
  */
 export function checkModelAccess(provider: GatewayProvider, body: unknown, access: GatewayAccess | null): ModelAccessVerdict {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, field: 'body', message: 'the body must be a JSON object' };
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return { ok: false, field: 'body', message: 'the body must be a JSON object' };
   const fields = body as Record<string, unknown>;
   const model = fields['model'];
   if (typeof model !== 'string' || model === '') return { ok: false, field: 'body.model', message: 'model: must name a model' };
   const listed = access?.models ?? null;
   const modelAllowed = listed === null ? isDefaultModel(provider, model) : listed.some((entry) => entryMatches(entry, model, 'model'));
   if (!modelAllowed) {
-    const which = listed === null ? `the ${provider} models of compactd's model registry` : "the models listed in this tenant's gateway access";
-    return { ok: false, field: 'body.model', message: `model: ${model} may not be used with compactd's provider key (only ${which}); send your own key in x-compactd-upstream-key to use it` };
+    const which =
+      listed === null ? `the ${provider} models of compactd's model registry` : "the models listed in this tenant's gateway access";
+    return {
+      ok: false,
+      field: 'body.model',
+      message: `model: ${model} may not be used with compactd's provider key (only ${which}); send your own key in x-compactd-upstream-key to use it`,
+    };
   }
   const allowedTools = access?.serverTools ?? [];
   for (const tool of serverToolsOf(provider, fields)) {

@@ -1,6 +1,8 @@
 import { Readable } from 'node:stream';
+
 import type { FastifyReply } from 'fastify';
-import { answerFromJson, createSseParser, streamAccumulator, type Answer } from './answer.js';
+
+import { type Answer, answerFromJson, createSseParser, streamAccumulator } from './answer.js';
 import type { GatewayProvider } from './identity.js';
 import { redirectedUpstream, relayedHeaders, usesOperatorKey } from './upstream.js';
 
@@ -11,7 +13,13 @@ import { redirectedUpstream, relayedHeaders, usesOperatorKey } from './upstream.
  * the client has it all; an answer cut short (client gone, upstream error mid-stream) is not
  * reported. A redirect is answered 502 (`redirectedUpstream`), never relayed.
  */
-export function relayResponse(provider: GatewayProvider, upstream: Response, reply: FastifyReply, onAnswer: (answer: Answer) => void, abort: AbortController): FastifyReply {
+export function relayResponse(
+  provider: GatewayProvider,
+  upstream: Response,
+  reply: FastifyReply,
+  onAnswer: (answer: Answer) => void,
+  abort: AbortController,
+): FastifyReply {
   const redirected = redirectedUpstream(provider, upstream.status);
   if (redirected) {
     reply.request.log.warn({ status: upstream.status }, 'the provider answered with a redirect; not followed');
@@ -42,7 +50,7 @@ export function relayResponse(provider: GatewayProvider, upstream: Response, rep
       if (!complete) abort.abort();
     }
     if (upstream.status < 200 || upstream.status >= 300) return;
-    let answer: Answer | null = null;
+    let answer: Answer | null;
     if (parser && accumulator) {
       parser.end();
       answer = accumulator.result();

@@ -1,19 +1,36 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+
+import type { ConversationRow } from '../../db/repos/conversations.js';
 import { AppError } from '../../lib/errors.js';
 import { createGatewayAuthHook } from '../auth.js';
-import { registerJsonParser } from '../json-body.js';
 import type { ApiDeps } from '../deps.js';
+import { registerJsonParser } from '../json-body.js';
 import type { Answer } from './answer.js';
 import { historyKey, historyStart, sharedPrefix, storableMessage } from './history.js';
-import { identifyConversation, type ConversationIdentity, type GatewayProvider } from './identity.js';
+import { type ConversationIdentity, type GatewayProvider, identifyConversation } from './identity.js';
 import { keysOfHistory, rememberKeys } from './key-memo.js';
 import { enforceModelAccess } from './model-access.js';
 import { relayResponse } from './relay.js';
-import { activeRowsOf, getConversation, startCompaction, storedKeysOf, syncHistory, waitForCompaction, type ClientHistory } from './store.js';
+import {
+  activeRowsOf,
+  type ClientHistory,
+  getConversation,
+  startCompaction,
+  storedKeysOf,
+  syncHistory,
+  waitForCompaction,
+} from './store.js';
 import { conversationOf, existingConversationOf, firstKeyOf } from './thread.js';
+import {
+  isContextOverflow,
+  overflowSizes,
+  overflowTarget,
+  providerError,
+  UPSTREAM_KEY_HEADER,
+  upstreamHeaders,
+  upstreamUrl,
+} from './upstream.js';
 import { buildUpstreamBody, contextRows, isClientBody } from './upstream-body.js';
-import { isContextOverflow, overflowSizes, overflowTarget, providerError, UPSTREAM_KEY_HEADER, upstreamHeaders, upstreamUrl } from './upstream.js';
-import type { ConversationRow } from '../../db/repos/conversations.js';
 
 /**
  * Body limit of the gateway's routes: an agent sends its whole history every turn, a few MB
@@ -47,7 +64,8 @@ export function gatewayRoutes(deps: ApiDeps): FastifyPluginAsync {
     // agent"): not part of compactd's OpenAPI document, whose errors are problem+json.
     const hidden = { schema: { hide: true } };
     const large = { ...hidden, bodyLimit: GATEWAY_BODY_BYTES };
-    const completion = (provider: GatewayProvider) => (request: FastifyRequest, reply: FastifyReply) => handleCompletion(deps, provider, request, reply);
+    const completion = (provider: GatewayProvider) => (request: FastifyRequest, reply: FastifyReply) =>
+      handleCompletion(deps, provider, request, reply);
     app.post('/gateway/anthropic/v1/messages', large, completion('anthropic'));
     app.post('/gateway/openai/v1/chat/completions', large, completion('openai'));
     app.post('/gateway/anthropic/v1/messages/count_tokens', large, (request, reply) => handleCountTokens(deps, request, reply));
@@ -67,7 +85,8 @@ function sendGatewayError(request: FastifyRequest, reply: FastifyReply, error: F
   }
   const status = error instanceof AppError ? error.status : typeof error.statusCode === 'number' ? error.statusCode : 500;
   if (status >= 500) request.log.error({ err: error }, 'gateway request failed');
-  if (error instanceof AppError && error.retryAfterMs !== undefined) void reply.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))));
+  if (error instanceof AppError && error.retryAfterMs !== undefined)
+    void reply.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))));
   const field = error instanceof AppError ? error.field : error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'body' : undefined;
   const message = status >= 500 ? 'the gateway could not complete the request' : error.message;
   const shaped = providerError(provider, status, message, field);
@@ -102,7 +121,12 @@ const rawBodyOf = (request: FastifyRequest): string | undefined => rawBodies.get
  * again (key-memo.ts). Memos are the tenant's own (one tenant's messages never answer for
  * another's) and per thread: a side request does not push the main loop's memo out.
  */
-function keyRequest(provider: GatewayProvider, parsed: ParsedRequest, identity: ConversationIdentity, request: FastifyRequest): KeyedRequest & { firstKey: string | null } {
+function keyRequest(
+  provider: GatewayProvider,
+  parsed: ParsedRequest,
+  identity: ConversationIdentity,
+  request: FastifyRequest,
+): KeyedRequest & { firstKey: string | null } {
   const firstKey = firstKeyOf(provider, parsed.history);
   const memo = `${request.tenantId}/${identity.id}/${firstKey ?? ''}`;
   const keys = keysOfHistory(memo, provider, parsed.history);
@@ -111,32 +135,54 @@ function keyRequest(provider: GatewayProvider, parsed: ParsedRequest, identity: 
 }
 
 /** The client's history as the store reads it: its keys, and each message's storable form on demand. */
-function clientHistory(provider: GatewayProvider, history: readonly unknown[], keys: readonly string[], answer?: Record<string, unknown>): ClientHistory {
+function clientHistory(
+  provider: GatewayProvider,
+  history: readonly unknown[],
+  keys: readonly string[],
+  answer?: Record<string, unknown>,
+): ClientHistory {
   return {
     keys,
     storable: (position) => (answer !== undefined && position === history.length ? answer : storableMessage(provider, history[position])),
   };
 }
 
-function prepareUpstream(deps: ApiDeps, provider: GatewayProvider, request: FastifyRequest): { url: string; headers: Record<string, string> } {
+function prepareUpstream(
+  deps: ApiDeps,
+  provider: GatewayProvider,
+  request: FastifyRequest,
+): { url: string; headers: Record<string, string> } {
   const headers = upstreamHeaders(provider, deps.config, request.headers);
   if (!headers) {
     const variable = provider === 'anthropic' ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY';
-    throw new AppError('NO_UPSTREAM_KEY', `no provider key: compactd has no ${variable} configured and the request has no ${UPSTREAM_KEY_HEADER} header`, {
-      status: 401,
-      field: `headers.${UPSTREAM_KEY_HEADER}`,
-    });
+    throw new AppError(
+      'NO_UPSTREAM_KEY',
+      `no provider key: compactd has no ${variable} configured and the request has no ${UPSTREAM_KEY_HEADER} header`,
+      {
+        status: 401,
+        field: `headers.${UPSTREAM_KEY_HEADER}`,
+      },
+    );
   }
   return { url: upstreamUrl(provider, deps.config, request.url.slice(`/gateway/${provider}`.length)), headers };
 }
 
-async function callUpstream(url: string, method: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal): Promise<Response> {
+async function callUpstream(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+  signal: AbortSignal,
+): Promise<Response> {
   try {
     // never follows a redirect: it would carry the provider key to another origin
     return await fetch(url, { method, headers, ...(body === undefined ? {} : { body }), signal, redirect: 'manual' });
   } catch (error) {
     if (signal.aborted) throw error;
-    throw new AppError('UPSTREAM_UNREACHABLE', `the provider could not be reached (${(error as Error).message})`, { status: 502, cause: error });
+    throw new AppError('UPSTREAM_UNREACHABLE', `the provider could not be reached (${(error as Error).message})`, {
+      status: 502,
+      cause: error,
+    });
   }
 }
 
@@ -158,7 +204,12 @@ async function forwardAsIs(deps: ApiDeps, provider: GatewayProvider, request: Fa
 /** What the gateway does with a request's history, decided before it is forwarded. */
 type Route = { mode: 'compacted'; conversation: ConversationRow } | { mode: 'passthrough'; reason: string; conversation?: ConversationRow };
 
-async function handleCompletion(deps: ApiDeps, provider: GatewayProvider, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function handleCompletion(
+  deps: ApiDeps,
+  provider: GatewayProvider,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const unkeyed = parseRequest(provider, request.body);
   const identity = identifyConversation(provider, request.headers, unkeyed.body);
   const parsed = keyRequest(provider, unkeyed, identity, request);
@@ -178,7 +229,9 @@ async function handleCompletion(deps: ApiDeps, provider: GatewayProvider, reques
   const build = async (): Promise<string> => {
     const client = rawBodyOf(request) ?? JSON.stringify(parsed.body);
     if (route.mode === 'passthrough') return client;
-    const current = fresh ? route.conversation : ((await getConversation(deps.db, request.tenantId, route.conversation.externalId)) ?? route.conversation);
+    const current = fresh
+      ? route.conversation
+      : ((await getConversation(deps.db, request.tenantId, route.conversation.externalId)) ?? route.conversation);
     fresh = false;
     const upstreamBody = await contextBody(deps, provider, parsed, current);
     // nothing compacted yet: the context is the client's body as it sent it, not serialized again
@@ -196,7 +249,11 @@ async function handleCompletion(deps: ApiDeps, provider: GatewayProvider, reques
       // the provider counts differently than compactd does: compact now (if the policy and the quotas allow), then try once more
       const sizes = overflowSizes(text);
       const current = (await getConversation(deps.db, request.tenantId, route.conversation.externalId)) ?? route.conversation;
-      const started = await startCompaction(deps, current, sizes ? overflowTarget(current.activeTokens, sizes) : Math.floor(current.activeTokens / 2));
+      const started = await startCompaction(
+        deps,
+        current,
+        sizes ? overflowTarget(current.activeTokens, sizes) : Math.floor(current.activeTokens / 2),
+      );
       request.log.info({ conversationId: current.externalId, compaction: started }, 'upstream context overflow');
       if ('jobId' in started) {
         await waitForCompaction(deps, current.tenantId, started.jobId, COMPACTION_WAIT_MS, abort.signal);
@@ -211,8 +268,18 @@ async function handleCompletion(deps: ApiDeps, provider: GatewayProvider, reques
     const storable = storableMessage(provider, answer.message);
     const keys = [...parsed.keys, historyKey(parsed.history.length, storable)];
     // stored only where it extends the history this request sent: a client that moved on since keeps its history
-    syncHistory(deps, route.conversation, provider, clientHistory(provider, parsed.history, keys, storable), 'extensions', answer.inputTokens).catch((error: unknown) =>
-      request.log.warn({ err: error, conversationId: route.conversation.externalId }, 'gateway could not store the answer; the next request stores it'),
+    syncHistory(
+      deps,
+      route.conversation,
+      provider,
+      clientHistory(provider, parsed.history, keys, storable),
+      'extensions',
+      answer.inputTokens,
+    ).catch((error: unknown) =>
+      request.log.warn(
+        { err: error, conversationId: route.conversation.externalId },
+        'gateway could not store the answer; the next request stores it',
+      ),
     );
   };
   return relayResponse(provider, upstream, reply, onAnswer, abort);
@@ -224,7 +291,12 @@ async function handleCompletion(deps: ApiDeps, provider: GatewayProvider, reques
  * null when the client's history differs from the stored one inside its compacted prefix (a
  * concurrent request moved it): that request goes as the client sent it.
  */
-async function contextBody(deps: ApiDeps, provider: GatewayProvider, parsed: KeyedRequest, conversation: ConversationRow): Promise<Json | null> {
+async function contextBody(
+  deps: ApiDeps,
+  provider: GatewayProvider,
+  parsed: KeyedRequest,
+  conversation: ConversationRow,
+): Promise<Json | null> {
   const stored = await storedKeysOf(deps.db, conversation);
   const shared = sharedPrefix(parsed.keys, stored.keys);
   if (shared < stored.activeFrom && stored.keys.size > 0) return null;
@@ -240,7 +312,14 @@ async function contextBody(deps: ApiDeps, provider: GatewayProvider, parsed: Key
  * request that would not fit the window waits for its compaction (bounded), when the policy
  * and the tenant's quotas allow one; else it goes as it is and the provider answers.
  */
-async function routeHistory(deps: ApiDeps, provider: GatewayProvider, request: FastifyRequest, parsed: KeyedRequest & { firstKey: string | null }, identity: ConversationIdentity, signal: AbortSignal): Promise<Route> {
+async function routeHistory(
+  deps: ApiDeps,
+  provider: GatewayProvider,
+  request: FastifyRequest,
+  parsed: KeyedRequest & { firstKey: string | null },
+  identity: ConversationIdentity,
+  signal: AbortSignal,
+): Promise<Route> {
   if (parsed.history.length === 0) return { mode: 'passthrough', reason: 'no-history' };
   let conversation = await conversationOf(deps.db, request.tenantId, identity, parsed.firstKey, parsed.body['model']);
   let outcome;
@@ -254,19 +333,32 @@ async function routeHistory(deps: ApiDeps, provider: GatewayProvider, request: F
     }
   } catch (error) {
     if (!(error instanceof AppError) || error.status >= 500) throw error;
-    request.log.warn({ conversationId: conversation.externalId, code: error.code, field: error.field }, 'gateway could not store the history; forwarded as sent');
+    request.log.warn(
+      { conversationId: conversation.externalId, code: error.code, field: error.field },
+      'gateway could not store the history; forwarded as sent',
+    );
     return { mode: 'passthrough', reason: 'not-stored', conversation };
   }
   if (outcome.kind === 'not-followed') {
-    request.log.info({ conversationId: conversation.externalId, plan: outcome.plan }, 'gateway history diverges from the stored one; forwarded as sent');
+    request.log.info(
+      { conversationId: conversation.externalId, plan: outcome.plan },
+      'gateway history diverges from the stored one; forwarded as sent',
+    );
     return { mode: 'passthrough', reason: outcome.plan.kind === 'diverged-compacted' ? 'diverged-compacted' : 'diverged', conversation };
   }
-  if (outcome.rewound > 0) request.log.info({ conversationId: conversation.externalId, rewound: outcome.rewound }, 'gateway client went back in its history; the stored history follows it');
+  if (outcome.rewound > 0)
+    request.log.info(
+      { conversationId: conversation.externalId, rewound: outcome.rewound },
+      'gateway client went back in its history; the stored history follows it',
+    );
   const current = outcome.conversation;
   if (current.activeTokens <= current.contextLimit) return { mode: 'compacted', conversation: current };
   const started = outcome.compaction ? { jobId: outcome.compaction.id } : await startCompaction(deps, current);
   if (!('jobId' in started)) {
-    request.log.info({ conversationId: current.externalId, refused: started.refused }, 'history over the window; no compaction allowed now, forwarded as it is');
+    request.log.info(
+      { conversationId: current.externalId, refused: started.refused },
+      'history over the window; no compaction allowed now, forwarded as it is',
+    );
     return { mode: 'compacted', conversation: current };
   }
   await waitForCompaction(deps, current.tenantId, started.jobId, COMPACTION_WAIT_MS, signal);

@@ -1,22 +1,35 @@
 import { decideAutoCompaction } from '../../compaction/trigger/index.js';
 import type { Db } from '../../db/client.js';
 import { withConversationLock } from '../../db/locks.js';
-import { getConversation, getConversationById, insertConversation, triggerStateOf, type ConversationRow } from '../../db/repos/conversations.js';
-import { GATEWAY_KEY, positionOfKey, readActiveRows, readStoredKeys, rewindActiveHistory, type StoredKeys } from '../../db/repos/gateway-history.js';
+import {
+  type ConversationRow,
+  getConversation,
+  getConversationById,
+  insertConversation,
+  triggerStateOf,
+} from '../../db/repos/conversations.js';
+import {
+  GATEWAY_KEY,
+  positionOfKey,
+  readActiveRows,
+  readStoredKeys,
+  rewindActiveHistory,
+  type StoredKeys,
+} from '../../db/repos/gateway-history.js';
 import { findActiveJob, insertJob } from '../../db/repos/jobs.js';
 import { autoTriggerInputs } from '../../db/repos/tenants.js';
 import { AppError } from '../../lib/errors.js';
 import { contextLimitFor, DEFAULT_CONTEXT_TOKENS } from '../../llm/models.js';
+import { prepareAppendOffLoop, type PreparedAppend, storeAppendLocked } from '../append-messages.js';
 import { autoCompactionDeferral } from '../compaction-quota.js';
-import { prepareAppendOffLoop, storeAppendLocked, type PreparedAppend } from '../append-messages.js';
 import type { ApiDeps, AppendEffects } from '../deps.js';
-import { cachedAt, remember, type CachedConversation } from './conversation-cache.js';
+import { cachedAt, type CachedConversation, remember } from './conversation-cache.js';
 import { planSync, type SyncPlan } from './history.js';
 import type { GatewayProvider } from './identity.js';
 import { unstorableStandIn } from './stand-in.js';
 import type { ActiveRow } from './upstream-body.js';
 
-export { getConversation, GATEWAY_KEY };
+export { GATEWAY_KEY, getConversation };
 
 /** Where a conversation the gateway creates comes from: the client's first request, or another conversation it is a thread or sub-agent of. */
 export interface Origin {
@@ -59,7 +72,10 @@ export async function storedKeysOf(db: Pick<Db, 'execute'>, conversation: Pick<C
 export async function activeRowsOf(db: Db, conversation: Pick<ConversationRow, 'id' | 'version'>): Promise<ActiveRow[]> {
   const cached = cachedAt(conversation.id, conversation.version);
   if (cached?.rows) return cached.rows;
-  const rows = (await readActiveRows(db, conversation.id)).map(({ key, ...row }) => ({ ...row, position: key === null ? null : positionOfKey(key) }));
+  const rows = (await readActiveRows(db, conversation.id)).map(({ key, ...row }) => ({
+    ...row,
+    position: key === null ? null : positionOfKey(key),
+  }));
   if (cached) cached.rows = rows;
   else remember(conversation.id, { version: conversation.version, stored: await readStoredKeys(db, conversation.id), rows });
   return rows;
@@ -97,7 +113,8 @@ export async function syncHistory(
   inputTokens?: number,
 ): Promise<SyncOutcome> {
   const first = planSync(client.keys, await storedKeysOf(deps.db, conversation));
-  const fromOf = (plan: SyncPlan) => (plan.kind === 'extend' ? plan.fromPosition : plan.kind === 'rewind' ? plan.position : client.keys.length);
+  const fromOf = (plan: SyncPlan) =>
+    plan.kind === 'extend' ? plan.fromPosition : plan.kind === 'rewind' ? plan.position : client.keys.length;
   const stand: Map<number, Record<string, unknown>> = new Map();
   for (let attempt = 0; ; attempt += 1) {
     let from = fromOf(first);
@@ -153,7 +170,11 @@ export async function syncHistory(
           content: null,
         }));
         // cached only once committed: a rolled-back append must not leave its keys behind
-        committed.entry = { version: result.conversation.version, stored: { keys, activeFrom }, rows: before ? [...before, ...added] : null };
+        committed.entry = {
+          version: result.conversation.version,
+          stored: { keys, activeFrom },
+          rows: before ? [...before, ...added] : null,
+        };
         const compaction = await deps.afterAppend(tx, result.conversation, effects, { quotas: deps.config.quotas });
         return { kind: 'stored', conversation: result.conversation, compaction, rewound };
       });
@@ -162,7 +183,8 @@ export async function syncHistory(
         if (outcome.compaction !== null || effects.webhookDeliveryIds.length > 0 || effects.idleCheckDelayMs !== null) {
           await deps.onAppendCommitted?.(conversation.id, effects);
         }
-        if (outcome.compaction?.status === 'queued') await deps.compactions.enqueue({ id: outcome.compaction.id, tenantId: conversation.tenantId });
+        if (outcome.compaction?.status === 'queued')
+          await deps.compactions.enqueue({ id: outcome.compaction.id, tenantId: conversation.tenantId });
       }
       return outcome;
     }
@@ -185,7 +207,12 @@ function prepareItems(
   }
   return prepareAppendOffLoop(
     { format: provider, messages, ...(inputTokens === undefined ? {} : { usage: { inputTokens } }) },
-    { countTokens: deps.countTokens, countTokensOffLoop: deps.countTokensOffLoop, offLoopThreads: deps.offLoopThreads, maxMessageBytes: deps.config.limits.maxMessageBytes },
+    {
+      countTokens: deps.countTokens,
+      countTokensOffLoop: deps.countTokensOffLoop,
+      offLoopThreads: deps.offLoopThreads,
+      maxMessageBytes: deps.config.limits.maxMessageBytes,
+    },
   );
 }
 
@@ -243,7 +270,13 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'noop']);
  * polling), under the tenant's cap of open waiters (past it: a 429 AppError with retry-after).
  * True when it ended (however it ended).
  */
-export async function waitForCompaction(deps: ApiDeps, tenantId: string, jobId: string, waitMs: number, signal: AbortSignal): Promise<boolean> {
+export async function waitForCompaction(
+  deps: ApiDeps,
+  tenantId: string,
+  jobId: string,
+  waitMs: number,
+  signal: AbortSignal,
+): Promise<boolean> {
   if (!deps.jobWaiters) throw new Error('the gateway needs the job waiters (api/app.ts wires them)');
   const job = await deps.jobWaiters.wait({ tenantId, jobId, waitMs, signal });
   return job !== null && TERMINAL.has(job.status);

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/client.js';
 import type { ConversationRow } from '../../db/repos/conversations.js';
 import { historyKey, storableMessage } from './history.js';
-import { threadId, type ConversationIdentity, type GatewayProvider } from './identity.js';
+import { type ConversationIdentity, type GatewayProvider, threadId } from './identity.js';
 import { ensureConversation, getConversation, storedKeysOf } from './store.js';
 
 /** The key of a history's first message: the thread it belongs to under its conversation id. */
@@ -20,17 +20,36 @@ export function firstKeyOf(provider: GatewayProvider, history: readonly unknown[
  * first request, and the id would go to whichever is stored first. A sub-agent's conversation
  * is linked to its parent's.
  */
-export async function conversationOf(db: Db, tenantId: string, identity: ConversationIdentity, firstKey: string | null, model: unknown): Promise<ConversationRow> {
+export async function conversationOf(
+  db: Db,
+  tenantId: string,
+  identity: ConversationIdentity,
+  firstKey: string | null,
+  model: unknown,
+): Promise<ConversationRow> {
   // the parent is read only when the conversation is created (its settings are inherited then)
   const existing = await getConversation(db, tenantId, identity.id);
   const parent = existing || identity.parentId === undefined ? null : await getConversation(db, tenantId, identity.parentId);
-  const base = existing ?? (await ensureConversation(db, tenantId, identity.id, { model, ...(parent ? { parent: { conversation: parent, relation: 'agent' } } : {}) }));
+  const base =
+    existing ??
+    (await ensureConversation(db, tenantId, identity.id, {
+      model,
+      ...(parent ? { parent: { conversation: parent, relation: 'agent' } } : {}),
+    }));
   if (await keepsTheId(db, base, identity, firstKey)) return base;
-  return ensureConversation(db, tenantId, threadId(identity.id, firstKey as string), { model, parent: { conversation: base, relation: 'thread' } });
+  return ensureConversation(db, tenantId, threadId(identity.id, firstKey as string), {
+    model,
+    parent: { conversation: base, relation: 'thread' },
+  });
 }
 
 /** `conversationOf` without creating anything (count_tokens stores nothing): null when the history's conversation does not exist yet. */
-export async function existingConversationOf(db: Db, tenantId: string, identity: ConversationIdentity, firstKey: string | null): Promise<ConversationRow | null> {
+export async function existingConversationOf(
+  db: Db,
+  tenantId: string,
+  identity: ConversationIdentity,
+  firstKey: string | null,
+): Promise<ConversationRow | null> {
   const base = await getConversation(db, tenantId, identity.id);
   if (!base || (await keepsTheId(db, base, identity, firstKey))) return base;
   return getConversation(db, tenantId, threadId(identity.id, firstKey as string));

@@ -26,7 +26,13 @@ export interface ActiveRow {
  * body (model, tools, parameters, metadata) is untouched and keeps its place, so between two
  * compactions the serialized prefix of the request is the same from one request to the next.
  */
-export function buildUpstreamBody(provider: GatewayProvider, body: Json, start: number, history: readonly unknown[], rows: readonly ActiveRow[]): Json {
+export function buildUpstreamBody(
+  provider: GatewayProvider,
+  body: Json,
+  start: number,
+  history: readonly unknown[],
+  rows: readonly ActiveRow[],
+): Json {
   return provider === 'anthropic' ? anthropicBody(body, history, rows) : openAIBody(body, start, history, rows);
 }
 
@@ -46,7 +52,10 @@ export function isClientBody(upstream: Json, body: Json): boolean {
 }
 
 function textOf(content: readonly Block[] | null): string {
-  return (content ?? []).map((b) => (b.type === 'text' ? b.text : '')).filter((t) => t.trim() !== '').join('\n\n');
+  return (content ?? [])
+    .map((b) => (b.type === 'text' ? b.text : ''))
+    .filter((t) => t.trim() !== '')
+    .join('\n\n');
 }
 
 function anthropicBody(body: Json, history: readonly unknown[], rows: readonly ActiveRow[]): Json {
@@ -77,7 +86,8 @@ function anthropicBody(body: Json, history: readonly unknown[], rows: readonly A
     push({ role: row.role === 'assistant' ? 'assistant' : 'user', content: row.content ?? [] }, false);
   }
   // an archived prefix may leave an assistant turn first; the client's own first turn stays as it is
-  if (messages[0]?.['role'] === 'assistant' && messages[0] !== history[0]) messages.unshift({ role: 'user', content: [{ type: 'text', text: CONTEXT_OPENING_USER_TURN }] });
+  if (messages[0]?.['role'] === 'assistant' && messages[0] !== history[0])
+    messages.unshift({ role: 'user', content: [{ type: 'text', text: CONTEXT_OPENING_USER_TURN }] });
   if (systemParts.length === 0) return { ...body, messages };
   return { ...body, system: withArchive(body['system'], systemParts.join('\n\n')), messages };
 }
@@ -85,11 +95,16 @@ function anthropicBody(body: Json, history: readonly unknown[], rows: readonly A
 /** The clip-archive goes after the client's system prompt, which stays first and unchanged. */
 function withArchive(system: unknown, archive: string): unknown {
   if (Array.isArray(system)) return [...system, { type: 'text', text: archive }];
-  if (typeof system === 'string' && system !== '') return [{ type: 'text', text: system }, { type: 'text', text: archive }];
+  if (typeof system === 'string' && system !== '')
+    return [
+      { type: 'text', text: system },
+      { type: 'text', text: archive },
+    ];
   return archive;
 }
 
-const asBlocks = (content: unknown): unknown[] => (Array.isArray(content) ? content : typeof content === 'string' ? [{ type: 'text', text: content }] : []);
+const asBlocks = (content: unknown): unknown[] =>
+  Array.isArray(content) ? content : typeof content === 'string' ? [{ type: 'text', text: content }] : [];
 
 /** Two turns of one role (the clip-archive as a user turn before a kept user turn): one turn, tool results first. */
 function mergeTurns(a: Json, b: Json): Json {
@@ -117,13 +132,24 @@ function openAIMessagesOf(row: ActiveRow): Json[] {
     return results.map((b) => ({
       role: 'tool',
       tool_call_id: b.tool_use_id,
-      content: typeof b.content === 'string' ? b.content : b.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n'),
+      content:
+        typeof b.content === 'string' ? b.content : b.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n'),
     }));
   }
   const calls = content.filter((b) => b.type === 'tool_use');
   const text = textOf(content);
   if (row.role === 'assistant' && calls.length > 0) {
-    return [{ role: 'assistant', content: text === '' ? null : text, tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) } })) }];
+    return [
+      {
+        role: 'assistant',
+        content: text === '' ? null : text,
+        tool_calls: calls.map((c) => ({
+          id: c.id,
+          type: 'function',
+          function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) },
+        })),
+      },
+    ];
   }
   return [{ role: row.role === 'tool' ? 'user' : row.role, content: text === '' ? '[empty]' : text }];
 }

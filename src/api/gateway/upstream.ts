@@ -67,7 +67,12 @@ const OPERATOR_ACCOUNT_REQUEST = new Set(['openai-organization', 'openai-project
 function connectionNamed(incoming: IncomingHeaders): Set<string> {
   const value = incoming['connection'];
   const joined = Array.isArray(value) ? value.join(',') : (value ?? '');
-  return new Set(joined.split(',').map((token) => token.trim().toLowerCase()).filter((token) => token !== ''));
+  return new Set(
+    joined
+      .split(',')
+      .map((token) => token.trim().toLowerCase())
+      .filter((token) => token !== ''),
+  );
 }
 
 function isForwarded(name: string, operatorKey: boolean): boolean {
@@ -81,7 +86,11 @@ function isForwarded(name: string, operatorKey: boolean): boolean {
  * `x-compactd-upstream-key` when it sends one, else compactd's configured key. Null when
  * there is no key to send.
  */
-export function upstreamHeaders(provider: GatewayProvider, config: UpstreamConfig, incoming: IncomingHeaders): Record<string, string> | null {
+export function upstreamHeaders(
+  provider: GatewayProvider,
+  config: UpstreamConfig,
+  incoming: IncomingHeaders,
+): Record<string, string> | null {
   const operatorKey = usesOperatorKey(incoming);
   const hopByHop = connectionNamed(incoming);
   const headers: Record<string, string> = {};
@@ -200,7 +209,18 @@ export interface ProviderErrorBody {
 /** An error the gateway itself answers, in the provider's own shape so the client's SDK reads it. */
 export function providerError(provider: GatewayProvider, status: number, message: string, field?: string): ProviderErrorBody {
   if (provider === 'anthropic') {
-    const type = status === 401 ? 'authentication_error' : status === 403 ? 'permission_error' : status === 404 ? 'not_found_error' : status === 413 ? 'request_too_large' : status >= 500 ? 'api_error' : 'invalid_request_error';
+    const type =
+      status === 401
+        ? 'authentication_error'
+        : status === 403
+          ? 'permission_error'
+          : status === 404
+            ? 'not_found_error'
+            : status === 413
+              ? 'request_too_large'
+              : status >= 500
+                ? 'api_error'
+                : 'invalid_request_error';
     return { status, body: { type: 'error', error: { type, message, ...(field ? { field } : {}) } } };
   }
   const type = status === 401 ? 'invalid_api_key' : status >= 500 ? 'server_error' : 'invalid_request_error';

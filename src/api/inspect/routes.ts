@@ -1,7 +1,9 @@
 import { Readable } from 'node:stream';
+
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+
 import { mergeAllLedgers } from '../../compaction/ledger/index.js';
 import { listOriginals, streamHistory } from '../../db/repos/archive.js';
 import { searchArchive } from '../../db/repos/archive-search.js';
@@ -10,28 +12,28 @@ import { loadForgotten } from '../../db/repos/forgotten.js';
 import {
   activeClipArchive,
   activePage,
-  liveLedgers,
-  treeBatches,
   batchesStartingIn,
   findBatch,
   findJob,
   jobsForGauge,
   listConversations,
+  liveLedgers,
+  treeBatches,
 } from '../../db/repos/inspector.js';
 import { notFound } from '../../lib/errors.js';
 import type { ApiDeps } from '../deps.js';
-import type { SearchSlots } from '../search-slots.js';
 import { EXPORT_PAGE_BYTES, EXPORT_PAGE_SIZE, exportChunks } from '../routes/export.js';
 import { ConversationIdSchema, UuidParamsSchema } from '../schemas/common.js';
+import type { SearchSlots } from '../search-slots.js';
 import { actionRoutes } from './action-routes.js';
 import { ASSET_TYPES, loadAssets } from './assets.js';
 import type { Html } from './html.js';
 import { requireConversation } from './lookups.js';
 import { inspectAuth, securityHeaders } from './security.js';
+import type { Viewer } from './viewer.js';
 import { conversationPage, originalsFragment } from './views/conversation.js';
 import { jobLive, jobPage, type JobPageData } from './views/job.js';
 import { conversationListPage } from './views/list.js';
-import type { Viewer } from './viewer.js';
 
 /** Messages of one history page and originals of one batch page: a 100,000-message conversation opens as fast as a short one. */
 export const HISTORY_PAGE = 100;
@@ -43,7 +45,13 @@ const TREE_BATCHES = 400;
 /** archived stretches folded into one history page at most: a page ends before the next one */
 export const FOLDS_PAGE = 20;
 
-const seqCursor = (field: string) => z.coerce.number({ error: `${field} must be a number` }).int().min(0).max(Number.MAX_SAFE_INTEGER).default(0);
+const seqCursor = (field: string) =>
+  z.coerce
+    .number({ error: `${field} must be a number` })
+    .int()
+    .min(0)
+    .max(Number.MAX_SAFE_INTEGER)
+    .default(0);
 const TenantQuery = { tenant: z.uuid('must be a UUID').optional() };
 
 const sendHtml = (reply: FastifyReply, body: Html, status = 200) => reply.status(status).type('text/html; charset=utf-8').send(body.value);
@@ -72,20 +80,31 @@ export function inspectRoutes(deps: ApiDeps, searchSlots: SearchSlots): FastifyP
     app.addHook('onSend', securityHeaders);
 
     // the assets hold no data: served without credentials, cacheable for a short while
-    app.get('/inspect/assets/:file', { schema: { hide: true, params: z.object({ file: z.enum(Object.keys(ASSET_TYPES) as [string, ...string[]]) }) } }, async (request, reply) => {
-      const { file } = request.params;
-      return reply.type(ASSET_TYPES[file] as string).header('cache-control', 'private, max-age=300').send(assets.get(file));
-    });
+    app.get(
+      '/inspect/assets/:file',
+      { schema: { hide: true, params: z.object({ file: z.enum(Object.keys(ASSET_TYPES) as [string, ...string[]]) }) } },
+      async (request, reply) => {
+        const { file } = request.params;
+        return reply
+          .type(ASSET_TYPES[file] as string)
+          .header('cache-control', 'private, max-age=300')
+          .send(assets.get(file));
+      },
+    );
 
     await app.register(async (plain) => {
       const pages = plain.withTypeProvider<ZodTypeProvider>();
       pages.addHook('onRequest', inspectAuth(deps.db, deps.config.adminToken));
 
-      pages.get('/inspect', { schema: { hide: true, querystring: z.object({ q: z.string().trim().max(256).default('') }) } }, async (request, reply) => {
-        const viewer = request.inspectViewer;
-        const items = await listConversations(deps.db, viewer.scope, { search: request.query.q, limit: LIST_LIMIT });
-        return sendHtml(reply, conversationListPage(viewer, items, request.query.q, LIST_LIMIT));
-      });
+      pages.get(
+        '/inspect',
+        { schema: { hide: true, querystring: z.object({ q: z.string().trim().max(256).default('') }) } },
+        async (request, reply) => {
+          const viewer = request.inspectViewer;
+          const items = await listConversations(deps.db, viewer.scope, { search: request.query.q, limit: LIST_LIMIT });
+          return sendHtml(reply, conversationListPage(viewer, items, request.query.q, LIST_LIMIT));
+        },
+      );
 
       pages.get(
         '/inspect/conversations/:id',
@@ -112,7 +131,9 @@ export function inspectRoutes(deps: ApiDeps, searchSlots: SearchSlots): FastifyP
           const openBatch = found && found.conversationId === conversation.id && found.level === 0 ? found : null;
           const after = openBatch && request.query.after === 0 ? Math.max(0, (openBatch.seqs[0] ?? 1) - 1) : request.query.after;
           // refused (429) before the page's reads start when the tenant's searches are all taken
-          const search = q ? searchSlots.run(conversation.tenantId, () => searchArchive(deps.db, conversation.id, { query: q, limit: 20 })) : Promise.resolve(null);
+          const search = q
+            ? searchSlots.run(conversation.tenantId, () => searchArchive(deps.db, conversation.id, { query: q, limit: 20 }))
+            : Promise.resolve(null);
           const [page, jobs, clipArchive, tree, ledgers, hits] = await Promise.all([
             activePage(deps.db, conversation.id, after, HISTORY_PAGE + 1),
             jobsForGauge(deps.db, conversation.id, GAUGE_JOBS),
@@ -137,9 +158,17 @@ export function inspectRoutes(deps: ApiDeps, searchSlots: SearchSlots): FastifyP
           if (openBatch) {
             // the page of originals that holds the hit, starting a couple of messages before it
             const from = Math.max(0, (at ?? 0) - 3);
-            const originals = await listOriginals(deps.db, conversation.id, { seqs: openBatch.seqs, after: from, limit: ORIGINALS_PAGE + 1 });
+            const originals = await listOriginals(deps.db, conversation.id, {
+              seqs: openBatch.seqs,
+              after: from,
+              limit: ORIGINALS_PAGE + 1,
+            });
             const rows = originals.slice(0, ORIGINALS_PAGE);
-            opened = { batchId: openBatch.id, originals: rows, nextAfter: originals.length > ORIGINALS_PAGE ? (rows.at(-1)?.seq ?? null) : null };
+            opened = {
+              batchId: openBatch.id,
+              originals: rows,
+              nextAfter: originals.length > ORIGINALS_PAGE ? (rows.at(-1)?.seq ?? null) : null,
+            };
           }
           const ledger = ledgers.length > 0 ? mergeAllLedgers(ledgers) : null;
           return sendHtml(
@@ -166,9 +195,16 @@ export function inspectRoutes(deps: ApiDeps, searchSlots: SearchSlots): FastifyP
         async (request, reply) => {
           const batch = await findBatch(deps.db, request.inspectViewer.scope, request.params.id);
           if (!batch) throw notFound('batch', request.params.id);
-          const rows = await listOriginals(deps.db, batch.conversationId, { seqs: batch.seqs, after: request.query.after, limit: ORIGINALS_PAGE + 1 });
+          const rows = await listOriginals(deps.db, batch.conversationId, {
+            seqs: batch.seqs,
+            after: request.query.after,
+            limit: ORIGINALS_PAGE + 1,
+          });
           const shown = rows.slice(0, ORIGINALS_PAGE);
-          return sendHtml(reply, originalsFragment(request.inspectViewer, batch, shown, rows.length > ORIGINALS_PAGE ? (shown.at(-1)?.seq ?? null) : null));
+          return sendHtml(
+            reply,
+            originalsFragment(request.inspectViewer, batch, shown, rows.length > ORIGINALS_PAGE ? (shown.at(-1)?.seq ?? null) : null),
+          );
         },
       );
 
@@ -186,7 +222,11 @@ export function inspectRoutes(deps: ApiDeps, searchSlots: SearchSlots): FastifyP
         { schema: { hide: true, params: z.object({ id: ConversationIdSchema }), querystring: z.object(TenantQuery) } },
         async (request, reply) => {
           const conversation = await requireConversation(deps, request.inspectViewer, request.params.id, request.query.tenant);
-          const pages = streamHistory(deps.db, conversation.id, { pageSize: EXPORT_PAGE_SIZE, maxPageBytes: EXPORT_PAGE_BYTES, includeClipArchive: true });
+          const pages = streamHistory(deps.db, conversation.id, {
+            pageSize: EXPORT_PAGE_SIZE,
+            maxPageBytes: EXPORT_PAGE_BYTES,
+            includeClipArchive: true,
+          });
           const body = Readable.from(exportChunks(pages), { objectMode: false });
           body.on('error', (error) => request.log.error({ err: error, conversationId: conversation.id }, 'inspector export stream failed'));
           return reply

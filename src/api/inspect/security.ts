@@ -1,8 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { findTenantByApiKey } from '../../db/repos/api-keys.js';
+
 import type { Db } from '../../db/client.js';
-import { sendProblem } from '../problem.js';
+import { findTenantByApiKey } from '../../db/repos/api-keys.js';
 import { presentedToken, tokenEquals } from '../credentials.js';
+import { sendProblem } from '../problem.js';
 import type { Viewer } from './viewer.js';
 
 declare module 'fastify' {

@@ -14,7 +14,12 @@ export interface Viewer {
 export const isAdmin = (viewer: Viewer): boolean => !('tenantId' in viewer.scope);
 
 /** Link to a conversation page; the operator's links name the tenant, since ids are unique per tenant only. */
-export function conversationHref(viewer: Viewer, conversation: { externalId: string; tenantId: string }, query: Record<string, string | number | undefined> = {}, suffix = ''): string {
+export function conversationHref(
+  viewer: Viewer,
+  conversation: { externalId: string; tenantId: string },
+  query: Record<string, string | number | undefined> = {},
+  suffix = '',
+): string {
   const path = `/inspect/conversations/${encodeURIComponent(conversation.externalId)}${suffix}`;
   return href(path, { ...(isAdmin(viewer) ? { tenant: conversation.tenantId } : {}), ...query });
 }

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { getTenantIdByName } from '../../db/repos/tenant-quotas.js';
+
 import { getGatewayAccess, setGatewayAccess } from '../../db/repos/tenant-gateway-access.js';
+import { getTenantIdByName } from '../../db/repos/tenant-quotas.js';
 import { AppError } from '../../lib/errors.js';
 import type { ApiDeps } from '../deps.js';
 import { GatewayAccessPatchSchema } from '../gateway/model-access.js';
@@ -28,10 +29,14 @@ export function adminTenantRoutes(deps: Pick<ApiDeps, 'db'>): FastifyPluginAsync
       if (!tenantId) throw notFound(request.params.name);
       return view(request.params.name, await getGatewayAccess(deps.db, tenantId));
     });
-    app.put('/admin/tenants/:name/gateway-access', { schema: { hide: true, params: ParamsSchema, body: GatewayAccessPatchSchema } }, async (request) => {
-      const access = await setGatewayAccess(deps.db, request.params.name, request.body);
-      if (!access) throw notFound(request.params.name);
-      return view(request.params.name, access);
-    });
+    app.put(
+      '/admin/tenants/:name/gateway-access',
+      { schema: { hide: true, params: ParamsSchema, body: GatewayAccessPatchSchema } },
+      async (request) => {
+        const access = await setGatewayAccess(deps.db, request.params.name, request.body);
+        if (!access) throw notFound(request.params.name);
+        return view(request.params.name, access);
+      },
+    );
   };
 }

@@ -2,6 +2,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+
 import { presentedToken, tokenEquals } from '../credentials.js';
 import type { ApiDeps } from '../deps.js';
 import { sendProblem } from '../problem.js';

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+
 import { formatSeqRanges } from '../../compaction/context/index.js';
 import { listOriginals, type OriginalRow } from '../../db/repos/archive.js';
-import { batchBelongsTo, getBatchForTenant, listBatches, type BatchRow } from '../../db/repos/batches.js';
+import { batchBelongsTo, type BatchRow, getBatchForTenant, listBatches } from '../../db/repos/batches.js';
 import { getConversation } from '../../db/repos/conversations.js';
 import { badRequest, notFound } from '../../lib/errors.js';
 import type { ApiDeps } from '../deps.js';
@@ -9,9 +10,9 @@ import {
   BatchMessagesQuerySchema,
   BatchMessagesResponseSchema,
   BatchSchema,
+  type BatchView,
   ListBatchesQuerySchema,
   ListBatchesResponseSchema,
-  type BatchView,
 } from '../schemas/batches.js';
 import { ConversationParamsSchema, errorResponses, UuidParamsSchema } from '../schemas/common.js';
 
@@ -67,7 +68,11 @@ export function batchRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         if (!conversation) throw notFound('conversation', request.params.id);
         const { level, live, after, limit } = request.query;
         if (after !== undefined && !(await batchBelongsTo(deps.db, conversation.id, after))) {
-          throw badRequest('INVALID_CURSOR', `batch ${after} is not a batch of conversation ${conversation.externalId}`, 'querystring.after');
+          throw badRequest(
+            'INVALID_CURSOR',
+            `batch ${after} is not a batch of conversation ${conversation.externalId}`,
+            'querystring.after',
+          );
         }
         const rows = await listBatches(deps.db, conversation.id, {
           limit,

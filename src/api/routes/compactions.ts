@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { getConversation, type ConversationRow } from '../../db/repos/conversations.js';
+
+import { type ConversationRow, getConversation } from '../../db/repos/conversations.js';
 import { findActiveJob, insertJob, type JobRow } from '../../db/repos/jobs.js';
-import { AppError, notFound } from '../../lib/errors.js';
 import { conversationPolicy } from '../../db/repos/tenants.js';
-import { effectiveTokens } from '../views.js';
+import { AppError, notFound } from '../../lib/errors.js';
 import { CompactionOptionsSchema } from '../../queue/job-options.js';
 import { enforceCompactionQuota } from '../compaction-quota.js';
 import { checkSummarizerModel } from '../conversation-settings.js';
@@ -12,6 +12,7 @@ import type { ApiDeps } from '../deps.js';
 import { runIdempotent } from '../idempotency.js';
 import { ConversationParamsSchema, errorResponses, IdempotencyHeadersSchema, ProblemSchema } from '../schemas/common.js';
 import { JobSchema, type JobView } from '../schemas/jobs.js';
+import { effectiveTokens } from '../views.js';
 import { toJobView } from '../views.js';
 
 export const CompactionBodySchema = CompactionOptionsSchema.extend({
@@ -44,13 +45,24 @@ export function compactionRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         const key = request.headers['idempotency-key'];
         const outcome = await runIdempotent<JobView>(
           deps.db,
-          { tenantId: request.tenantId, key, route: `POST /v1/conversations/${conversation.externalId}/compactions`, request: request.body },
+          {
+            tenantId: request.tenantId,
+            key,
+            route: `POST /v1/conversations/${conversation.externalId}/compactions`,
+            request: request.body,
+          },
           async (tx) => {
             // An already active job is returned whatever the quotas: asking again creates nothing.
             const running = await findActiveJob(tx, conversation.id);
             if (running) return deduplicated(running, conversation.externalId);
             await enforceCompactionQuota(tx, request.tenantId, deps.config.quotas);
-            const job = await insertJob(tx, { tenantId: request.tenantId, conversationId: conversation.id, trigger, options, idempotencyKey: key });
+            const job = await insertJob(tx, {
+              tenantId: request.tenantId,
+              conversationId: conversation.id,
+              trigger,
+              options,
+              idempotencyKey: key,
+            });
             if (job) return { status: 202, body: toJobView(job, conversation.externalId), headers: { location: `/v1/jobs/${job.id}` } };
             const active = await findActiveJob(tx, conversation.id);
             // The active job finished between our insert and this read: the caller may simply retry.
@@ -61,9 +73,16 @@ export function compactionRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         if (outcome.status === 202) {
           // Enqueued after commit so a worker never sees a job row that is not there yet.
           // If Redis is unreachable the row stays `queued` and the reconciler enqueues it.
-          await deps.compactions.enqueue({ id: outcome.body.id, tenantId: request.tenantId }).catch((error: unknown) => request.log.warn({ err: error, jobId: outcome.body.id }, 'enqueue failed; the reconciler will retry'));
+          await deps.compactions
+            .enqueue({ id: outcome.body.id, tenantId: request.tenantId })
+            .catch((error: unknown) =>
+              request.log.warn({ err: error, jobId: outcome.body.id }, 'enqueue failed; the reconciler will retry'),
+            );
         }
-        return reply.status(outcome.status as 202).headers(outcome.headers ?? {}).send(outcome.body);
+        return reply
+          .status(outcome.status as 202)
+          .headers(outcome.headers ?? {})
+          .send(outcome.body);
       },
     );
   };
@@ -81,9 +100,13 @@ async function refuseSmallToolCompaction(deps: ApiDeps, conversation: Conversati
   const policy = await conversationPolicy(deps.db, conversation);
   const tokens = effectiveTokens(conversation);
   if (tokens < policy.toolMinTokens) {
-    throw new AppError('COMPACTION_NOT_ELIGIBLE', `the conversation holds ${tokens} tokens; the compact tool needs at least ${policy.toolMinTokens}`, {
-      status: 422,
-      field: 'body.trigger',
-    });
+    throw new AppError(
+      'COMPACTION_NOT_ELIGIBLE',
+      `the conversation holds ${tokens} tokens; the compact tool needs at least ${policy.toolMinTokens}`,
+      {
+        status: 422,
+        field: 'body.trigger',
+      },
+    );
   }
 }

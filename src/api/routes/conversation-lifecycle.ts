@@ -1,7 +1,12 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { PolicyOverride } from '../../config/policy.js';
-import { eraseConversation, lockConversation, updateConversation, type ConversationChanges } from '../../db/repos/conversation-lifecycle.js';
+
+import {
+  type ConversationChanges,
+  eraseConversation,
+  lockConversation,
+  updateConversation,
+} from '../../db/repos/conversation-lifecycle.js';
 import { getLastJob } from '../../db/repos/conversations.js';
 import { findActiveJob } from '../../db/repos/jobs.js';
 import { recordTenantWebhookEvent } from '../../db/repos/webhooks.js';
@@ -10,7 +15,7 @@ import { contextLimitFor, DEFAULT_CONTEXT_TOKENS } from '../../llm/models.js';
 import { checkPolicyAsWhole, checkSummarizerModel } from '../conversation-settings.js';
 import type { ApiDeps } from '../deps.js';
 import { ConversationParamsSchema, errorResponses, ProblemSchema } from '../schemas/common.js';
-import { ConversationSchema, UpdateConversationBodySchema, type UpdateConversationBody } from '../schemas/conversations.js';
+import { ConversationSchema, type UpdateConversationBody, UpdateConversationBodySchema } from '../schemas/conversations.js';
 import { toConversationView } from '../views.js';
 
 const tags = ['conversations'];
@@ -36,8 +41,8 @@ export function conversationLifecycleRoutes(deps: ApiDeps): FastifyPluginAsyncZo
       async (request) => {
         const { body } = request;
         if (body.policy !== undefined) {
-          checkSummarizerModel(deps.config, (body.policy as PolicyOverride).model, 'body.policy.model');
-          await checkPolicyAsWhole(deps.db, request.tenantId, body.policy as PolicyOverride, 'body.policy');
+          checkSummarizerModel(deps.config, body.policy.model, 'body.policy.model');
+          await checkPolicyAsWhole(deps.db, request.tenantId, body.policy, 'body.policy');
         }
         const row = await deps.db.transaction(async (tx) => {
           const current = await lockConversation(tx, request.tenantId, request.params.id);
@@ -69,9 +74,13 @@ export function conversationLifecycleRoutes(deps: ApiDeps): FastifyPluginAsyncZo
           if (!row) throw notFound('conversation', request.params.id);
           const active = await findActiveJob(tx, row.id);
           if (active) {
-            throw new AppError('COMPACTION_ACTIVE', `compaction ${active.id} is ${active.status}: cancel it (DELETE /v1/jobs/${active.id}), then delete the conversation`, {
-              status: 409,
-            });
+            throw new AppError(
+              'COMPACTION_ACTIVE',
+              `compaction ${active.id} is ${active.status}: cancel it (DELETE /v1/jobs/${active.id}), then delete the conversation`,
+              {
+                status: 409,
+              },
+            );
           }
           const recorded = await recordTenantWebhookEvent(tx, {
             tenantId: row.tenantId,
@@ -100,7 +109,7 @@ function changesOf(body: UpdateConversationBody): ConversationChanges {
   if (body.model !== undefined) changes.model = body.model;
   if (body.contextLimit !== undefined) changes.contextLimit = body.contextLimit;
   else if (body.model !== undefined) changes.contextLimit = body.model === null ? DEFAULT_CONTEXT_TOKENS : contextLimitFor(body.model);
-  if (body.policy !== undefined) changes.policy = body.policy as Record<string, unknown>;
+  if (body.policy !== undefined) changes.policy = body.policy;
   if (body.metadata !== undefined) changes.metadata = body.metadata;
   return changes;
 }

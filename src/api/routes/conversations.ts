@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
+
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { PolicyOverride } from '../../config/policy.js';
-import { listTenantConversations, type ListedConversation } from '../../db/repos/conversation-list.js';
+
+import { type ListedConversation, listTenantConversations } from '../../db/repos/conversation-list.js';
 import { getConversation, getLastJob, insertConversation } from '../../db/repos/conversations.js';
-import { contextLimitFor, DEFAULT_CONTEXT_TOKENS } from '../../llm/models.js';
 import { AppError, notFound } from '../../lib/errors.js';
+import { contextLimitFor, DEFAULT_CONTEXT_TOKENS } from '../../llm/models.js';
 import { checkPolicyAsWhole, checkSummarizerModel } from '../conversation-settings.js';
 import type { ApiDeps } from '../deps.js';
 import { runIdempotent } from '../idempotency.js';
@@ -34,7 +35,7 @@ export function conversationRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       },
       async (request, reply) => {
         const body = request.body;
-        const policy = (body.policy ?? {}) as PolicyOverride;
+        const policy = body.policy ?? {};
         checkSummarizerModel(deps.config, policy.model, 'body.policy.model');
         await checkPolicyAsWhole(deps.db, request.tenantId, policy, 'body.policy');
         const outcome = await runIdempotent(
@@ -43,22 +44,29 @@ export function conversationRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
           async (tx) => {
             const parent = body.parentId === undefined ? null : await getConversation(tx, request.tenantId, body.parentId);
             if (body.parentId !== undefined && !parent) {
-              throw new AppError('PARENT_NOT_FOUND', `conversation ${body.parentId} does not exist`, { status: 400, field: 'body.parentId' });
+              throw new AppError('PARENT_NOT_FOUND', `conversation ${body.parentId} does not exist`, {
+                status: 400,
+                field: 'body.parentId',
+              });
             }
             const row = await insertConversation(tx, {
               tenantId: request.tenantId,
               externalId: body.id ?? randomUUID(),
               model: body.model ?? null,
               contextLimit: body.contextLimit ?? (body.model ? contextLimitFor(body.model) : DEFAULT_CONTEXT_TOKENS),
-              policy: policy as Record<string, unknown>,
+              policy: policy,
               metadata: body.metadata ?? {},
               parentId: parent?.id ?? null,
             });
-            if (!row) throw new AppError('CONVERSATION_EXISTS', `conversation ${body.id} already exists`, { status: 409, field: 'body.id' });
+            if (!row)
+              throw new AppError('CONVERSATION_EXISTS', `conversation ${body.id} already exists`, { status: 409, field: 'body.id' });
             return { status: 201, body: toConversationView(row, null), headers: { location: `/v1/conversations/${row.externalId}` } };
           },
         );
-        return reply.status(outcome.status as 201).headers(outcome.headers ?? {}).send(outcome.body);
+        return reply
+          .status(outcome.status as 201)
+          .headers(outcome.headers ?? {})
+          .send(outcome.body);
       },
     );
 

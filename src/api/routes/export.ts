@@ -1,10 +1,12 @@
 import { Readable } from 'node:stream';
+
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { streamHistory, type OriginalRow } from '../../db/repos/archive.js';
+
+import { type OriginalRow, streamHistory } from '../../db/repos/archive.js';
 import { getConversation } from '../../db/repos/conversations.js';
 import { notFound } from '../../lib/errors.js';
 import type { ApiDeps } from '../deps.js';
-import { ExportLineSchema, ExportQuerySchema, type ExportLine } from '../schemas/batches.js';
+import { type ExportLine, ExportLineSchema, ExportQuerySchema } from '../schemas/batches.js';
 import { ConversationParamsSchema, errorResponses } from '../schemas/common.js';
 
 /** Originals per page of the export's plan, and the content bytes read per round trip (a row more when it alone is bigger). */

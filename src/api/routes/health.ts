@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+
 import type { ApiDeps } from '../deps.js';
 
 const READY_TIMEOUT_MS = 2_000;
@@ -23,9 +24,13 @@ async function probe(name: string, check: () => Promise<unknown>): Promise<[stri
 
 export function healthRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
   return async (app) => {
-    app.get('/healthz', { schema: { tags: ['health'], summary: 'Liveness', response: { 200: z.object({ status: z.literal('ok') }) } } }, async () => ({
-      status: 'ok' as const,
-    }));
+    app.get(
+      '/healthz',
+      { schema: { tags: ['health'], summary: 'Liveness', response: { 200: z.object({ status: z.literal('ok') }) } } },
+      async () => ({
+        status: 'ok' as const,
+      }),
+    );
 
     app.get(
       '/readyz',
@@ -33,7 +38,10 @@ export function healthRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         schema: {
           tags: ['health'],
           summary: 'Readiness: Postgres and Redis reachable',
-          response: { 200: z.object({ status: z.string(), checks: z.record(z.string(), z.string()) }), 503: z.object({ status: z.string(), checks: z.record(z.string(), z.string()) }) },
+          response: {
+            200: z.object({ status: z.string(), checks: z.record(z.string(), z.string()) }),
+            503: z.object({ status: z.string(), checks: z.record(z.string(), z.string()) }),
+          },
         },
       },
       async (_request, reply) => {

@@ -1,19 +1,20 @@
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { getConversation } from '../../db/repos/conversations.js';
-import { recordJobEvent } from '../../db/repos/job-outbox.js';
-import { cancelJob, getJobForTenant, listJobs, type JobWithConversation } from '../../db/repos/jobs.js';
+
+import { countForgotten, type ForgottenCounts } from '../../compaction/recall/index.js';
 import { DEFAULT_MAX_WAITERS_PER_TENANT } from '../../config/env.js';
 import type { Db } from '../../db/client.js';
+import { getConversation } from '../../db/repos/conversations.js';
+import { loadForgotten } from '../../db/repos/forgotten.js';
+import { recordJobEvent } from '../../db/repos/job-outbox.js';
+import { cancelJob, getJobForTenant, type JobWithConversation, listJobs } from '../../db/repos/jobs.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import type { Metrics } from '../../obs/metrics.js';
 import type { ApiDeps } from '../deps.js';
 import { createJobWaitersFor } from '../job-waiters.js';
+import { revertCompaction } from '../revert-compaction.js';
 import { ConversationParamsSchema, errorResponses, ProblemSchema, UuidParamsSchema } from '../schemas/common.js';
 import { ForgottenResponseSchema, JobSchema, JobWaitQuerySchema, ListJobsQuerySchema, ListJobsResponseSchema } from '../schemas/jobs.js';
-import { countForgotten, type ForgottenCounts } from '../../compaction/recall/index.js';
-import { loadForgotten } from '../../db/repos/forgotten.js';
-import { revertCompaction } from '../revert-compaction.js';
 import { toJobView } from '../views.js';
 
 async function requireJob(db: Db, tenantId: string, id: string): Promise<JobWithConversation> {
@@ -66,7 +67,9 @@ export function jobRoutes(deps: ApiDeps, metrics?: Pick<Metrics, 'jobWaiters'>):
       async (request, reply) => {
         const { wait } = request.query;
         const job = wait
-          ? await waitCounted(() => waiters.wait({ tenantId: request.tenantId, jobId: request.params.id, waitMs: wait * 1000, signal: clientGone(reply) }))
+          ? await waitCounted(() =>
+              waiters.wait({ tenantId: request.tenantId, jobId: request.params.id, waitMs: wait * 1000, signal: clientGone(reply) }),
+            )
           : await getJobForTenant(deps.db, request.tenantId, request.params.id);
         if (!job) throw notFound('job', request.params.id);
         return toJobView(job, job.conversationExternalId);
@@ -91,14 +94,22 @@ export function jobRoutes(deps: ApiDeps, metrics?: Pick<Metrics, 'jobWaiters'>):
           return row ? { row, deliveryId: await recordJobEvent(tx, row) } : null;
         });
         if (!outcome) {
-          throw new AppError('JOB_NOT_CANCELLABLE', `job ${job.id} is ${job.status === 'committing' ? 'committing' : `already ${job.status}`}`, { status: 409 });
+          throw new AppError(
+            'JOB_NOT_CANCELLABLE',
+            `job ${job.id} is ${job.status === 'committing' ? 'committing' : `already ${job.status}`}`,
+            { status: 409 },
+          );
         }
-        await deps.compactions.cancel(job.id).catch((error: unknown) => request.log.warn({ err: error, jobId: job.id }, 'cancel broadcast failed'));
+        await deps.compactions
+          .cancel(job.id)
+          .catch((error: unknown) => request.log.warn({ err: error, jobId: job.id }, 'cancel broadcast failed'));
         if (outcome.deliveryId !== null && deps.webhookDeliveries) {
           // after the commit; if Redis refuses, the stale-delivery sweep enqueues it later
           await deps.webhookDeliveries
             .enqueue(outcome.deliveryId)
-            .catch((error: unknown) => request.log.warn({ err: error, deliveryId: outcome.deliveryId }, 'webhook enqueue failed; the sweep will retry'));
+            .catch((error: unknown) =>
+              request.log.warn({ err: error, deliveryId: outcome.deliveryId }, 'webhook enqueue failed; the sweep will retry'),
+            );
         }
         return toJobView(outcome.row, job.conversationExternalId);
       },
@@ -126,9 +137,10 @@ export function jobRoutes(deps: ApiDeps, metrics?: Pick<Metrics, 'jobWaiters'>):
       {
         schema: {
           tags: ['compactions'],
-          summary: 'What the context no longer holds after this compaction: the span\'s paths, commands, error lines and ids now only in the archive, each with its recall search',
+          summary:
+            "What the context no longer holds after this compaction: the span's paths, commands, error lines and ids now only in the archive, each with its recall search",
           description:
-            'Recorded by the compaction\'s commit: names of the summarized span that neither the new clip-archive nor an active message ' +
+            "Recorded by the compaction's commit: names of the summarized span that neither the new clip-archive nor an active message " +
             'holds. `total` and `byKind` count them all; `names` lists up to 2000. `recorded` is false for a job that recorded nothing ' +
             '(not a completed compaction).',
           params: UuidParamsSchema,
@@ -140,7 +152,8 @@ export function jobRoutes(deps: ApiDeps, metrics?: Pick<Metrics, 'jobWaiters'>):
         const names = await loadForgotten(deps.db, job.id);
         // the job result counts every forgotten name; the record lists the first FORGOTTEN_MAX_NAMES
         const counts = (job.result?.['forgotten'] as ForgottenCounts | undefined) ?? countForgotten(names ?? []);
-        const search = (name: string) => `/v1/conversations/${encodeURIComponent(job.conversationExternalId)}/archive/search?q=${encodeURIComponent(name)}`;
+        const search = (name: string) =>
+          `/v1/conversations/${encodeURIComponent(job.conversationExternalId)}/archive/search?q=${encodeURIComponent(name)}`;
         return {
           jobId: job.id,
           conversationId: job.conversationExternalId,
@@ -168,7 +181,10 @@ export function jobRoutes(deps: ApiDeps, metrics?: Pick<Metrics, 'jobWaiters'>):
         const { limit, before } = request.query;
         const rows = await listJobs(deps.db, conversation.id, { limit, before: before ? new Date(before) : undefined });
         const last = rows.at(-1);
-        return { jobs: rows.map((row) => toJobView(row, conversation.externalId)), nextBefore: rows.length === limit && last ? last.createdAt.toISOString() : null };
+        return {
+          jobs: rows.map((row) => toJobView(row, conversation.externalId)),
+          nextBefore: rows.length === limit && last ? last.createdAt.toISOString() : null,
+        };
       },
     );
   };

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+
 import { renderAnthropicContext, renderOpenAIContext } from '../../compaction/context/index.js';
 import type { HistoryMessage } from '../../compaction/types.js';
 import type { Db } from '../../db/client.js';
-import { getConversation, type ConversationRow } from '../../db/repos/conversations.js';
+import { type ConversationRow, getConversation } from '../../db/repos/conversations.js';
 import { activeHistory, listActiveMessages } from '../../db/repos/messages.js';
 import { notFound } from '../../lib/errors.js';
 import { prepareAppendOffLoop, storeAppend } from '../append-messages.js';
@@ -11,12 +12,12 @@ import { runIdempotent } from '../idempotency.js';
 import { ConversationParamsSchema, errorResponses, IdempotencyHeadersSchema, ProblemSchema } from '../schemas/common.js';
 import {
   AppendBodySchema,
+  type AppendResponse,
   AppendResponseSchema,
   ContextQuerySchema,
   ContextResponseSchema,
   ListMessagesQuerySchema,
   ListMessagesResponseSchema,
-  type AppendResponse,
 } from '../schemas/messages.js';
 import { toMessageView } from '../views.js';
 
@@ -60,7 +61,10 @@ export function messageRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
           },
           async (tx) => {
             const stored = await storeAppend(tx, conversation, prepared);
-            const compaction = await deps.afterAppend(tx, stored.conversation, effects, { autoCompact: request.body.autoCompact, quotas: deps.config.quotas });
+            const compaction = await deps.afterAppend(tx, stored.conversation, effects, {
+              autoCompact: request.body.autoCompact,
+              quotas: deps.config.quotas,
+            });
             return {
               status: 201,
               body: {
@@ -83,7 +87,9 @@ export function messageRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         }
         const triggered = outcome.body.compaction;
         if (triggered?.status === 'queued') {
-          await deps.compactions.enqueue({ id: triggered.id, tenantId: request.tenantId }).catch((error: unknown) => request.log.warn({ err: error, jobId: triggered.id }, 'enqueue failed; the reconciler will retry'));
+          await deps.compactions
+            .enqueue({ id: triggered.id, tenantId: request.tenantId })
+            .catch((error: unknown) => request.log.warn({ err: error, jobId: triggered.id }, 'enqueue failed; the reconciler will retry'));
         }
         return reply.status(outcome.status as 201).send(outcome.body);
       },

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
+
 import type { Metrics } from '../../obs/metrics.js';
+import { presentedToken, tokenEquals } from '../credentials.js';
 import type { ApiDeps } from '../deps.js';
 import { sendProblem } from '../problem.js';
-import { presentedToken, tokenEquals } from '../credentials.js';
 
 /**
  * `GET /metrics` in the Prometheus text format. Open by default, like most exporters (bind
@@ -19,7 +20,11 @@ export function metricsRoutes(deps: Pick<ApiDeps, 'config'>, metrics: Metrics): 
         const given = presentedToken(request.headers.authorization);
         if (token !== undefined && (given === null || !tokenEquals(given, token))) {
           void reply.header('www-authenticate', 'Bearer realm="compactd metrics"');
-          return sendProblem(reply, request, { status: 401, code: 'METRICS_UNAUTHORIZED', detail: 'send COMPACTD_METRICS_TOKEN as a bearer token' });
+          return sendProblem(reply, request, {
+            status: 401,
+            code: 'METRICS_UNAUTHORIZED',
+            detail: 'send COMPACTD_METRICS_TOKEN as a bearer token',
+          });
         }
         return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
       },

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+
 import { withConversationLock } from '../../db/locks.js';
 import { getConversation } from '../../db/repos/conversations.js';
-import { setPinned, type PinOutcome } from '../../db/repos/pins.js';
+import { type PinOutcome, setPinned } from '../../db/repos/pins.js';
 import { assertNever } from '../../lib/assert-never.js';
 import { AppError, conflict, notFound } from '../../lib/errors.js';
 import type { ApiDeps } from '../deps.js';
@@ -21,9 +22,15 @@ function messageViewOf(outcome: PinOutcome, conversationId: string, seq: number)
     case 'set':
       return toMessageView(outcome.message);
     case 'archived':
-      throw conflict('MESSAGE_ARCHIVED', `message ${seq} of conversation ${conversationId} is archived; only active messages can be pinned (a revert brings it back)`);
+      throw conflict(
+        'MESSAGE_ARCHIVED',
+        `message ${seq} of conversation ${conversationId} is archived; only active messages can be pinned (a revert brings it back)`,
+      );
     case 'clip_archive':
-      throw conflict('CLIP_ARCHIVE_NOT_PINNABLE', `message ${seq} is the clip-archive, which every compaction replaces; pin the messages to keep instead`);
+      throw conflict(
+        'CLIP_ARCHIVE_NOT_PINNABLE',
+        `message ${seq} is the clip-archive, which every compaction replaces; pin the messages to keep instead`,
+      );
     case 'missing':
       throw new AppError('MESSAGE_NOT_FOUND', `conversation ${conversationId} has no message ${seq}`, { status: 404, field: 'params.seq' });
     default:
@@ -50,11 +57,15 @@ export function pinRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
   });
 
   return async (app) => {
-    app.put('/v1/conversations/:id/messages/:seq/pin', { schema: schema('Pin an active message: never archived, kept verbatim in the context') }, (request) =>
-      pin(request.tenantId, request.params.id, request.params.seq, true),
+    app.put(
+      '/v1/conversations/:id/messages/:seq/pin',
+      { schema: schema('Pin an active message: never archived, kept verbatim in the context') },
+      (request) => pin(request.tenantId, request.params.id, request.params.seq, true),
     );
-    app.delete('/v1/conversations/:id/messages/:seq/pin', { schema: schema('Unpin a message: later compactions may archive it') }, (request) =>
-      pin(request.tenantId, request.params.id, request.params.seq, false),
+    app.delete(
+      '/v1/conversations/:id/messages/:seq/pin',
+      { schema: schema('Unpin a message: later compactions may archive it') },
+      (request) => pin(request.tenantId, request.params.id, request.params.seq, false),
     );
   };
 }

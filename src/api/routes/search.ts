@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+
 import { searchArchive } from '../../db/repos/archive.js';
 import { getConversation } from '../../db/repos/conversations.js';
 import { notFound } from '../../lib/errors.js';
 import type { ApiDeps } from '../deps.js';
-import type { SearchSlots } from '../search-slots.js';
 import { SearchQuerySchema, SearchResponseSchema } from '../schemas/batches.js';
 import { ConversationParamsSchema, errorResponses, ProblemSchema } from '../schemas/common.js';
+import type { SearchSlots } from '../search-slots.js';
 
 /** `slots`: the tenant's searches at once in this process, shared with the inspector's (search-slots.ts). */
 export function searchRoutes(deps: ApiDeps, slots: SearchSlots): FastifyPluginAsyncZod {

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+
 import { toolDefinition, type ToolName } from '../../compaction/trigger/index.js';
-import { mergePolicy, type PolicyOverride } from '../../config/policy.js';
+import { mergePolicy } from '../../config/policy.js';
 import { getTenantPolicy } from '../../db/repos/tenants.js';
 import type { ApiDeps } from '../deps.js';
 import { errorResponses } from '../schemas/common.js';
@@ -26,7 +27,7 @@ export function toolRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         },
         async (request) => {
           // The description states the refusal threshold the tenant's policy actually applies.
-          const policy = mergePolicy((await getTenantPolicy(deps.db, request.tenantId)) as PolicyOverride);
+          const policy = mergePolicy(await getTenantPolicy(deps.db, request.tenantId));
           return toolDefinition(name, request.query.format, { minTokens: policy.toolMinTokens });
         },
       );

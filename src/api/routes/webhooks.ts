@@ -1,29 +1,31 @@
 import { randomBytes } from 'node:crypto';
+
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+
 import { getConversation } from '../../db/repos/conversations.js';
 import {
   deleteWebhookEndpoint,
+  type DeliveryWithConversation,
+  type EndpointScope,
   getWebhookEndpoint,
   listDeliveries,
   upsertWebhookEndpoint,
-  type DeliveryWithConversation,
-  type EndpointScope,
   type WebhookEndpointRow,
 } from '../../db/repos/webhooks.js';
 import { notFound } from '../../lib/errors.js';
 import type { ApiDeps } from '../deps.js';
-import { assertWebhookTarget } from '../webhook-target.js';
 import { ConversationParamsSchema, errorResponses } from '../schemas/common.js';
 import {
   ListDeliveriesQuerySchema,
   ListDeliveriesResponseSchema,
-  WebhookBodySchema,
-  WebhookSchema,
   type WebhookBody,
+  WebhookBodySchema,
   type WebhookDeliveryView,
+  WebhookSchema,
   type WebhookView,
 } from '../schemas/webhooks.js';
+import { assertWebhookTarget } from '../webhook-target.js';
 
 const SECRET_PREFIX = 'whsec_';
 /** Characters of a secret shown back (after the public `whsec_` of a generated one): enough to tell secrets apart, too few to help guess one. */
@@ -86,7 +88,12 @@ export function webhookRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
 }
 
 /** Creates or updates (only for a target the service may reach); a new webhook without a secret gets a generated one, returned once. */
-async function putWebhook(deps: ApiDeps, scope: EndpointScope, body: WebhookBody, conversationExternalId: string | null): Promise<WebhookView> {
+async function putWebhook(
+  deps: ApiDeps,
+  scope: EndpointScope,
+  body: WebhookBody,
+  conversationExternalId: string | null,
+): Promise<WebhookView> {
   await assertWebhookTarget(body.url, { allow: deps.config.webhooks?.allow, resolveHost: deps.resolveHost });
   const existing = await getWebhookEndpoint(deps.db, scope);
   const generated = body.secret === undefined && !existing ? SECRET_PREFIX + randomBytes(32).toString('base64url') : undefined;
@@ -104,35 +111,70 @@ async function conversationScope(deps: ApiDeps, tenantId: string, id: string): P
 function registerTenantWebhook(app: ZodApp, deps: ApiDeps): void {
   app.put(
     '/v1/webhook',
-    { schema: { tags, summary: 'Set the tenant webhook (every conversation without its own)', body: WebhookBodySchema, response: { 200: WebhookSchema, ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Set the tenant webhook (every conversation without its own)',
+        body: WebhookBodySchema,
+        response: { 200: WebhookSchema, ...errorResponses },
+      },
+    },
     async (request) => putWebhook(deps, tenantScope(request.tenantId), request.body, null),
   );
-  app.get('/v1/webhook', { schema: { tags, summary: 'The tenant webhook', response: { 200: WebhookSchema, ...errorResponses } } }, async (request) => {
-    const row = await getWebhookEndpoint(deps.db, tenantScope(request.tenantId));
-    if (!row) throw notFound('webhook', 'of this tenant');
-    return toWebhookView(row, null);
-  });
-  app.delete('/v1/webhook', { schema: { tags, summary: 'Remove the tenant webhook', response: { 204: z.null(), ...errorResponses } } }, async (request, reply) => {
-    if (!(await deleteWebhookEndpoint(deps.db, tenantScope(request.tenantId)))) throw notFound('webhook', 'of this tenant');
-    return reply.status(204).send(null);
-  });
+  app.get(
+    '/v1/webhook',
+    { schema: { tags, summary: 'The tenant webhook', response: { 200: WebhookSchema, ...errorResponses } } },
+    async (request) => {
+      const row = await getWebhookEndpoint(deps.db, tenantScope(request.tenantId));
+      if (!row) throw notFound('webhook', 'of this tenant');
+      return toWebhookView(row, null);
+    },
+  );
+  app.delete(
+    '/v1/webhook',
+    { schema: { tags, summary: 'Remove the tenant webhook', response: { 204: z.null(), ...errorResponses } } },
+    async (request, reply) => {
+      if (!(await deleteWebhookEndpoint(deps.db, tenantScope(request.tenantId)))) throw notFound('webhook', 'of this tenant');
+      return reply.status(204).send(null);
+    },
+  );
 }
 
 function registerConversationWebhook(app: ZodApp, deps: ApiDeps): void {
   const params = ConversationParamsSchema;
   app.put(
     '/v1/conversations/:id/webhook',
-    { schema: { tags, summary: 'Set the conversation’s own webhook (wins over the tenant’s)', params, body: WebhookBodySchema, response: { 200: WebhookSchema, ...errorResponses } } },
-    async (request) => putWebhook(deps, await conversationScope(deps, request.tenantId, request.params.id), request.body, request.params.id),
+    {
+      schema: {
+        tags,
+        summary: 'Set the conversation’s own webhook (wins over the tenant’s)',
+        params,
+        body: WebhookBodySchema,
+        response: { 200: WebhookSchema, ...errorResponses },
+      },
+    },
+    async (request) =>
+      putWebhook(deps, await conversationScope(deps, request.tenantId, request.params.id), request.body, request.params.id),
   );
-  app.get('/v1/conversations/:id/webhook', { schema: { tags, summary: 'The conversation’s own webhook', params, response: { 200: WebhookSchema, ...errorResponses } } }, async (request) => {
-    const row = await getWebhookEndpoint(deps.db, await conversationScope(deps, request.tenantId, request.params.id));
-    if (!row) throw notFound('webhook', `of conversation ${request.params.id}`);
-    return toWebhookView(row, request.params.id);
-  });
+  app.get(
+    '/v1/conversations/:id/webhook',
+    { schema: { tags, summary: 'The conversation’s own webhook', params, response: { 200: WebhookSchema, ...errorResponses } } },
+    async (request) => {
+      const row = await getWebhookEndpoint(deps.db, await conversationScope(deps, request.tenantId, request.params.id));
+      if (!row) throw notFound('webhook', `of conversation ${request.params.id}`);
+      return toWebhookView(row, request.params.id);
+    },
+  );
   app.delete(
     '/v1/conversations/:id/webhook',
-    { schema: { tags, summary: 'Remove the conversation’s webhook (the tenant’s applies again)', params, response: { 204: z.null(), ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Remove the conversation’s webhook (the tenant’s applies again)',
+        params,
+        response: { 204: z.null(), ...errorResponses },
+      },
+    },
     async (request, reply) => {
       if (!(await deleteWebhookEndpoint(deps.db, await conversationScope(deps, request.tenantId, request.params.id)))) {
         throw notFound('webhook', `of conversation ${request.params.id}`);
@@ -145,7 +187,14 @@ function registerConversationWebhook(app: ZodApp, deps: ApiDeps): void {
 function registerDeliveryLog(app: ZodApp, deps: ApiDeps): void {
   app.get(
     '/v1/webhooks/deliveries',
-    { schema: { tags, summary: 'The delivery log, newest first, with every attempt', querystring: ListDeliveriesQuerySchema, response: { 200: ListDeliveriesResponseSchema, ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'The delivery log, newest first, with every attempt',
+        querystring: ListDeliveriesQuerySchema,
+        response: { 200: ListDeliveriesResponseSchema, ...errorResponses },
+      },
+    },
     async (request) => {
       const { conversationId, limit, status, event, before } = request.query;
       const scope = conversationId === undefined ? null : await conversationScope(deps, request.tenantId, conversationId);

@@ -1,17 +1,18 @@
 import { z } from 'zod';
+
 import { BlockSchema, safeText } from './common.js';
 
 /** Archive reads (SPEC §5.8, §6.1): batches, the originals behind them, export, search. */
 
 const RoleSchema = z.enum(['system', 'user', 'assistant', 'tool']);
-const ReasonSchema = z
-  .enum(['summarized', 'masked', 'truncated', 'rewound'])
+const ReasonSchema = z.enum(['summarized', 'masked', 'truncated', 'rewound']).nullable().meta({
+  description:
+    "why the message was last archived: summarized (out of the active history), masked or truncated (a rewritten version is active), rewound (the gateway's client went back to an earlier point of its history and no longer sends it); null while active as appended",
+});
+const BatchIdRefSchema = z
+  .uuid()
   .nullable()
-  .meta({
-    description:
-      'why the message was last archived: summarized (out of the active history), masked or truncated (a rewritten version is active), rewound (the gateway\'s client went back to an earlier point of its history and no longer sends it); null while active as appended',
-  });
-const BatchIdRefSchema = z.uuid().nullable().meta({ description: 'the level-0 batch whose summary covers the message; null unless summarized' });
+  .meta({ description: 'the level-0 batch whose summary covers the message; null unless summarized' });
 
 export const BatchSchema = z
   .object({
@@ -26,7 +27,10 @@ export const BatchSchema = z
     sourceTokens: z.number().int(),
     summaryTokens: z.number().int(),
     model: z.string(),
-    supersededBy: z.uuid().nullable().meta({ description: 'the higher-level batch that absorbed this one; null while live in the clip-archive' }),
+    supersededBy: z
+      .uuid()
+      .nullable()
+      .meta({ description: 'the higher-level batch that absorbed this one; null while live in the clip-archive' }),
     createdAt: z.string(),
   })
   .meta({ id: 'Batch' });
@@ -93,10 +97,10 @@ export const ExportLineSchema = z
 export type ExportLine = z.infer<typeof ExportLineSchema>;
 
 export const SearchQuerySchema = z.object({
-  q: safeText({ max: 1000 })
-    .trim()
-    .min(1, 'must not be empty')
-    .meta({ description: 'a fragment (path, file name, command, error text, id: matched as a substring) or web-search syntax: words, "quoted phrases", OR, -excluded' }),
+  q: safeText({ max: 1000 }).trim().min(1, 'must not be empty').meta({
+    description:
+      'a fragment (path, file name, command, error text, id: matched as a substring) or web-search syntax: words, "quoted phrases", OR, -excluded',
+  }),
   limit: z.coerce.number().int().min(1).max(100).default(10),
 });
 
@@ -105,10 +109,16 @@ export const SearchHitSchema = z
     seq: z.number().int(),
     role: RoleSchema,
     batchId: BatchIdRefSchema,
-    jobId: z.uuid().nullable().meta({ description: 'the compaction that archived the original; null for an original the gateway archived as rewound' }),
+    jobId: z
+      .uuid()
+      .nullable()
+      .meta({ description: 'the compaction that archived the original; null for an original the gateway archived as rewound' }),
     rank: z.number(),
     snippet: z.string().meta({ description: 'matching fragments, matches in **bold**' }),
-    tool: z.string().nullable().meta({ description: 'the tool of the first matching line (its tool call or tool result); null for plain text' }),
+    tool: z
+      .string()
+      .nullable()
+      .meta({ description: 'the tool of the first matching line (its tool call or tool result); null for plain text' }),
     match: z.enum(['fragment', 'words']).meta({
       description: '`fragment`: the query is a substring of a line (rank 1 + the full-text rank); `words`: a full-text match only',
     }),

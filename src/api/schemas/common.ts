@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { jsonProblem, METADATA_BOUNDS, safeText, type JsonBounds } from '../../lib/text-safety.js';
+
+import { type JsonBounds, jsonProblem, METADATA_BOUNDS, safeText } from '../../lib/text-safety.js';
 
 export { safeText };
 
@@ -16,7 +17,9 @@ export function freeFormObject(bounds: JsonBounds = METADATA_BOUNDS) {
       const problem = jsonProblem(value, bounds);
       if (problem) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
     })
-    .meta({ description: `free-form JSON object: at most ${bounds.maxDepth} levels deep and ${bounds.maxChars} characters as JSON; no NUL or unpaired surrogates` });
+    .meta({
+      description: `free-form JSON object: at most ${bounds.maxDepth} levels deep and ${bounds.maxChars} characters as JSON; no NUL or unpaired surrogates`,
+    });
 }
 
 /**

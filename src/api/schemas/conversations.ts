@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import { PolicyOverrideSchema } from '../../config/policy.js';
 import { textProblem } from '../../lib/text-safety.js';
 import { ConversationIdSchema, freeFormObject, JobRefSchema, safeText, timestampSchema } from './common.js';
@@ -29,9 +30,13 @@ export type CreateConversationBody = z.infer<typeof CreateConversationBodySchema
 
 export const UpdateConversationBodySchema = z
   .strictObject({
-    model: SessionModelSchema.nullable().optional().meta({ description: 'null clears it; a new model without `contextLimit` takes that model’s context limit' }),
+    model: SessionModelSchema.nullable()
+      .optional()
+      .meta({ description: 'null clears it; a new model without `contextLimit` takes that model’s context limit' }),
     contextLimit: ContextLimitSchema.optional(),
-    policy: PolicyBodySchema.optional().meta({ description: 'replaces the conversation’s policy overrides ({} clears them); validated as a whole like at create' }),
+    policy: PolicyBodySchema.optional().meta({
+      description: 'replaces the conversation’s policy overrides ({} clears them); validated as a whole like at create',
+    }),
     metadata: freeFormObject().optional().meta({ description: 'replaces the metadata' }),
   })
   .refine((body) => Object.keys(body).length > 0, 'must change at least one of model, contextLimit, policy, metadata');
@@ -90,10 +95,13 @@ export const ListConversationsQuerySchema = z.object({
     .refine((text) => decodeListCursor(text) !== null, 'must be the `nextCursor` of a previous page')
     .optional()
     .meta({ description: '`nextCursor` of the previous page (the same filters must be given again)' }),
-  createdBy: safeText({ min: 1, max: 200 })
-    .optional()
-    .meta({ description: 'only conversations whose `metadata.createdBy` is this string; the gateway creates its conversations with `gateway`', example: 'gateway' }),
-  parentId: ConversationIdSchema.optional().meta({ description: 'only the conversations started from this one (none when it does not exist)' }),
+  createdBy: safeText({ min: 1, max: 200 }).optional().meta({
+    description: 'only conversations whose `metadata.createdBy` is this string; the gateway creates its conversations with `gateway`',
+    example: 'gateway',
+  }),
+  parentId: ConversationIdSchema.optional().meta({
+    description: 'only the conversations started from this one (none when it does not exist)',
+  }),
   updatedSince: timestampSchema().optional().meta({ description: 'only conversations updated at or after this instant (ISO 8601, UTC)' }),
 });
 
@@ -106,7 +114,10 @@ export const ConversationSummarySchema = z
     activeMessages: z.number().int().meta({ description: 'messages in the active history (archived ones excluded)' }),
     createdAt: z.string(),
     updatedAt: z.string(),
-    createdBy: z.string().nullable().meta({ description: '`metadata.createdBy` when it is a string (`gateway` for the gateway’s conversations)' }),
+    createdBy: z
+      .string()
+      .nullable()
+      .meta({ description: '`metadata.createdBy` when it is a string (`gateway` for the gateway’s conversations)' }),
     parentId: z.string().nullable().meta({ description: 'the conversation this one was started from; null when none (or it was deleted)' }),
   })
   .meta({ id: 'ConversationSummary' });

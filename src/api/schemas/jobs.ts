@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import { timestampSchema } from './common.js';
 
 export const JobSchema = z

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import { jsonProblem, MESSAGE_BOUNDS } from '../../lib/text-safety.js';
 import { BlockSchema, ConversationIdSchema, JobRefSchema } from './common.js';
 
@@ -60,12 +61,12 @@ export const StoredMessageSchema = z
     content: z.array(BlockSchema),
     name: z.string().optional(),
     tokens: z.number().int(),
-    meta: z
-      .literal(true)
-      .optional()
-      .meta({ description: 'a meta turn (harness notification, slash-command wrapper, reminder): kept verbatim, never taken for the user’s request' }),
+    meta: z.literal(true).optional().meta({
+      description: 'a meta turn (harness notification, slash-command wrapper, reminder): kept verbatim, never taken for the user’s request',
+    }),
     pinned: z.boolean().meta({
-      description: 'pinned (at append or through …/messages/:seq/pin): never archived, kept verbatim in the context. The newest user request is kept as well without being pinned',
+      description:
+        'pinned (at append or through …/messages/:seq/pin): never archived, kept verbatim in the context. The newest user request is kept as well without being pinned',
     }),
     createdAt: z.string(),
   })

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 
 export const ToolQuerySchema = z.object({
-  format: z.enum(['anthropic', 'openai']).default('anthropic').meta({ description: 'anthropic: Messages API `tools[]` entry; openai: Chat Completions `tools[]` entry' }),
+  format: z
+    .enum(['anthropic', 'openai'])
+    .default('anthropic')
+    .meta({ description: 'anthropic: Messages API `tools[]` entry; openai: Chat Completions `tools[]` entry' }),
 });
 
 const JsonSchemaObject = z.object({

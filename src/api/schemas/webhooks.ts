@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import { WEBHOOK_EVENTS } from '../../db/schema.js';
 import { ConversationIdSchema, safeText } from './common.js';
 
@@ -9,20 +10,27 @@ export const WebhookEventSchema = z.enum(WEBHOOK_EVENTS);
 const httpUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http or https URL' })
   .max(2048)
-  .meta({ description: 'where events are POSTed; must reach a public address unless the operator allows it (COMPACTD_WEBHOOK_ALLOW)', example: 'https://platform.example/hooks/compactd' });
+  .meta({
+    description: 'where events are POSTed; must reach a public address unless the operator allows it (COMPACTD_WEBHOOK_ALLOW)',
+    example: 'https://platform.example/hooks/compactd',
+  });
 
 export const WebhookBodySchema = z.strictObject({
   url: httpUrl,
-  secret: safeText({ min: 16, max: 256 })
-    .optional()
-    .meta({ description: 'HMAC-SHA256 key of the signatures; generated (and returned once) when a new webhook omits it, kept when an existing one is updated without it' }),
+  secret: safeText({ min: 16, max: 256 }).optional().meta({
+    description:
+      'HMAC-SHA256 key of the signatures; generated (and returned once) when a new webhook omits it, kept when an existing one is updated without it',
+  }),
   events: z
     .array(WebhookEventSchema)
     .max(WEBHOOK_EVENTS.length)
     .refine((events) => new Set(events).size === events.length, 'must not repeat an event')
     .optional()
     .meta({ description: 'event types to receive; all of them when omitted or empty' }),
-  enabled: z.boolean().default(true).meta({ description: 'false pauses deliveries (a conversation webhook that is disabled also silences the tenant webhook for it)' }),
+  enabled: z
+    .boolean()
+    .default(true)
+    .meta({ description: 'false pauses deliveries (a conversation webhook that is disabled also silences the tenant webhook for it)' }),
 });
 export type WebhookBody = z.infer<typeof WebhookBodySchema>;
 
@@ -33,7 +41,9 @@ export const WebhookSchema = z
     url: z.string(),
     events: z.array(WebhookEventSchema).meta({ description: 'empty: every event' }),
     enabled: z.boolean(),
-    secretHint: z.string().meta({ description: 'at most 4 characters of the secret (after the `whsec_` prefix of a generated one) and `…`, to tell secrets apart' }),
+    secretHint: z.string().meta({
+      description: 'at most 4 characters of the secret (after the `whsec_` prefix of a generated one) and `…`, to tell secrets apart',
+    }),
     secret: z.string().optional().meta({ description: 'only in the response that generated it: store it now' }),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -43,11 +53,15 @@ export type WebhookView = z.infer<typeof WebhookSchema>;
 
 const WebhookAttemptSchema = z.object({
   at: z.string(),
-  statusCode: z.number().int().nullable().meta({ description: 'the receiver’s HTTP status; null when no answer came (network error, timeout)' }),
-  error: z
-    .string()
+  statusCode: z
+    .number()
+    .int()
     .nullable()
-    .meta({ description: '`HTTP <status>`, `connection_failed` (no answer) or `target_not_allowed` (the host is, or resolves to, a non-public address); never the network error itself; null when delivered' }),
+    .meta({ description: 'the receiver’s HTTP status; null when no answer came (network error, timeout)' }),
+  error: z.string().nullable().meta({
+    description:
+      '`HTTP <status>`, `connection_failed` (no answer) or `target_not_allowed` (the host is, or resolves to, a non-public address); never the network error itself; null when delivered',
+  }),
   durationMs: z.number().int(),
 });
 

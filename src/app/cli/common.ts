@@ -1,4 +1,4 @@
-import { createClient, isCompactdError, type CompactdClient } from '../../client/index.js';
+import { type CompactdClient, createClient, isCompactdError } from '../../client/index.js';
 import type { ProgressStream } from './progress.js';
 
 /**
@@ -49,7 +49,10 @@ export interface Connection {
   keySource: string | undefined;
 }
 
-export function resolveConnection(values: { url?: string | undefined; key?: string | undefined }, env: Record<string, string | undefined>): Connection {
+export function resolveConnection(
+  values: { url?: string | undefined; key?: string | undefined },
+  env: Record<string, string | undefined>,
+): Connection {
   const url = values.url ?? (env['COMPACTD_URL'] || DEFAULT_URL);
   if (values.key) return { url, key: values.key, keySource: '--key' };
   for (const name of ['COMPACTD_API_KEY', 'COMPACTD_BOOTSTRAP_KEY']) {
@@ -96,4 +99,3 @@ export function numberOption(name: string, value: string | undefined, check: (n:
   if (value.trim() === '' || !check(parsed)) throw new UsageError(`--${name}: invalid value "${value}"`);
   return parsed;
 }
-

@@ -1,6 +1,17 @@
 import { parseArgs } from 'node:util';
+
 import type { CompactdClient, CompactionRequest, CompactionResult, Job } from '../../client/index.js';
-import { CONNECTION_OPTIONS, CONNECTION_USAGE, connect, describeError, numberOption, processIo, resolveConnection, UsageError, type CliIo } from './common.js';
+import {
+  type CliIo,
+  connect,
+  CONNECTION_OPTIONS,
+  CONNECTION_USAGE,
+  describeError,
+  numberOption,
+  processIo,
+  resolveConnection,
+  UsageError,
+} from './common.js';
 import { createProgress, formatDuration } from './progress.js';
 
 const USAGE = `usage: compactd compact ID [options]
@@ -32,7 +43,7 @@ function oneOf<T extends string>(name: string, value: string | undefined, allowe
 
 /** The request body from `compact`/`demo` options; unset options stay out so the policy decides. */
 export function compactionRequest(values: Record<string, string | boolean | undefined>): CompactionRequest {
-  const str = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  const str = (name: string) => (typeof values[name] === 'string' ? values[name] : undefined);
   const request: CompactionRequest = {};
   const strategy = oneOf('strategy', str('strategy'), STRATEGIES);
   if (strategy) request.strategy = strategy;
@@ -43,8 +54,8 @@ export function compactionRequest(values: Record<string, string | boolean | unde
   if (ratio !== undefined && tokens !== undefined) throw new UsageError('give --target-ratio or --target-tokens, not both');
   if (ratio !== undefined) request.target = { ratio };
   if (tokens !== undefined) request.target = { tokens };
-  if (str('focus')) request.focus = str('focus') as string;
-  if (str('model')) request.model = str('model') as string;
+  if (str('focus')) request.focus = str('focus');
+  if (str('model')) request.model = str('model');
   const onFailure = oneOf('on-llm-failure', str('on-llm-failure'), ['fallback', 'fail'] as const);
   if (onFailure) request.onLLMFailure = onFailure;
   return request;
@@ -87,11 +98,15 @@ export function formatJobSummary(job: Job): string[] {
     const r = job.result;
     const saved = r.tokensBefore > 0 ? ((r.tokensBefore - r.tokensAfter) / r.tokensBefore) * 100 : 0;
     lines.push(`tokens: ${n(r.tokensBefore)} → ${n(r.tokensAfter)} (−${saved.toFixed(1)}%)`);
-    lines.push(`messages archived: ${n(r.messagesArchived)} into ${r.batchIds.length} batch(es)${r.strategy ? `, strategy ${r.strategy}` : ''}`);
+    lines.push(
+      `messages archived: ${n(r.messagesArchived)} into ${r.batchIds.length} batch(es)${r.strategy ? `, strategy ${r.strategy}` : ''}`,
+    );
     if (r.llm) lines.push(formatLlmUsage(r.llm));
     if (r.identifiers && r.identifiers.total > 0) lines.push(`identifiers kept: ${n(r.identifiers.found)}/${n(r.identifiers.total)}`);
     if (r.fallbacks && r.fallbacks.length > 0) {
-      lines.push(`fallbacks: ${r.fallbacks.length} step(s) used the local summarizer (${[...new Set(r.fallbacks.map((f) => f.reason))].join(', ')})`);
+      lines.push(
+        `fallbacks: ${r.fallbacks.length} step(s) used the local summarizer (${[...new Set(r.fallbacks.map((f) => f.reason))].join(', ')})`,
+      );
     }
   }
   if (job.error) lines.push(`error: ${job.error.code}: ${job.error.message}`);
@@ -149,7 +164,9 @@ export async function runCompact(args: string[], io: CliIo = processIo()): Promi
   try {
     const job = await client.compact(id, request);
     io.stderr.write(`${job.deduplicated ? 'a compaction is already running' : 'enqueued'}: job ${job.id} (${job.status})\n`);
-    const final = values['no-wait'] ? job : await followJob(client, job, io, { timeoutMs: timeoutSeconds * 1000, label: `compacting ${id}` });
+    const final = values['no-wait']
+      ? job
+      : await followJob(client, job, io, { timeoutMs: timeoutSeconds * 1000, label: `compacting ${id}` });
     if (values.json) io.stdout.write(`${JSON.stringify(final, null, 2)}\n`);
     else io.stdout.write(`${formatJobSummary(final).join('\n')}\n`);
     return final.status === 'failed' || final.status === 'cancelled' ? 1 : 0;

@@ -3,12 +3,25 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+
 import type { CompactdClient, CompactionRequest, Job } from '../../client/index.js';
 import { ConfigError, loadConfig } from '../../config/env.js';
 import { createDb } from '../../db/client.js';
 import { createApiKey } from '../../db/repos/api-keys.js';
 import { importTranscript } from '../../importers/index.js';
-import { CONNECTION_OPTIONS, CONNECTION_USAGE, connect, describeError, MISSING_KEY_HELP, numberOption, processIo, resolveConnection, UsageError, type CliIo, type Connection } from './common.js';
+import {
+  type CliIo,
+  connect,
+  type Connection,
+  CONNECTION_OPTIONS,
+  CONNECTION_USAGE,
+  describeError,
+  MISSING_KEY_HELP,
+  numberOption,
+  processIo,
+  resolveConnection,
+  UsageError,
+} from './common.js';
 import { compactionRequest, followJob, formatJobSummary } from './compact.js';
 import { appendInBatches, contentHash } from './import.js';
 import { createProgress, formatDuration } from './progress.js';
@@ -47,7 +60,9 @@ export function demoSession(explicit: string | undefined, env: Record<string, st
   if (explicit) return { file: explicit, source: 'given' };
   const shared = path.join(realTranscriptsDir(env), 'raw/spotter-claude-code');
   if (existsSync(shared)) {
-    const sessions = readdirSync(shared).filter((f) => /^[0-9a-f-]{36}\.jsonl$/.test(f)).sort();
+    const sessions = readdirSync(shared)
+      .filter((f) => /^[0-9a-f-]{36}\.jsonl$/.test(f))
+      .sort();
     const chosen = sessions.includes(PREFERRED_SESSION) ? PREFERRED_SESSION : sessions[0];
     if (chosen) return { file: path.join(shared, chosen), source: 'a real Claude Code session from the shared data' };
   }
@@ -98,7 +113,8 @@ function parseDemoArgs(args: string[]) {
     },
   });
   const provider = values.provider;
-  if (provider !== undefined && !['local', 'anthropic', 'openai'].includes(provider)) throw new UsageError('--provider must be local, anthropic or openai');
+  if (provider !== undefined && !['local', 'anthropic', 'openai'].includes(provider))
+    throw new UsageError('--provider must be local, anthropic or openai');
   // A bare provider asks for its cheapest summarizer; a model without a provider prefix gets the one given.
   const model = values.model ? (provider && !values.model.includes(':') ? `${provider}:${values.model}` : values.model) : provider;
   const request: CompactionRequest = compactionRequest({ strategy: values.strategy ?? 'summarize', focus: values.focus, model });
@@ -147,7 +163,9 @@ async function demo(connection: Connection, io: CliIo, options: DemoOptions): Pr
       io.stderr.write(`no API key, and none could be created locally (${local.reason}).\n${MISSING_KEY_HELP}`);
       return 1;
     }
-    io.stderr.write(`no API key given: created ${local.prefix}… for tenant "demo" in ${local.database} (revoke it: compactd keys revoke ${local.prefix})\n`);
+    io.stderr.write(
+      `no API key given: created ${local.prefix}… for tenant "demo" in ${local.database} (revoke it: compactd keys revoke ${local.prefix})\n`,
+    );
     connection = { ...connection, key: local.key, keySource: 'a key created for the demo' };
   }
   const client = connect(connection);
@@ -160,17 +178,29 @@ async function demo(connection: Connection, io: CliIo, options: DemoOptions): Pr
   out(`          ${imported.messages.length} messages, ${imported.stats.toolPairs} tool calls with their results`);
   const boundary = imported.metadata['compactBoundary'] as { preTokens?: number; trigger?: string } | undefined;
   if (boundary?.preTokens) {
-    out(`          Claude Code compacted this session itself at ${boundary.preTokens.toLocaleString('en-US')} tokens (${boundary.trigger ?? 'auto'}); the demo takes the history before that point`);
+    out(
+      `          Claude Code compacted this session itself at ${boundary.preTokens.toLocaleString('en-US')} tokens (${boundary.trigger ?? 'auto'}); the demo takes the history before that point`,
+    );
   }
 
   const id = `demo-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}-${contentHash(`${Date.now()}${Math.random()}`).slice(0, 4)}`;
   // The session's own model sets the window it ran in.
-  await client.createConversation({ id, model: imported.model ?? 'claude-sonnet-4-5', policy: { auto: false }, metadata: { demo: true, importedFrom: path.basename(session.file) } });
+  await client.createConversation({
+    id,
+    model: imported.model ?? 'claude-sonnet-4-5',
+    policy: { auto: false },
+    metadata: { demo: true, importedFrom: path.basename(session.file) },
+  });
   const appendProgress = createProgress({ label: 'appending', unit: 'messages', stream: io.stderr });
-  await appendInBatches(client, id, imported.messages, { idempotencyPrefix: `demo-${id}`, onProgress: (d, t) => appendProgress.update(d, t) });
+  await appendInBatches(client, id, imported.messages, {
+    idempotencyPrefix: `demo-${id}`,
+    onProgress: (d, t) => appendProgress.update(d, t),
+  });
   appendProgress.finish(`${imported.messages.length} messages`);
   const before = await client.getConversation(id);
-  out(`stored    conversation ${id}: ${before.messageCount} messages, ${before.activeTokens.toLocaleString('en-US')} tokens (${(before.contextUsage.ratio * 100).toFixed(1)}% of ${before.contextLimit.toLocaleString('en-US')})`);
+  out(
+    `stored    conversation ${id}: ${before.messageCount} messages, ${before.activeTokens.toLocaleString('en-US')} tokens (${(before.contextUsage.ratio * 100).toFixed(1)}% of ${before.contextLimit.toLocaleString('en-US')})`,
+  );
 
   if (options.interactive && io.confirm && !(await io.confirm('Compact it now? [Y/n] '))) return 0;
   const job = await client.compact(id, options.request);
@@ -181,7 +211,7 @@ async function demo(connection: Connection, io: CliIo, options: DemoOptions): Pr
   if (follow) {
     // the compaction committed without it; the demo waits only to show the archive's final shape
     const merged = await followJob(client, await client.getJob(follow), io, { timeoutMs: options.timeoutMs, label: 'consolidating' });
-    const absorbed = merged.status === 'completed' ? merged.result.absorbedBatchIds?.length ?? 0 : 0;
+    const absorbed = merged.status === 'completed' ? (merged.result.absorbedBatchIds?.length ?? 0) : 0;
     out(`consolidation ${merged.id}: ${merged.status}${absorbed > 0 ? ` (${absorbed} batches merged into one)` : ''}`);
   }
   if (done.status === 'completed') await printArchive(client, id, done, { full: options.full === true, out });
@@ -192,14 +222,21 @@ async function demo(connection: Connection, io: CliIo, options: DemoOptions): Pr
   return done.status === 'completed' || done.status === 'noop' ? 0 : 1;
 }
 
-async function printArchive(client: CompactdClient, id: string, job: Job & { status: 'completed' }, options: { full: boolean; out: (line?: string) => void }) {
+async function printArchive(
+  client: CompactdClient,
+  id: string,
+  job: Job & { status: 'completed' },
+  options: { full: boolean; out: (line?: string) => void },
+) {
   const { out } = options;
   const { batches } = await client.listBatches(id, { limit: 200 });
   out();
   out(`batches   ${batches.length}`);
   for (const b of batches) {
     const live = b.supersededBy === null ? '' : ` (absorbed by ${b.supersededBy.slice(0, 8)})`;
-    out(`  L${b.level} ${b.id.slice(0, 8)}  seqs ${b.seqRanges}  ${b.sourceMessages} msgs  ${b.sourceTokens.toLocaleString('en-US')} → ${b.summaryTokens.toLocaleString('en-US')} tokens  ${b.model}${live}`);
+    out(
+      `  L${b.level} ${b.id.slice(0, 8)}  seqs ${b.seqRanges}  ${b.sourceMessages} msgs  ${b.sourceTokens.toLocaleString('en-US')} → ${b.summaryTokens.toLocaleString('en-US')} tokens  ${b.model}${live}`,
+    );
   }
   let clip: string | undefined;
   for await (const message of client.iterateMessages(id)) {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { isCompactdError, type CompactdClient, type Conversation, type CreateConversationRequest } from '../../client/index.js';
+
+import { type CompactdClient, type Conversation, type CreateConversationRequest, isCompactdError } from '../../client/index.js';
 import type { ImportOptions } from '../../importers/index.js';
 
 /**
@@ -53,7 +54,13 @@ function optionsOf(target: ImportTarget): Record<string, unknown> {
 
 /** `import-<hash>`: the prefix of every Idempotency-Key of this import. */
 export function importKey(target: ImportTarget): string {
-  const identity = { file: target.fileHash, conversation: target.conversationId, part: target.part, format: target.format, options: optionsOf(target) };
+  const identity = {
+    file: target.fileHash,
+    conversation: target.conversationId,
+    part: target.part,
+    format: target.format,
+    options: optionsOf(target),
+  };
   return `import-${sha256(JSON.stringify(identity)).slice(0, 32)}`;
 }
 

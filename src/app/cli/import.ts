@@ -1,12 +1,30 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+
 import type { CompactdClient, InputMessage } from '../../client/index.js';
 import type { NormalizedMessage } from '../../compaction/types.js';
-import { importTranscript, TRANSCRIPT_FORMATS, TranscriptImportError, type ImportedConversation, type ImportOptions, type TranscriptFormat } from '../../importers/index.js';
-import { CONNECTION_OPTIONS, CONNECTION_USAGE, connect, describeError, numberOption, processIo, resolveConnection, UsageError, type CliIo } from './common.js';
+import {
+  type ImportedConversation,
+  type ImportOptions,
+  importTranscript,
+  TRANSCRIPT_FORMATS,
+  type TranscriptFormat,
+  TranscriptImportError,
+} from '../../importers/index.js';
+import {
+  type CliIo,
+  connect,
+  CONNECTION_OPTIONS,
+  CONNECTION_USAGE,
+  describeError,
+  numberOption,
+  processIo,
+  resolveConnection,
+  UsageError,
+} from './common.js';
 export { contentHash } from './import-target.js';
-import { contentHash, ImportConflictError, importKey, prepareTarget, type ImportTarget } from './import-target.js';
+import { contentHash, ImportConflictError, importKey, type ImportTarget, prepareTarget } from './import-target.js';
 import { createProgress } from './progress.js';
 
 const USAGE = `usage: compactd import FILE [options]
@@ -88,10 +106,12 @@ export async function appendInBatches(
 
 /** A transcript id usable as a conversation id (`[A-Za-z0-9._-]{1,128}`). */
 export function conversationIdFrom(raw: string): string {
-  const cleaned = raw.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 128);
+  const cleaned = raw
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 128);
   return cleaned === '' ? 'imported' : cleaned;
 }
-
 
 function parseImportArgs(args: string[]) {
   const { values, positionals } = parseArgs({
@@ -112,9 +132,11 @@ function parseImportArgs(args: string[]) {
     },
   });
   const format = values.format;
-  if (format !== undefined && !(TRANSCRIPT_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${TRANSCRIPT_FORMATS.join(', ')}`);
+  if (format !== undefined && !(TRANSCRIPT_FORMATS as readonly string[]).includes(format))
+    throw new UsageError(`--format must be one of ${TRANSCRIPT_FORMATS.join(', ')}`);
   const boundary = values['compact-boundary'];
-  if (boundary !== undefined && boundary !== 'stop' && boundary !== 'include') throw new UsageError('--compact-boundary must be stop or include');
+  if (boundary !== undefined && boundary !== 'stop' && boundary !== 'include')
+    throw new UsageError('--compact-boundary must be stop or include');
   const contextLimit = numberOption('context-limit', values['context-limit'], (n) => Number.isInteger(n) && n >= 1024);
   const importOptions: ImportOptions = {
     ...(format ? { format: format as TranscriptFormat } : {}),
@@ -125,7 +147,11 @@ function parseImportArgs(args: string[]) {
 }
 
 /** Reads and parses a transcript file; an exit code (after a message naming the file and line) when it cannot. */
-async function readTranscript(file: string, options: ImportOptions, io: CliIo): Promise<{ text: string; format: TranscriptFormat; conversations: ImportedConversation[] } | number> {
+async function readTranscript(
+  file: string,
+  options: ImportOptions,
+  io: CliIo,
+): Promise<{ text: string; format: TranscriptFormat; conversations: ImportedConversation[] } | number> {
   try {
     const text = await readFile(file, 'utf8');
     return { text, ...importTranscript(text, { ...options, fileName: path.basename(file) }) };
@@ -174,7 +200,8 @@ async function importOne(client: CompactdClient, io: CliIo, target: ImportTarget
     const verb = prepared.created ? 'created' : prepared.resumed ? 'finished importing into' : 'appended to';
     io.stdout.write(`${verb} ${id}: ${added} messages (${conversation.stats.toolPairs} tool pairs), ${window}, ${usage}\n`);
   }
-  for (const jobId of outcome.triggeredJobs) io.stdout.write(`  the append triggered compaction job ${jobId} (follow it: compactd compact ${id})\n`);
+  for (const jobId of outcome.triggeredJobs)
+    io.stdout.write(`  the append triggered compaction job ${jobId} (follow it: compactd compact ${id})\n`);
   if (!target.compact && after.contextUsage.warning) {
     io.stdout.write(`  past the warning ratio: the next append may compact it, or compact now: compactd compact ${id}\n`);
   }
@@ -227,11 +254,17 @@ export async function runImport(args: string[], io: CliIo = processIo()): Promis
   if (typeof read === 'number') return read;
   const { text, format, conversations } = read;
   const target = (conversation: ImportedConversation, index: number) =>
-    values.conversation ? (conversations.length > 1 ? `${values.conversation}-${index + 1}` : values.conversation) : conversationIdFrom(conversation.id);
+    values.conversation
+      ? conversations.length > 1
+        ? `${values.conversation}-${index + 1}`
+        : values.conversation
+      : conversationIdFrom(conversation.id);
   io.stderr.write(`${file}: ${format}, ${conversations.length} conversation(s)\n`);
   if (values['dry-run']) {
     conversations.forEach((c, i) =>
-      io.stdout.write(`${target(c, i)}: ${c.messages.length} messages, ${c.stats.toolPairs} tool pairs, ${c.stats.droppedLines} lines dropped, model ${values.model ?? c.model ?? 'not given'}\n`),
+      io.stdout.write(
+        `${target(c, i)}: ${c.messages.length} messages, ${c.stats.toolPairs} tool pairs, ${c.stats.droppedLines} lines dropped, model ${values.model ?? c.model ?? 'not given'}\n`,
+      ),
     );
     return 0;
   }
@@ -249,7 +282,10 @@ export async function runImport(args: string[], io: CliIo = processIo()): Promis
           fileName: path.basename(file),
           fileHash,
           format,
-          importOptions: { includeSidechains: importOptions.includeSidechains ?? false, compactBoundary: importOptions.compactBoundary ?? 'stop' },
+          importOptions: {
+            includeSidechains: importOptions.includeSidechains ?? false,
+            compactBoundary: importOptions.compactBoundary ?? 'stop',
+          },
           model: values.model ?? conversation.model,
           contextLimit,
           noAuto: values['no-auto'] === true,

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
+
 import { parseFaultRates, type SimFaults } from '../../llm-sim/faults.js';
 import { PROFILE_NAMES } from '../../llm-sim/profiles.js';
-import { startLlmSim, type LlmSimOptions } from '../../llm-sim/server.js';
+import { type LlmSimOptions, startLlmSim } from '../../llm-sim/server.js';
 
 /** `compactd llm-sim`: runs the simulator until SIGTERM/SIGINT, then closes gracefully. */
 
@@ -123,11 +124,17 @@ export function parseLlmSimArgs(argv: string[]): (LlmSimOptions & { graceMs: num
   const overrunRate = number('overrun', values.overrun);
   const overrunFactor = number('overrun-factor', values['overrun-factor']);
   if (overrunRate !== undefined || overrunFactor !== undefined) {
-    options.overrun = { ...(overrunRate === undefined ? {} : { rate: overrunRate }), ...(overrunFactor === undefined ? {} : { factor: overrunFactor }) };
+    options.overrun = {
+      ...(overrunRate === undefined ? {} : { rate: overrunRate }),
+      ...(overrunFactor === undefined ? {} : { factor: overrunFactor }),
+    };
   }
   const cacheTtlMs = number('cache-ttl-ms', values['cache-ttl-ms']);
   if (cacheTtlMs !== undefined || values['no-prompt-cache'] === true) {
-    options.cache = { ...(cacheTtlMs === undefined ? {} : { ttlMs: cacheTtlMs }), ...(values['no-prompt-cache'] === true ? { enabled: false } : {}) };
+    options.cache = {
+      ...(cacheTtlMs === undefined ? {} : { ttlMs: cacheTtlMs }),
+      ...(values['no-prompt-cache'] === true ? { enabled: false } : {}),
+    };
   }
   return options;
 }

@@ -1,4 +1,4 @@
-import { isCompactdError, type AnthropicTool, type CompactdClient } from '../../client/index.js';
+import { type AnthropicTool, type CompactdClient, isCompactdError } from '../../client/index.js';
 import { renderRecall } from './recall-text.js';
 
 /**
@@ -14,7 +14,12 @@ export type McpScope = { conversationId: string } | { tenant: true };
 export interface McpTool {
   name: string;
   description: string;
-  inputSchema: { type: 'object'; properties: Record<string, Record<string, unknown>>; required?: string[] | undefined; additionalProperties?: boolean | undefined };
+  inputSchema: {
+    type: 'object';
+    properties: Record<string, Record<string, unknown>>;
+    required?: string[] | undefined;
+    additionalProperties?: boolean | undefined;
+  };
 }
 
 export interface McpToolResult {
@@ -35,7 +40,12 @@ const JOB_STATUS: McpTool = {
     type: 'object',
     properties: {
       jobId: { type: 'string', minLength: 1, description: 'The job id `compact` returned.' },
-      waitSeconds: { type: 'integer', minimum: 0, maximum: 30, description: 'Wait up to this many seconds for the job to end (default 0).' },
+      waitSeconds: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 30,
+        description: 'Wait up to this many seconds for the job to end (default 0).',
+      },
     },
     required: ['jobId'],
     additionalProperties: false,
@@ -48,7 +58,11 @@ function scoped(tool: AnthropicTool, scope: McpScope): McpTool {
   return {
     name: tool.name,
     description: tool.description,
-    inputSchema: { ...schema, properties: { conversationId: CONVERSATION_ID, ...schema.properties }, required: ['conversationId', ...(schema.required ?? [])] },
+    inputSchema: {
+      ...schema,
+      properties: { conversationId: CONVERSATION_ID, ...schema.properties },
+      required: ['conversationId', ...(schema.required ?? [])],
+    },
   };
 }
 
@@ -71,7 +85,8 @@ function stringField(args: Record<string, unknown>, name: string, required: bool
 function intField(args: Record<string, unknown>, name: string, min: number, max: number): number | undefined {
   const value = args[name];
   if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) throw new ToolInputError(`${name}: must be an integer from ${min} to ${max}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+    throw new ToolInputError(`${name}: must be an integer from ${min} to ${max}`);
   return value;
 }
 
@@ -108,8 +123,17 @@ async function runTool(client: CompactdClient, scope: McpScope, name: string, ar
       const waitSeconds = intField(args, 'waitSeconds', 0, 30);
       const job = await client.getJob(jobId, { waitSeconds });
       // Scoped to one conversation, the tools see only its jobs.
-      if ('conversationId' in scope && job.conversationId !== scope.conversationId) return text(`jobId: ${jobId} is not a job of conversation ${scope.conversationId}`, true);
-      return text({ id: job.id, conversationId: job.conversationId, status: job.status, trigger: job.trigger, progress: job.progress, result: job.result, error: job.error });
+      if ('conversationId' in scope && job.conversationId !== scope.conversationId)
+        return text(`jobId: ${jobId} is not a job of conversation ${scope.conversationId}`, true);
+      return text({
+        id: job.id,
+        conversationId: job.conversationId,
+        status: job.status,
+        trigger: job.trigger,
+        progress: job.progress,
+        result: job.result,
+        error: job.error,
+      });
     }
     default:
       return text(`unknown tool ${name}`, true);
@@ -121,7 +145,12 @@ async function runTool(client: CompactdClient, scope: McpScope, name: string, ar
  * unknown conversation or job) and a bad input are the model's to read, as tool errors;
  * anything else (the service unreachable) is thrown for the MCP layer to report.
  */
-export async function callMcpTool(client: CompactdClient, scope: McpScope, name: string, args: Record<string, unknown> = {}): Promise<McpToolResult> {
+export async function callMcpTool(
+  client: CompactdClient,
+  scope: McpScope,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<McpToolResult> {
   try {
     return await runTool(client, scope, name, args);
   } catch (error) {

@@ -1,11 +1,23 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
+
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
 import type { CompactdClient } from '../../client/index.js';
-import { CONNECTION_OPTIONS, CONNECTION_USAGE, connect, describeError, numberOption, processIo, resolveConnection, UsageError, type CliIo } from './common.js';
+import {
+  type CliIo,
+  connect,
+  CONNECTION_OPTIONS,
+  CONNECTION_USAGE,
+  describeError,
+  numberOption,
+  processIo,
+  resolveConnection,
+  UsageError,
+} from './common.js';
 import { callMcpTool, loadMcpTools, type McpScope, type McpTool } from './mcp-tools.js';
 
 const USAGE = `usage: compactd mcp (--conversation ID | --tenant) [--http PORT [--host HOST]]
@@ -27,18 +39,28 @@ const VERSION = '0.1.0';
 function mcpServer(client: CompactdClient, scope: McpScope, tools: McpTool[]): Server {
   const server = new Server({ name: 'compactd', version: VERSION }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
-  server.setRequestHandler(CallToolRequestSchema, (request) => callMcpTool(client, scope, request.params.name, request.params.arguments ?? {}));
+  server.setRequestHandler(CallToolRequestSchema, (request) =>
+    callMcpTool(client, scope, request.params.name, request.params.arguments ?? {}),
+  );
   return server;
 }
 
 function parseMcpArgs(args: string[]) {
   const { values } = parseArgs({
     args,
-    options: { ...CONNECTION_OPTIONS, conversation: { type: 'string' }, tenant: { type: 'boolean' }, http: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      ...CONNECTION_OPTIONS,
+      conversation: { type: 'string' },
+      tenant: { type: 'boolean' },
+      http: { type: 'string' },
+      host: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
     allowPositionals: false,
   });
   if (values.help) return { help: true as const };
-  if ((values.conversation === undefined) === (values.tenant !== true)) throw new UsageError('give --conversation ID or --tenant (one of them)');
+  if ((values.conversation === undefined) === (values.tenant !== true))
+    throw new UsageError('give --conversation ID or --tenant (one of them)');
   const scope: McpScope = values.conversation !== undefined ? { conversationId: values.conversation } : { tenant: true };
   const port = numberOption('http', values.http, (n) => Number.isInteger(n) && n >= 0 && n <= 65_535);
   if (values.host !== undefined && port === undefined) throw new UsageError('--host needs --http');
@@ -53,7 +75,9 @@ async function readBody(request: IncomingMessage): Promise<unknown> {
 }
 
 function jsonRpcError(response: ServerResponse, status: number, code: number, message: string): void {
-  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+  response
+    .writeHead(status, { 'content-type': 'application/json' })
+    .end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
 /** Stateless streamable HTTP: every POST /mcp gets its own server and transport; GET and DELETE are 405. */
@@ -69,7 +93,9 @@ async function handleHttp(request: IncomingMessage, response: ServerResponse, bu
   }
   const server = build();
   // No session id generator: the stateless mode (the option is read as "absent", hence the cast).
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined } as unknown as ConstructorParameters<typeof StreamableHTTPServerTransport>[0]);
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined } as unknown as ConstructorParameters<
+    typeof StreamableHTTPServerTransport
+  >[0]);
   response.on('close', () => {
     void transport.close();
     void server.close();

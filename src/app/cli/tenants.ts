@@ -1,9 +1,9 @@
+import { type GatewayAccessPatch, GatewayAccessPatchSchema } from '../../api/gateway/model-access.js';
 import type { Config } from '../../config/env.js';
 import { createDb, type Db } from '../../db/client.js';
 import { runMigrations } from '../../db/migrate.js';
-import { getTenantIdByName, setTenantQuotas, tenantQuotas } from '../../db/repos/tenant-quotas.js';
 import { getGatewayAccess, setGatewayAccess } from '../../db/repos/tenant-gateway-access.js';
-import { GatewayAccessPatchSchema, type GatewayAccessPatch } from '../../api/gateway/model-access.js';
+import { getTenantIdByName, setTenantQuotas, tenantQuotas } from '../../db/repos/tenant-quotas.js';
 
 const USAGE =
   'usage: compactd tenants quotas NAME [--max-active N|default] [--per-minute N|default]\n' +
@@ -28,7 +28,7 @@ export async function runTenants(config: Config, args: string[]): Promise<number
   }
   const option = (flag: string) => {
     const index = rest.indexOf(`--${flag}`);
-    return index >= 0 ? rest[index + 1] ?? '' : undefined;
+    return index >= 0 ? (rest[index + 1] ?? '') : undefined;
   };
   if (command === 'gateway-access') return runGatewayAccess(config, name, option);
   const maxActive = parseQuota(option('max-active'));
@@ -45,7 +45,9 @@ export async function runTenants(config: Config, args: string[]): Promise<number
       });
     }
     const quotas = await tenantQuotas(db, tenantId, config.quotas);
-    process.stdout.write(`tenant ${name}: max active compactions ${quotas.maxActiveCompactions}, compactions per minute ${quotas.compactionsPerMinute}\n`);
+    process.stdout.write(
+      `tenant ${name}: max active compactions ${quotas.maxActiveCompactions}, compactions per minute ${quotas.compactionsPerMinute}\n`,
+    );
     return 0;
   });
 }
@@ -70,10 +72,14 @@ async function withTenant(config: Config, name: string, work: (db: Db, tenantId:
 function parseList(value: string | undefined): string[] | null | undefined {
   if (value === undefined) return undefined;
   if (value === 'default') return null;
-  return value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  return value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
 }
 
-const describeList = (list: string[] | null, fallback: string) => (list === null ? `default (${fallback})` : list.length === 0 ? 'none' : list.join(', '));
+const describeList = (list: string[] | null, fallback: string) =>
+  list === null ? `default (${fallback})` : list.length === 0 ? 'none' : list.join(', ');
 
 /**
  * `compactd tenants gateway-access NAME [--models …] [--server-tools …]`: what the tenant may
@@ -98,7 +104,10 @@ async function runGatewayAccess(config: Config, name: string, option: (flag: str
     return 2;
   }
   return withTenant(config, name, async (db, tenantId) => {
-    const access = models === undefined && serverTools === undefined ? await getGatewayAccess(db, tenantId) : await setGatewayAccess(db, name, parsed.data);
+    const access =
+      models === undefined && serverTools === undefined
+        ? await getGatewayAccess(db, tenantId)
+        : await setGatewayAccess(db, name, parsed.data);
     process.stdout.write(
       `tenant ${name}, gateway with compactd's provider key: models ${describeList(access?.models ?? null, "the model registry's models of each provider")}; server tools ${describeList(access?.serverTools ?? null, 'none')}\n`,
     );

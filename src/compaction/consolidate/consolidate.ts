@@ -39,7 +39,11 @@ function byLevel<B extends ConsolidationCandidate>(batches: readonly B[]): B[] {
 }
 
 /** Whether a consolidation is due: too many live batches, or a clip-archive over its budget with two or more to merge. */
-export function needsConsolidation(liveBatches: number, clipTokens: number, policy: { maxLiveBatches: number; clipArchiveMaxTokens: number }): boolean {
+export function needsConsolidation(
+  liveBatches: number,
+  clipTokens: number,
+  policy: { maxLiveBatches: number; clipArchiveMaxTokens: number },
+): boolean {
   return liveBatches > policy.maxLiveBatches || (liveBatches >= 2 && clipTokens > policy.clipArchiveMaxTokens);
 }
 

@@ -96,7 +96,13 @@ export function buildClipArchive(
       `<${TAG}-summary batch="${attribute(batch.id)}" level="${batch.level}" seqs="${formatSeqRanges(batch.seqs)}">\n` +
       `${escapeSummary(batch.summary)}\n</${TAG}-summary>`,
   );
-  const parts = [header(stats, ordered.length), ...(state.trim() ? [stateSection(state)] : []), ...sections, recallLine(stats, ordered.length), `</${TAG}-archive>`];
+  const parts = [
+    header(stats, ordered.length),
+    ...(state.trim() ? [stateSection(state)] : []),
+    ...sections,
+    recallLine(stats, ordered.length),
+    `</${TAG}-archive>`,
+  ];
   const text = parts.join('\n');
   return { role: policy.clipArchiveRole, content: [{ type: 'text', text }], text };
 }
@@ -118,7 +124,10 @@ export interface ParsedClipSection {
 export function parseClipArchive(text: string): ParsedClipSection[] {
   const pattern = new RegExp(`<${TAG}-summary batch="([^"]*)" level="(\\d+)" seqs="([^"]*)">\\n([\\s\\S]*?)\\n</${TAG}-summary>`, 'g');
   return [...text.matchAll(pattern)].map((match) => ({
-    batchId: (match[1] ?? '').replace(/&lt;/g, '<').replace(/&quot;/g, '"').replace(/&amp;/g, '&'),
+    batchId: (match[1] ?? '')
+      .replace(/&lt;/g, '<')
+      .replace(/&quot;/g, '"')
+      .replace(/&amp;/g, '&'),
     level: Number(match[2]),
     seqs: match[3] ?? '',
     summary: match[4] ?? '',

@@ -4,7 +4,7 @@
  * it, and the context rendered for Anthropic and OpenAI with tool results in place.
  */
 
-export { buildClipArchive, clipOverhead, escapeSummary, formatSeqRanges } from './clip-archive.js';
 export type { ClipBatch } from './clip-archive.js';
+export { buildClipArchive, clipOverhead, escapeSummary, formatSeqRanges } from './clip-archive.js';
 export { buildChunkHeader } from './header.js';
 export { CONTEXT_OPENING_USER_TURN, renderAnthropicContext, renderOpenAIContext } from './render-context.js';

@@ -1,5 +1,5 @@
-import { placeToolResults, type ContextMessage } from './place-tool-results.js';
 import type { Block, ImageBlock, TextBlock, ToolResultBlock } from '../types.js';
+import { type ContextMessage, placeToolResults } from './place-tool-results.js';
 
 /**
  * Turns the active history into a ready-to-send request body (SPEC §6.1 `context`), one
@@ -88,7 +88,10 @@ function anthropicToolIds(): (id: string) => string {
 
 function anthropicBlock(block: Block, toolId: (id: string) => string): Block {
   if (block.type === 'tool_use') {
-    const input = typeof block.input === 'object' && block.input !== null && !Array.isArray(block.input) ? block.input : { arguments: block.input ?? null };
+    const input =
+      typeof block.input === 'object' && block.input !== null && !Array.isArray(block.input)
+        ? block.input
+        : { arguments: block.input ?? null };
     return { ...block, id: toolId(block.id), input };
   }
   if (block.type === 'tool_result') return { ...block, tool_use_id: toolId(block.tool_use_id) };
@@ -112,9 +115,7 @@ function orderBlocks(content: Block[]): Block[] {
 function imagePart(block: ImageBlock): Record<string, unknown> {
   const source = block.source;
   const url =
-    source['type'] === 'base64'
-      ? `data:${String(source['media_type'])};base64,${String(source['data'])}`
-      : String(source['url'] ?? '');
+    source['type'] === 'base64' ? `data:${String(source['media_type'])};base64,${String(source['data'])}` : String(source['url'] ?? '');
   return { type: 'image_url', image_url: { url } };
 }
 
@@ -128,7 +129,13 @@ export function renderOpenAIContext(history: readonly ContextMessage[]): OpenAIC
     if (message.role === 'assistant') {
       const calls = message.content.flatMap((b) =>
         b.type === 'tool_use'
-          ? [{ id: b.id, type: 'function' as const, function: { name: b.name, arguments: typeof b.input === 'string' ? b.input : JSON.stringify(b.input ?? {}) } }]
+          ? [
+              {
+                id: b.id,
+                type: 'function' as const,
+                function: { name: b.name, arguments: typeof b.input === 'string' ? b.input : JSON.stringify(b.input ?? {}) },
+              },
+            ]
           : [],
       );
       const text = textOf(message.content);
@@ -144,7 +151,7 @@ export function renderOpenAIContext(history: readonly ContextMessage[]): OpenAIC
     const hasImage = rest.some((b) => b.type === 'image');
     out.push({
       role: 'user',
-      content: hasImage ? rest.map((b) => (b.type === 'text' ? { type: 'text', text: b.text } : imagePart(b as ImageBlock))) : textOf(rest),
+      content: hasImage ? rest.map((b) => (b.type === 'text' ? { type: 'text', text: b.text } : imagePart(b))) : textOf(rest),
     });
   }
   return { messages: out };

@@ -21,7 +21,7 @@ export function okCallKey(c: Pick<LedgerOkCall, 'tool' | 'targetKind' | 'target'
   return [c.tool, c.targetKind, c.target].join(SEP);
 }
 
-const later = (a: number | undefined, b: number | undefined) => (b !== undefined && (a === undefined || b >= a));
+const later = (a: number | undefined, b: number | undefined) => b !== undefined && (a === undefined || b >= a);
 const maxSeq = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
 
 function mergeFile(a: LedgerFile, b: LedgerFile): LedgerFile {
@@ -103,7 +103,8 @@ export class LedgerAccumulator {
     const map = this[kind];
     const known = map.get(sentence.text);
     // the latest saying wins; said twice in one message, its first place
-    if (!known || sentence.seq > known.seq || (sentence.seq === known.seq && (sentence.at ?? 0) < (known.at ?? 0))) map.set(sentence.text, sentence);
+    if (!known || sentence.seq > known.seq || (sentence.seq === known.seq && (sentence.at ?? 0) < (known.at ?? 0)))
+      map.set(sentence.text, sentence);
     return this;
   }
 

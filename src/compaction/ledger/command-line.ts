@@ -31,7 +31,7 @@ function quoteWord(word: string): string {
 export function shellScript(value: unknown): string | null {
   if (typeof value === 'string') return value.trim().length > 0 ? value : null;
   if (!Array.isArray(value) || value.length === 0 || !value.every((w) => typeof w === 'string')) return null;
-  const words = value as string[];
+  const words = value;
   const shell = (words[0] ?? '').split('/').pop() ?? '';
   if (['bash', 'sh', 'zsh', 'dash'].includes(shell) && words.length >= 3 && /^-\w*c$/.test(words[1] as string)) return words[2] as string;
   return words.map(quoteWord).join(' ');

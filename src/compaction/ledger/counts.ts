@@ -61,7 +61,9 @@ export function ledgerNames(ledger: Ledger): LedgerName[] {
   }
   for (const command of ledger.commands) add('command', command.line);
   for (const error of ledger.errors) add('error', error.line);
-  const texts = [...ledger.instructions.constraints, ...ledger.instructions.requests].map((s) => s.text).concat(ledger.tasks?.items.map((t) => t.text) ?? []);
+  const texts = [...ledger.instructions.constraints, ...ledger.instructions.requests]
+    .map((s) => s.text)
+    .concat(ledger.tasks?.items.map((t) => t.text) ?? []);
   for (const text of texts) for (const id of extractIds(text)) add('id', id);
   return names;
 }

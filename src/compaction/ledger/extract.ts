@@ -31,7 +31,9 @@ function fileEntry(effect: FileEffect, seq: number): LedgerFile {
 
 /** What a call that is neither a command nor a file tool acts on: its first short string argument. */
 function callTarget(input: Record<string, unknown>): string {
-  const value = Object.values(input).find((v): v is string => typeof v === 'string' && v.length > 0 && v.length <= MAX_CALL_TARGET_CHARS && !v.includes('\n'));
+  const value = Object.values(input).find(
+    (v): v is string => typeof v === 'string' && v.length > 0 && v.length <= MAX_CALL_TARGET_CHARS && !v.includes('\n'),
+  );
   return value ?? '';
 }
 

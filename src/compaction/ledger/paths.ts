@@ -33,7 +33,8 @@ const TEXTS_SEARCHED = 8;
 export function findSessionCwd(messages: readonly HistoryMessage[]): string | null {
   for (const message of messages.slice(0, TEXTS_SEARCHED)) {
     for (const block of message.content) {
-      const text = block.type === 'text' ? block.text : block.type === 'tool_result' && typeof block.content === 'string' ? block.content : '';
+      const text =
+        block.type === 'text' ? block.text : block.type === 'tool_result' && typeof block.content === 'string' ? block.content : '';
       for (const pattern of CWD_PATTERNS) {
         const found = pattern.exec(text)?.[1];
         if (found !== undefined && found.length > 1) return trimSlashes(found);

@@ -30,7 +30,8 @@ export const DEFAULT_LEDGER_CAPS: LedgerCaps = {
   openTasks: 15,
 };
 
-export type PartKey = 'filesChanged' | 'filesRead' | 'openErrors' | 'resolvedErrors' | 'lastFailingCommand' | 'constraints' | 'requests' | 'openTasks';
+export type PartKey =
+  'filesChanged' | 'filesRead' | 'openErrors' | 'resolvedErrors' | 'lastFailingCommand' | 'constraints' | 'requests' | 'openTasks';
 
 export interface Part {
   key: PartKey;
@@ -87,7 +88,8 @@ function fileItem(file: LedgerFile, style: TextStyle): string {
 }
 
 function errorItem(error: LedgerError, style: TextStyle): string {
-  const target = error.target === '' ? '' : error.targetKind === 'path' ? ` ${relativeTo(style.cwd, error.target)}` : ` \`${error.target}\``;
+  const target =
+    error.target === '' ? '' : error.targetKind === 'path' ? ` ${relativeTo(style.cwd, error.target)}` : ` \`${error.target}\``;
   return cleanItem(`${error.line} (${error.tool}${target}, seq ${error.seq})`, style);
 }
 
@@ -106,10 +108,22 @@ export function ledgerParts(ledger: Ledger, caps: LedgerCaps, style: TextStyle):
   const gone = (f: LedgerFile) => f.lastChange === 'deleted' || f.lastChange === 'moved';
   const byChange = newestFirst(ledger.files.filter(isChanged), (f) => f.changedSeq ?? f.lastSeq);
   const changed = [...byChange.filter((f) => !gone(f)), ...byChange.filter(gone)].map((f) => fileItem(f, style));
-  const read = newestFirst(ledger.files.filter((f) => !isChanged(f)), (f) => f.lastSeq).map((f) => cleanItem(relativeTo(style.cwd, f.path), style));
-  const open = newestFirst(ledger.errors.filter((e) => !e.resolved), (e) => e.seq).map((e) => errorItem(e, style));
-  const resolved = newestFirst(ledger.errors.filter((e) => e.resolved), (e) => e.seq).map((e) => errorItem(e, style));
-  const failing = newestFirst(ledger.commands.filter((c) => c.outcome === 'failed'), (c) => c.lastSeq)[0];
+  const read = newestFirst(
+    ledger.files.filter((f) => !isChanged(f)),
+    (f) => f.lastSeq,
+  ).map((f) => cleanItem(relativeTo(style.cwd, f.path), style));
+  const open = newestFirst(
+    ledger.errors.filter((e) => !e.resolved),
+    (e) => e.seq,
+  ).map((e) => errorItem(e, style));
+  const resolved = newestFirst(
+    ledger.errors.filter((e) => e.resolved),
+    (e) => e.seq,
+  ).map((e) => errorItem(e, style));
+  const failing = newestFirst(
+    ledger.commands.filter((c) => c.outcome === 'failed'),
+    (c) => c.lastSeq,
+  )[0];
   const exit = failing?.exitCode === undefined ? '' : `exit ${failing.exitCode}, `;
   const failingItem = failing === undefined ? [] : [cleanItem(`\`${failing.line}\` (${exit}seq ${failing.lastSeq})`, style)];
   const tasks = ledger.tasks?.items ?? [];
@@ -123,8 +137,18 @@ export function ledgerParts(ledger: Ledger, caps: LedgerCaps, style: TextStyle):
     part('openErrors', 'Open errors:', open, caps.openErrors),
     part('resolvedErrors', 'Resolved errors:', resolved, caps.resolvedErrors),
     part('lastFailingCommand', 'Last failing command:', failingItem, 1, true),
-    newestShownInOrder('constraints', 'User constraints (verbatim):', ledger.instructions.constraints.map((s) => cleanItem(s.text, style)), caps.constraints),
-    newestShownInOrder('requests', 'Latest requests:', ledger.instructions.requests.map((s) => cleanItem(s.text, style)), caps.requests),
+    newestShownInOrder(
+      'constraints',
+      'User constraints (verbatim):',
+      ledger.instructions.constraints.map((s) => cleanItem(s.text, style)),
+      caps.constraints,
+    ),
+    newestShownInOrder(
+      'requests',
+      'Latest requests:',
+      ledger.instructions.requests.map((s) => cleanItem(s.text, style)),
+      caps.requests,
+    ),
     part('openTasks', completed > 0 ? `Open tasks (${completed} completed):` : 'Open tasks:', openTasks, caps.openTasks),
   ];
 }

@@ -1,5 +1,5 @@
 import type { CountTokens } from '../types.js';
-import { DEFAULT_LEDGER_CAPS, ledgerParts, type LedgerCaps, type LedgerEscape, type Part, type PartKey } from './render-parts.js';
+import { DEFAULT_LEDGER_CAPS, type LedgerCaps, type LedgerEscape, ledgerParts, type Part, type PartKey } from './render-parts.js';
 import type { Ledger } from './schema.js';
 
 /**
@@ -44,9 +44,27 @@ function renderParts(parts: readonly Part[]): string {
  * Which part gives up an item first: the plain list of files read, resolved errors, then the
  * oldest changed files, constraints and requests, tasks, open errors; the last failing command last.
  */
-const DROP_ORDER: readonly PartKey[] = ['filesRead', 'resolvedErrors', 'filesChanged', 'constraints', 'requests', 'openTasks', 'openErrors', 'lastFailingCommand'];
+const DROP_ORDER: readonly PartKey[] = [
+  'filesRead',
+  'resolvedErrors',
+  'filesChanged',
+  'constraints',
+  'requests',
+  'openTasks',
+  'openErrors',
+  'lastFailingCommand',
+];
 /** Items each part keeps while any other part can still give one up (the newest request, the newest open errors…). */
-const KEEP: Readonly<Record<PartKey, number>> = { filesChanged: 3, filesRead: 0, openErrors: 2, resolvedErrors: 0, lastFailingCommand: 1, constraints: 2, requests: 1, openTasks: 3 };
+const KEEP: Readonly<Record<PartKey, number>> = {
+  filesChanged: 3,
+  filesRead: 0,
+  openErrors: 2,
+  resolvedErrors: 0,
+  lastFailingCommand: 1,
+  constraints: 2,
+  requests: 1,
+  openTasks: 3,
+};
 
 function dropOne(parts: readonly Part[], floor: (part: Part) => number): boolean {
   for (const key of DROP_ORDER) {

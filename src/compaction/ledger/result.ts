@@ -22,7 +22,11 @@ export interface ResultReading {
 }
 
 /** The call never ran: the user turned it down or interrupted it. */
-const DECLINED = [/^The user doesn't want to proceed with this tool use\b/, /^\[Request interrupted by user/, /^The user doesn't want to take this action\b/];
+const DECLINED = [
+  /^The user doesn't want to proceed with this tool use\b/,
+  /^\[Request interrupted by user/,
+  /^The user doesn't want to take this action\b/,
+];
 
 const EXIT_LINES: RegExp[] = [
   /^Exit code:? (-?\d+)\s*$/,
@@ -70,7 +74,10 @@ const WRAPPER_STARTS = new Set(['E', '[', 'P', '<', 'W', 'O']);
 function unwrapInline(line: string): string {
   // every pattern below needs a `<` at the start or a `>` at the end
   if (!line.startsWith('<') && !line.endsWith('>')) return line;
-  return line.replace(/^<(tool_use_error|error|output)>(.*)<\/\1>$/, '$2').replace(/^<(?:tool_use_error|error|output)>/, '').replace(/<\/(?:tool_use_error|error|output)>$/, '');
+  return line
+    .replace(/^<(tool_use_error|error|output)>(.*)<\/\1>$/, '$2')
+    .replace(/^<(?:tool_use_error|error|output)>/, '')
+    .replace(/<\/(?:tool_use_error|error|output)>$/, '');
 }
 
 function codexJson(text: string): { output: string; exitCode?: number } | null {

@@ -1,5 +1,5 @@
 import type { FileEffect } from './effects.js';
-import { simpleCommands, type SimpleCommand } from './shell-words.js';
+import { type SimpleCommand, simpleCommands } from './shell-words.js';
 
 /**
  * The files a shell command line touches, read from the programs agents use to look at and
@@ -81,12 +81,18 @@ function programEffects(command: SimpleCommand): FileEffect[] {
       return sedEffects(words);
     case 'rm':
     case 'unlink':
-      return operands(words).filter(isFileWord).map((path) => ({ path, action: 'deleted' }));
+      return operands(words)
+        .filter(isFileWord)
+        .map((path) => ({ path, action: 'deleted' }));
     case 'touch':
-      return operands(words, new Set(['-d', '-t', '-r'])).filter(isFileWord).map((path) => ({ path, action: 'created', gist: 'via touch' }));
+      return operands(words, new Set(['-d', '-t', '-r']))
+        .filter(isFileWord)
+        .map((path) => ({ path, action: 'created', gist: 'via touch' }));
     case 'tee': {
       const append = words.some((w) => w === '-a' || w === '--append');
-      return operands(words).filter(isFileWord).map((path) => (append ? { path, action: 'edited', gist: 'via tee -a' } : { path, action: 'created', gist: 'via tee' }));
+      return operands(words)
+        .filter(isFileWord)
+        .map((path) => (append ? { path, action: 'edited', gist: 'via tee -a' } : { path, action: 'created', gist: 'via tee' }));
     }
     case 'mv':
     case 'cp': {
@@ -95,12 +101,18 @@ function programEffects(command: SimpleCommand): FileEffect[] {
       if (args.length < 2 || destination === undefined) return [];
       if (program === 'mv') return moveEffects(args.slice(0, -1), destination, 'moved');
       const sources: FileEffect[] = args.slice(0, -1).map((path) => ({ path, action: 'read' }));
-      return args.length === 2 && !destination.endsWith('/') ? [...sources, { path: destination, action: 'created', gist: `copied from ${args[0] as string}` }] : sources;
+      return args.length === 2 && !destination.endsWith('/')
+        ? [...sources, { path: destination, action: 'created', gist: `copied from ${args[0] as string}` }]
+        : sources;
     }
     case 'git':
       return gitEffects(words);
     default:
-      return READERS.has(program) ? operands(words, VALUE_OPTIONS).filter(isFileWord).map((path) => ({ path, action: 'read' })) : [];
+      return READERS.has(program)
+        ? operands(words, VALUE_OPTIONS)
+            .filter(isFileWord)
+            .map((path) => ({ path, action: 'read' }))
+        : [];
   }
 }
 

@@ -109,7 +109,8 @@ export function simpleCommands(script: string): SimpleCommand[] {
   const tokens = shellTokens(script);
   if (tokens === null) return [];
   const close = () => {
-    while (current.words.length > 0 && (/^[A-Za-z_]\w*=/.test(current.words[0] as string) || WRAPPERS.has(current.words[0] as string))) current.words.shift();
+    while (current.words.length > 0 && (/^[A-Za-z_]\w*=/.test(current.words[0] as string) || WRAPPERS.has(current.words[0] as string)))
+      current.words.shift();
     if (current.words.length > 0 || current.outputs.length > 0) commands.push(current);
     current = { words: [], outputs: [] };
   };

@@ -70,7 +70,8 @@ export function pairToolCalls(messages: readonly HistoryMessage[]): ToolCall[] {
   const calls: ToolCall[] = [];
   messages.forEach((message, index) => {
     for (const block of message.content) {
-      if (block.type === 'tool_use') calls.push({ seq: message.seq, tool: block.name, input: asInput(block.input), result: results.get(block.id) ?? null });
+      if (block.type === 'tool_use')
+        calls.push({ seq: message.seq, tool: block.name, input: asInput(block.input), result: results.get(block.id) ?? null });
     }
     const fenced = fencedAction(message, messages[index + 1]);
     if (fenced) calls.push(fenced);

@@ -1,8 +1,8 @@
-import { errorLines, extractPaths } from '../summarize/index.js';
-import { toolFailure } from './local-failures.js';
 import { pushAll } from '../push-all.js';
 import { TOOL_CALL_MARKER, TOOL_RESULT_MARKER } from '../render.js';
+import { errorLines, extractPaths } from '../summarize/index.js';
 import type { SummarizeMessage } from '../types.js';
+import { toolFailure } from './local-failures.js';
 
 /**
  * Reads a rendered chunk (the messages of a SummarizeRequest) back into the facts the local
@@ -138,7 +138,14 @@ export function extractFacts(messages: readonly SummarizeMessage[]): ChunkFacts 
     for (const segment of segmentsOf(message.content)) {
       if (segment.kind === 'text') noteText(facts, message.role, segment.lines.join('\n').trim());
       else if (segment.kind === 'call') {
-        const call: ToolCallFact = { name: segment.name, id: segment.id, input: parseInput(segment.lines[0]), result: null, isError: false, failure: null };
+        const call: ToolCallFact = {
+          name: segment.name,
+          id: segment.id,
+          input: parseInput(segment.lines[0]),
+          result: null,
+          isError: false,
+          failure: null,
+        };
         calls.set(call.id, call);
         facts.toolCalls.push(call);
         noteCallFiles(facts, call);
@@ -163,7 +170,7 @@ export function keyArgument(call: ToolCallFact): string {
 /** Sentences of a text (and its lines), trimmed, without very short fragments. */
 export function sentences(text: string): string[] {
   return text
-    .split(/\n+|(?<=[.!?])\s+(?=[A-Z`"(\[])/)
+    .split(/\n+|(?<=[.!?])\s+(?=[A-Z`"([])/)
     .map((s) => s.trim().replace(/^[-*•]\s+/, ''))
     .filter((s) => s.length >= 8);
 }

@@ -1,4 +1,4 @@
-import { IDENTIFIERS_HEADING, readRequest, SECTIONS, type SectionName } from '../summarize/index.js';
+import { IDENTIFIERS_HEADING, readRequest, type SectionName, SECTIONS } from '../summarize/index.js';
 import type { CountTokens, SummarizeMessage, SummarizeRequest } from '../types.js';
 
 /**

@@ -1,8 +1,8 @@
-import { BATCH_SUMMARY_PREFIX, IDENTIFIERS_HEADING, SECTIONS, type SectionName } from '../summarize/index.js';
 import { isMetaText } from '../meta-turns.js';
-import { extractFacts, keyArgument, sentences, type ChunkFacts, type ToolCallFact } from './local-extract.js';
-import { allocate, focusFirst, requestParts, type Item, type SectionItems, type SectionKey } from './local-render.js';
+import { BATCH_SUMMARY_PREFIX, IDENTIFIERS_HEADING, type SectionName, SECTIONS } from '../summarize/index.js';
 import type { CountTokens, SummarizeRequest } from '../types.js';
+import { type ChunkFacts, extractFacts, keyArgument, sentences, type ToolCallFact } from './local-extract.js';
+import { allocate, focusFirst, type Item, requestParts, type SectionItems, type SectionKey } from './local-render.js';
 
 /**
  * The local summarizer (SPEC §7): deterministic, offline and extractive. It fills the same
@@ -16,7 +16,8 @@ export interface LocalSummarizerOptions {
   maxTokens: number;
 }
 
-const DECISION = /\b(decid\w*|chose|choos\w*|will use|going with|instead of|approach|because|so that|opt(?:ed)? for|the fix is|root cause)\b/i;
+const DECISION =
+  /\b(decid\w*|chose|choos\w*|will use|going with|instead of|approach|because|so that|opt(?:ed)? for|the fix is|root cause)\b/i;
 const GUIDANCE = /\b(must|never|always|don'?t|do not|please|prefer\w*|should(?:n'?t)?|make sure|instead|only|avoid|need to|want)\b/i;
 const NEXT = /\b(next|then|now I|I'll|I will|let me|let's|todo|remaining|still need|going to|need to)\b/i;
 // observation-style user turns (e.g. `<returncode>0</returncode><output>…`) are tool output, not the user's words
@@ -35,7 +36,11 @@ function newestFirst(texts: readonly string[], max = MAX_ITEM_CHARS): Item[] {
 
 function outcome(call: ToolCallFact): string {
   if (call.result === null) return 'no result in this excerpt';
-  const first = call.result.split('\n').find((line) => line.trim().length > 0)?.trim() ?? '';
+  const first =
+    call.result
+      .split('\n')
+      .find((line) => line.trim().length > 0)
+      ?.trim() ?? '';
   if (call.failure !== null) return `${call.isError ? 'error' : 'failed'}: ${oneLine(call.failure, 140)}`;
   return first.length > 0 ? oneLine(first, 120) : 'no output';
 }

@@ -3,7 +3,6 @@
  * importance scores, the split, the tiers, the selection, chunks, output budgets and the plan.
  */
 
-export { summaryEstimate } from './select.js';
 export {
   chunkOutputBudgets,
   consolidationBudgetWithin,
@@ -13,3 +12,4 @@ export {
   repairListChars,
 } from './budget.js';
 export { planCompaction, resolveTarget } from './plan.js';
+export { summaryEstimate } from './select.js';

@@ -1,35 +1,28 @@
 import type { Policy } from '../../config/policy.js';
 import { clipOverhead } from '../context/index.js';
-import type {
-  CompactionNoop,
-  NoopReason,
-  PlanChunk,
-  PlanRequest,
-  PlanResult,
-  PlanSnapshot,
-  Strategy,
-} from '../plan-types.js';
+import type { CompactionNoop, NoopReason, PlanChunk, PlanRequest, PlanResult, PlanSnapshot, Strategy } from '../plan-types.js';
+import type { CountTokens, HistoryMessage } from '../types.js';
 import { rankUnits } from './score.js';
 import {
   applyMasks,
+  type ProjectionBase,
   projectTokens,
   restoreUnneededMasks,
+  type Selection,
   selectUnits,
   summaryEstimate,
-  type ProjectionBase,
-  type Selection,
   type WorkingSet,
 } from './select.js';
 import { splitOptions, splitUnits } from './split.js';
-import { maskOptions, truncateOversized, type MaskOption } from './tiers.js';
-import type { CountTokens, HistoryMessage } from '../types.js';
+import { type MaskOption, maskOptions, truncateOversized } from './tiers.js';
 import { groupUnits, type Unit } from './units.js';
 
 const NOOP_MESSAGES: Record<NoopReason, string> = {
   empty: 'The conversation has no messages.',
   below_target: 'No compaction needed: the conversation is already within the target.',
   below_tool_minimum: 'No compaction needed: the conversation is below the minimum size for the compact tool.',
-  nothing_to_compact: 'No compaction needed: every message is protected (system prompt, recent tail, newest user message, pinned messages).',
+  nothing_to_compact:
+    'No compaction needed: every message is protected (system prompt, recent tail, newest user message, pinned messages).',
   insufficient_progress: 'Compaction would not free enough context (minProgressRatio / trigger threshold).',
 };
 
@@ -174,12 +167,7 @@ function executeWithinTarget(
  * Messages may come without content but with `features` (the plan step's snapshot): scoring
  * reads those, and Tier 1/2 rewrite only messages whose content is there.
  */
-export function planCompaction(
-  snapshot: PlanSnapshot,
-  policy: Policy,
-  request: PlanRequest,
-  countTokens: CountTokens,
-): PlanResult {
+export function planCompaction(snapshot: PlanSnapshot, policy: Policy, request: PlanRequest, countTokens: CountTokens): PlanResult {
   const messages = inSeqOrder(snapshot.messages);
   const tokensBefore = messages.reduce((sum, m) => sum + m.tokens, 0);
   const last = messages.at(-1);
@@ -196,7 +184,12 @@ export function planCompaction(
   const clip = messages.find((m) => m.kind === 'clip_archive');
   const base = projectionBase(snapshot, clip, policy, countTokens);
   const ordered = selectionOrder(split.candidates, messages.length - 1, policy);
-  const run = executeWithinTarget((goal) => execute(strategy, split.candidates, ordered, base, goal, tokensBefore, countTokens), base, target, ordered.length);
+  const run = executeWithinTarget(
+    (goal) => execute(strategy, split.candidates, ordered, base, goal, tokensBefore, countTokens),
+    base,
+    target,
+    ordered.length,
+  );
   const { chunks, tokensAfter } = run;
   if (chunks.length === 0 && run.work.rewrites.size === 0) return noop('nothing_to_compact', tokensBefore);
 

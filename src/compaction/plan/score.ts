@@ -43,9 +43,7 @@ function unitText(unit: Unit): string {
 }
 
 function hasUserQuestion(unit: Unit): boolean {
-  return unit.messages.some(
-    (m) => m.role === 'user' && m.content.some((b) => b.type === 'text' && b.text.includes('?')),
-  );
+  return unit.messages.some((m) => m.role === 'user' && m.content.some((b) => b.type === 'text' && b.text.includes('?')));
 }
 
 /** The content signals of a unit: from its messages' precomputed features when every one has them, else from the text. */

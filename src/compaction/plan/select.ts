@@ -1,6 +1,6 @@
 import type { Policy } from '../../config/policy.js';
-import { createChunkBuilder, type ChunkBuilder } from './chunk.js';
 import type { PlanRewrite } from '../plan-types.js';
+import { type ChunkBuilder, createChunkBuilder } from './chunk.js';
 import type { MaskOption } from './tiers.js';
 import type { Unit } from './units.js';
 

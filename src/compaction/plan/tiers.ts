@@ -54,11 +54,7 @@ function truncateMessage(message: HistoryMessage, policy: Policy, countTokens: C
 }
 
 /** Tier 1 over the candidate units: seq → rewrite. */
-export function truncateOversized(
-  units: readonly Unit[],
-  policy: Policy,
-  countTokens: CountTokens,
-): Map<number, PlanRewrite> {
+export function truncateOversized(units: readonly Unit[], policy: Policy, countTokens: CountTokens): Map<number, PlanRewrite> {
   const rewrites = new Map<number, PlanRewrite>();
   for (const unit of units) {
     for (const message of unit.messages) {

@@ -1,4 +1,4 @@
-import { ledgerNames, relativeTo, type Ledger, type LedgerName, type LedgerNameKind } from '../ledger/index.js';
+import { type Ledger, type LedgerName, type LedgerNameKind, ledgerNames, relativeTo } from '../ledger/index.js';
 import { normalizeSpace } from '../summarize/index.js';
 
 /**

@@ -3,7 +3,7 @@
  * and the names the context no longer holds after a compaction.
  */
 
-export { answeredToolUseIds, focusLine, pieceLines, recallLines, recallPieces, toolCallNames } from './recall-lines.js';
-export type { RecallPiece } from './recall-lines.js';
-export { countForgotten, FORGOTTEN_MAX_NAMES, namesMissingFrom, spanNames } from './forgotten.js';
 export type { ForgottenCounts } from './forgotten.js';
+export { countForgotten, FORGOTTEN_MAX_NAMES, namesMissingFrom, spanNames } from './forgotten.js';
+export type { RecallPiece } from './recall-lines.js';
+export { answeredToolUseIds, focusLine, pieceLines, recallLines, recallPieces, toolCallNames } from './recall-lines.js';

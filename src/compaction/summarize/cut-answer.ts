@@ -34,6 +34,9 @@ export function holdsEverySection(text: string): boolean {
   }
   return starts.every((start, i) => {
     const section = text.slice(start, starts[i + 1] ?? text.length);
-    return section.split('\n').slice(1).some((line) => line.trim() !== '');
+    return section
+      .split('\n')
+      .slice(1)
+      .some((line) => line.trim() !== '');
   });
 }

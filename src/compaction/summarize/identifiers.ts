@@ -98,7 +98,13 @@ const withoutUrls = (text: string): string => (text.includes('://') ? text.repla
 
 /** A character either path pattern can match: [A-Za-z0-9_.@+~/-]. */
 const isPathChar = (code: number): boolean =>
-  (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 45 && code <= 57) || code === 95 || code === 64 || code === 43 || code === 126;
+  (code >= 97 && code <= 122) ||
+  (code >= 65 && code <= 90) ||
+  (code >= 45 && code <= 57) ||
+  code === 95 ||
+  code === 64 ||
+  code === 43 ||
+  code === 126;
 
 /**
  * The runs of path characters that hold a `/`: the only places a path can match. The
@@ -108,7 +114,7 @@ const isPathChar = (code: number): boolean =>
  */
 function slashRuns(text: string): string[] {
   const runs: string[] = [];
-  for (let slash = text.indexOf('/'); slash !== -1; ) {
+  for (let slash = text.indexOf('/'); slash !== -1;) {
     let start = slash;
     while (start > 0 && isPathChar(text.charCodeAt(start - 1))) start -= 1;
     let end = slash + 1;
@@ -247,7 +253,10 @@ export function rankChunkIdentifiers(messages: readonly HistoryMessage[]): Ranke
         const text = toolResultText(block);
         const errors = errorLines(text);
         if (block.is_error === true && errors.length === 0) {
-          const firstLine = text.split('\n').find((line) => line.trim().length > 0)?.trim();
+          const firstLine = text
+            .split('\n')
+            .find((line) => line.trim().length > 0)
+            ?.trim();
           if (firstLine) errors.push(clipErrorLine(firstLine));
         }
         addAll(primary.error, errors);

@@ -3,16 +3,7 @@
  * identifiers to keep, reading a request back, checking and cutting the answer.
  */
 
-export {
-  BATCH_SUMMARY_PREFIX,
-  buildConsolidationRequest,
-  buildRepairRequest,
-  buildSummarizeRequest,
-  requestedLengthTokens,
-  SECTIONS,
-} from './prompt.js';
-export type { SectionName } from './prompt.js';
-export { readRequest } from './read-request.js';
+export { keepCutAnswer } from './cut-answer.js';
 export {
   capIdentifiers,
   clipErrorLine,
@@ -26,6 +17,15 @@ export {
   rankChunkIdentifiers,
   withoutIdentifierLists,
 } from './identifiers.js';
-export { validateSummaryOutput } from './validate-output.js';
+export type { SectionName } from './prompt.js';
+export {
+  BATCH_SUMMARY_PREFIX,
+  buildConsolidationRequest,
+  buildRepairRequest,
+  buildSummarizeRequest,
+  requestedLengthTokens,
+  SECTIONS,
+} from './prompt.js';
+export { readRequest } from './read-request.js';
 export type { InvalidSummaryReason } from './validate-output.js';
-export { keepCutAnswer } from './cut-answer.js';
+export { validateSummaryOutput } from './validate-output.js';

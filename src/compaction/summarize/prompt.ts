@@ -1,9 +1,9 @@
 import type { Policy } from '../../config/policy.js';
-import { formatSeqRanges, type ClipBatch } from '../context/index.js';
+import { type ClipBatch, formatSeqRanges } from '../context/index.js';
 import { renderMessageText, shortToolIds, toolNamesOf } from '../render.js';
-import { contentFenceId, FENCE_WORD, renderFence, withoutFenceIds, type FenceSection } from './request-fence.js';
 import { estimateTokens, truncateMiddle } from '../text.js';
 import type { CountTokens, HistoryMessage, SummarizeMessage, SummarizeRequest } from '../types.js';
+import { contentFenceId, FENCE_WORD, type FenceSection, renderFence, withoutFenceIds } from './request-fence.js';
 
 /**
  * Structured summarizer requests (SPEC §5.4, seed 003 AC1, §8): the configured system prompt
@@ -91,7 +91,8 @@ export function isMergeRequest(text: string): boolean {
 }
 
 const SUMMARIZE_TASK = 'Summarize the conversation excerpt that follows for seamless continuation.';
-const MERGE_TASK = 'Merge the batch summaries that follow (oldest first) into one summary that covers all of them. Where they disagree, the later one is current.';
+const MERGE_TASK =
+  'Merge the batch summaries that follow (oldest first) into one summary that covers all of them. Where they disagree, the later one is current.';
 
 /**
  * How the data is framed; fixed text (the fence's ID is named in the directive, never here,
@@ -132,7 +133,7 @@ const WORDS_PER_TOKEN = 0.6;
 
 /** Words a budget of `tokens` holds, with room for headings and bullets. */
 export function wordsFor(tokens: number): number {
-  return Math.max(50, Math.floor(tokens * WORDS_PER_TOKEN / 10) * 10);
+  return Math.max(50, Math.floor((tokens * WORDS_PER_TOKEN) / 10) * 10);
 }
 
 /** The length in tokens a directive's "at most about N words" asks for (the inverse of wordsFor, about). */
@@ -167,7 +168,12 @@ export function clippedMarker(tokens: number): string {
  * unit larger than a chunk is truncated for the prompt only (SPEC §5.6a). `knownSizes`
  * (per message, e.g. counted at ingest) spares counting messages that are not cut.
  */
-export function fitToBudget(messages: SummarizeMessage[], budget: number, countTokens: CountTokens, knownSizes?: readonly number[]): SummarizeMessage[] {
+export function fitToBudget(
+  messages: SummarizeMessage[],
+  budget: number,
+  countTokens: CountTokens,
+  knownSizes?: readonly number[],
+): SummarizeMessage[] {
   const out = messages.map((m) => ({ ...m }));
   const sizes = out.map((m, i) => knownSizes?.[i] ?? countTokens(m.content));
   let total = sizes.reduce((a, b) => a + b, 0);
@@ -247,7 +253,13 @@ function fenceIdOf(sections: readonly FenceSection[], opts: Pick<PromptOptions, 
   return contentFenceId(sections.map((section) => (section.kind === 'keep' ? section.items.join('\n') : section.text)));
 }
 
-function assemble(framing: Framing, header: string | null, body: SummarizeMessage[], policy: Policy, opts: PromptOptions): SummarizeRequest {
+function assemble(
+  framing: Framing,
+  header: string | null,
+  body: SummarizeMessage[],
+  policy: Policy,
+  opts: PromptOptions,
+): SummarizeRequest {
   const sections: FenceSection[] = [];
   if (header !== null && header.trim().length > 0) sections.push({ kind: 'context', text: header });
   for (const message of body) sections.push({ kind: 'turn', role: message.role, text: message.content });
@@ -318,8 +330,16 @@ export const REPAIR_HEADING = '## IDENTIFIERS IN CONTEXT';
  * lacks, nothing of the excerpt. The answer is a short list placing each identifier in its
  * context, appended to the draft; its budget is sized to the list, not to a summary.
  */
-export function buildRepairRequest(draft: string, missing: readonly string[], policy: Policy, opts: Pick<PromptOptions, 'fenceId'> = {}): SummarizeRequest {
-  const sections: FenceSection[] = [{ kind: 'draft', text: draft }, { kind: 'keep', items: missing }];
+export function buildRepairRequest(
+  draft: string,
+  missing: readonly string[],
+  policy: Policy,
+  opts: Pick<PromptOptions, 'fenceId'> = {},
+): SummarizeRequest {
+  const sections: FenceSection[] = [
+    { kind: 'draft', text: draft },
+    { kind: 'keep', items: missing },
+  ];
   const fenceId = fenceIdOf(sections, opts);
   const task = [
     'The summary in the "transcript-draft" section of the transcript element below leaves out identifiers that its source contained.',
@@ -331,7 +351,10 @@ export function buildRepairRequest(draft: string, missing: readonly string[], po
     messages: [
       { role: 'user', content: task },
       { role: 'user', content: renderFence(fenceId, sections) },
-      { role: 'user', content: `The draft and the identifiers are the content of ${FENCE_WORD}-${fenceId} above. Answer with the heading and its bullets only.` },
+      {
+        role: 'user',
+        content: `The draft and the identifiers are the content of ${FENCE_WORD}-${fenceId} above. Answer with the heading and its bullets only.`,
+      },
     ],
     maxOutputTokens: Math.min(policy.summaryMaxTokens, 64 + missing.length * 24),
   };

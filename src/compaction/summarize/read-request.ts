@@ -1,6 +1,6 @@
+import type { SummarizeMessage } from '../types.js';
 import { FOCUS_PREFIX, IDENTIFIERS_TO_KEEP_INTRO, withoutInstructions } from './prompt.js';
 import { readFence } from './request-fence.js';
-import type { SummarizeMessage } from '../types.js';
 
 /**
  * A summarizer request read back into its parts, the way the local summarizer and llm-sim

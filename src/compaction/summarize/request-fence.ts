@@ -109,7 +109,15 @@ export function readFence(text: string): ReadFence | null {
   const end = text.indexOf(close, open.index);
   if (end === -1) return null;
   const inner = text.slice(open.index + open[0].length, end);
-  const reading: ReadFence = { id, context: null, turns: [], draft: null, keep: [], before: text.slice(0, open.index), after: text.slice(end + close.length) };
+  const reading: ReadFence = {
+    id,
+    context: null,
+    turns: [],
+    draft: null,
+    keep: [],
+    before: text.slice(0, open.index),
+    after: text.slice(end + close.length),
+  };
   let at = 0;
   while (at < inner.length) {
     TAG.lastIndex = at;

@@ -3,7 +3,7 @@
  * definitions of the agent's `compact` and `recall` tools.
  */
 
-export { decideAutoCompaction } from './trigger.js';
-export type { TriggerDecision, TriggerState } from './trigger.js';
-export { toolDefinition } from './tool-definitions.js';
 export type { ToolName } from './tool-definitions.js';
+export { toolDefinition } from './tool-definitions.js';
+export type { TriggerDecision, TriggerState } from './trigger.js';
+export { decideAutoCompaction } from './trigger.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+
 import { DEFAULT_POLICY } from '../../config/policy.js';
 
 /**
@@ -89,7 +90,7 @@ function describeCompact(minTokens: number): string {
 const RECALL_DESCRIPTION = [
   'Search the archived originals of this conversation: the exact messages, tool calls and tool results that compaction',
   'summarized, masked or truncated out of your context. Use it to recover a detail a summary left out (an error message,',
-  'file path, command, identifier, number or a user\'s exact instruction) instead of guessing or redoing work.',
+  "file path, command, identifier, number or a user's exact instruction) instead of guessing or redoing work.",
   'Messages that hold the query as an exact substring come first, then matches by words. Each names its seq, role,',
   'tool and the id of the batch whose summary covers it, with its matching lines. A path relative to the working',
   'directory or a bare file name finds the file; for words, English is stemmed ("failing" finds "failed") and stop',
@@ -105,7 +106,10 @@ function inputJsonSchema(schema: z.ZodType): ObjectJsonSchema {
 function definitionParts(name: ToolName, options: ToolDefinitionOptions) {
   switch (name) {
     case 'compact':
-      return { description: describeCompact(options.minTokens ?? DEFAULT_POLICY.toolMinTokens), schema: inputJsonSchema(CompactToolInputSchema) };
+      return {
+        description: describeCompact(options.minTokens ?? DEFAULT_POLICY.toolMinTokens),
+        schema: inputJsonSchema(CompactToolInputSchema),
+      };
     case 'recall':
       return { description: RECALL_DESCRIPTION, schema: inputJsonSchema(RecallToolInputSchema) };
   }
@@ -114,8 +118,16 @@ function definitionParts(name: ToolName, options: ToolDefinitionOptions) {
 /** The definition of one agent tool in a provider's tool format. */
 export function toolDefinition(name: ToolName, format: 'anthropic', options?: ToolDefinitionOptions): AnthropicToolDefinition;
 export function toolDefinition(name: ToolName, format: 'openai', options?: ToolDefinitionOptions): OpenAIToolDefinition;
-export function toolDefinition(name: ToolName, format: ToolFormat, options?: ToolDefinitionOptions): AnthropicToolDefinition | OpenAIToolDefinition;
-export function toolDefinition(name: ToolName, format: ToolFormat, options: ToolDefinitionOptions = {}): AnthropicToolDefinition | OpenAIToolDefinition {
+export function toolDefinition(
+  name: ToolName,
+  format: ToolFormat,
+  options?: ToolDefinitionOptions,
+): AnthropicToolDefinition | OpenAIToolDefinition;
+export function toolDefinition(
+  name: ToolName,
+  format: ToolFormat,
+  options: ToolDefinitionOptions = {},
+): AnthropicToolDefinition | OpenAIToolDefinition {
   const { description, schema } = definitionParts(name, options);
   return format === 'anthropic'
     ? { name, description, input_schema: schema }

@@ -29,7 +29,10 @@ export interface TriggerDecision {
  * `triggerRatio` of the window starts a compaction, `warnRatio` raises the warning flag;
  * `minMessages`, the cooldown and the pause after a failed attempt prevent loops.
  */
-export function decideAutoCompaction(state: TriggerState, policy: Pick<Policy, 'auto' | 'triggerRatio' | 'warnRatio' | 'minMessages' | 'cooldownMessages' | 'schedule'>): TriggerDecision {
+export function decideAutoCompaction(
+  state: TriggerState,
+  policy: Pick<Policy, 'auto' | 'triggerRatio' | 'warnRatio' | 'minMessages' | 'cooldownMessages' | 'schedule'>,
+): TriggerDecision {
   const tokens = Math.max(state.activeTokens, state.reportedInputTokens ?? 0);
   const warning = tokens >= policy.warnRatio * state.contextLimit;
   const decide = (reason: TriggerDecision['reason']): TriggerDecision => ({ compact: reason === 'threshold', warning, reason });

@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
+
 import { and, eq, isNull, sql } from 'drizzle-orm';
+
 import type { DbOrTx } from '../client.js';
 import { preparedPerHandle } from '../prepared.js';
 import { apiKeys, tenants } from '../schema.js';

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+
 import type { Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
 import { SEARCH_CONFIG, searchDocument, searchHeadVector } from '../schema.js';
@@ -41,7 +42,15 @@ export const SNIPPET_MAX_CHARS = 480;
  * parse, never the whole text, and its answer is bounded.
  */
 export async function searchWords(db: DbOrTx, conversationId: string, params: { query: string; limit: number }): Promise<WordHit[]> {
-  const rows = await db.execute<{ archive_id: string; seq: string; role: Role; job_id: string; batch_id: string | null; rank: number; snippet: string }>(sql`
+  const rows = await db.execute<{
+    archive_id: string;
+    seq: string;
+    role: Role;
+    job_id: string;
+    batch_id: string | null;
+    rank: number;
+    snippet: string;
+  }>(sql`
     with q as (select websearch_to_tsquery(${regconfig}, ${params.query}) as query),
     matched as (
       select i.archive_id from archived_recall_indexed i, q where i.conversation_id = ${conversationId} and i.search_text @@ q.query

@@ -1,9 +1,10 @@
 import { sql } from 'drizzle-orm';
+
 import { focusLine, pieceLines, recallLines } from '../../compaction/recall/index.js';
 import type { Block, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
 import { archiveOrder, isCandidate } from './archive-order.js';
-import { clipSnippet, SNIPPET_MAX_CHARS, searchWords, type WordHit } from './archive-search-words.js';
+import { clipSnippet, searchWords, SNIPPET_MAX_CHARS, type WordHit } from './archive-search-words.js';
 import { BACKLOG_SCAN_TOKENS, unindexedBacklog } from './recall-backlog.js';
 import { toolNamesFor } from './recall-index.js';
 
@@ -81,7 +82,15 @@ interface FragmentHit {
 }
 
 async function searchFragment(db: DbOrTx, conversationId: string, query: string, pattern: string, limit: number): Promise<FragmentHit[]> {
-  const rows = await db.execute<{ archive_id: string; seq: string; role: Role; job_id: string; batch_id: string | null; rank: number; indexed: boolean }>(sql`
+  const rows = await db.execute<{
+    archive_id: string;
+    seq: string;
+    role: Role;
+    job_id: string;
+    batch_id: string | null;
+    rank: number;
+    indexed: boolean;
+  }>(sql`
     -- materialized: each half runs once, never once per joined row
     with matched as materialized (
       select p.archive_id, count(*) as lines, true as indexed
@@ -134,7 +143,12 @@ type PieceRow = { archive_id: string; line: number; part: number; tool: string |
  * matching pieces and the piece either side of each (one piece holds several short lines),
  * cut into their lines here.
  */
-async function indexedLines(db: DbOrTx, archiveIds: readonly string[], patterns: readonly string[], needles: readonly string[]): Promise<LineRow[]> {
+async function indexedLines(
+  db: DbOrTx,
+  archiveIds: readonly string[],
+  patterns: readonly string[],
+  needles: readonly string[],
+): Promise<LineRow[]> {
   if (archiveIds.length === 0 || patterns.length === 0) return [];
   const pieces = await db.execute<PieceRow>(sql`
     select h.archive_id, c.line, c.part, c.tool, c.text, c.matched
@@ -170,7 +184,12 @@ function linesAroundMatches(pieces: readonly PieceRow[], needles: readonly strin
   }
   const ordered = [...unique.values()].sort((x, y) => x.line - y.line || x.part - y.part);
   const lines = ordered.flatMap((piece) => {
-    const held = pieceLines(piece).map((l): LineRow => ({ archive_id: piece.archive_id, part: piece.part, ...l, match: piece.matched && lowered.some((n) => l.text.toLowerCase().includes(n)) }));
+    const held = pieceLines(piece).map((l): LineRow => ({
+      archive_id: piece.archive_id,
+      part: piece.part,
+      ...l,
+      match: piece.matched && lowered.some((n) => l.text.toLowerCase().includes(n)),
+    }));
     // the database matched the piece (its case folding may differ from this one's): never a hit without a line
     if (piece.matched && !held.some((l) => l.match)) held[0]!.match = true;
     return held;
@@ -194,7 +213,12 @@ async function indexedAmong(db: DbOrTx, archiveIds: readonly string[]): Promise<
  * directly), for as many of them as fit in `BACKLOG_SCAN_TOKENS` (the first always): the
  * others keep their snippet only.
  */
-async function backlogLines(db: DbOrTx, conversationId: string, archiveIds: readonly string[], needles: readonly string[]): Promise<LineRow[]> {
+async function backlogLines(
+  db: DbOrTx,
+  conversationId: string,
+  archiveIds: readonly string[],
+  needles: readonly string[],
+): Promise<LineRow[]> {
   if (archiveIds.length === 0 || needles.length === 0) return [];
   const rows = await db.execute<{ archive_id: string; content: Block[] }>(sql`
     select b.archive_id, a.content
@@ -203,13 +227,19 @@ async function backlogLines(db: DbOrTx, conversationId: string, archiveIds: read
       join archived_messages a on a.archive_id = b.archive_id
      where b.tokens_before < ${BACKLOG_SCAN_TOKENS}`);
   const lowered = needles.map((n) => n.toLowerCase());
-  const toolNames = await toolNamesFor(db, conversationId, rows.map((r) => r.content));
+  const toolNames = await toolNamesFor(
+    db,
+    conversationId,
+    rows.map((r) => r.content),
+  );
   return rows.flatMap((row) => {
     const lines = recallLines(row.content, toolNames);
     const matching = lines.filter((l) => lowered.some((n) => l.text.toLowerCase().includes(n))).slice(0, MAX_MATCH_LINES);
     const wanted = new Set(matching.flatMap((l) => [l.line - 1, l.line, l.line + 1]));
     const hit = new Set(matching.map((l) => l.line));
-    return lines.filter((l) => wanted.has(l.line)).map((l) => ({ archive_id: row.archive_id, line: l.line, part: 0, tool: l.tool, text: l.text, match: hit.has(l.line) }));
+    return lines
+      .filter((l) => wanted.has(l.line))
+      .map((l) => ({ archive_id: row.archive_id, line: l.line, part: 0, tool: l.tool, text: l.text, match: hit.has(l.line) }));
   });
 }
 
@@ -248,9 +278,14 @@ export async function searchArchive(db: DbOrTx, conversationId: string, params: 
   const fragmentIds = new Set(fragmentHits.map((h) => h.archiveId));
   const merged = [
     ...fragmentHits.map((h) => ({ ...h, match: 'fragment' as const, snippet: byWords.get(h.archiveId)?.snippet ?? null })),
-    ...wordHits.filter((h) => !fragmentIds.has(h.archiveId)).map((h) => ({ ...h, match: 'words' as const, indexed: false, snippet: h.snippet as string | null })),
+    ...wordHits
+      .filter((h) => !fragmentIds.has(h.archiveId))
+      .map((h) => ({ ...h, match: 'words' as const, indexed: false, snippet: h.snippet })),
   ].slice(0, params.limit);
-  const indexed = await indexedAmong(db, merged.filter((h) => h.match === 'words').map((h) => h.archiveId));
+  const indexed = await indexedAmong(
+    db,
+    merged.filter((h) => h.match === 'words').map((h) => h.archiveId),
+  );
   for (const h of merged) if (h.match === 'words') h.indexed = indexed.has(h.archiveId);
 
   const words = queryWords(params.query);
@@ -259,12 +294,29 @@ export async function searchArchive(db: DbOrTx, conversationId: string, params: 
   const lineRows: LineRow[] = [];
   for (const m of ['fragment', 'words'] as const) {
     const of = merged.filter((h) => h.match === m);
-    lineRows.push(...(await indexedLines(db, of.filter((h) => h.indexed).map((h) => h.archiveId), patternsOf(m), needlesOf(m))));
-    lineRows.push(...(await backlogLines(db, conversationId, of.filter((h) => !h.indexed).map((h) => h.archiveId), needlesOf(m))));
+    lineRows.push(
+      ...(await indexedLines(
+        db,
+        of.filter((h) => h.indexed).map((h) => h.archiveId),
+        patternsOf(m),
+        needlesOf(m),
+      )),
+    );
+    lineRows.push(
+      ...(await backlogLines(
+        db,
+        conversationId,
+        of.filter((h) => !h.indexed).map((h) => h.archiveId),
+        needlesOf(m),
+      )),
+    );
   }
   return merged.map((h) => {
     const needle = needlesOf(h.match)[0] ?? '';
-    const { tool, lines } = shapeLines(lineRows.filter((r) => r.archive_id === h.archiveId), needle);
+    const { tool, lines } = shapeLines(
+      lineRows.filter((r) => r.archive_id === h.archiveId),
+      needle,
+    );
     return {
       seq: h.seq,
       role: h.role,

@@ -1,4 +1,5 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
+
 import type { Block, MessageKind, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
 import type { ArchiveReason } from '../schema.js';
@@ -184,7 +185,11 @@ async function historySlice(db: DbOrTx, conversationId: string, slice: readonly 
   return [...rows, ...reread].sort((x, y) => x.seq - y.seq || Number(x.clip) - Number(y.clip)).map(({ clip: _clip, ...row }) => row);
 }
 
-async function rereadBySeq(db: DbOrTx, conversationId: string, moved: readonly PlannedRow[]): Promise<Array<OriginalRow & { clip: boolean }>> {
+async function rereadBySeq(
+  db: DbOrTx,
+  conversationId: string,
+  moved: readonly PlannedRow[],
+): Promise<Array<OriginalRow & { clip: boolean }>> {
   const originals = moved.filter((p) => !p.clip).map((p) => p.row.seq);
   const clipSeqs = moved.filter((p) => p.clip).map((p) => p.row.seq);
   const rows = await db.execute<RawOriginal & { clip: number }>(sql`
@@ -238,4 +243,4 @@ export async function* streamHistory(
   }
 }
 
-export { clipSnippet, searchArchive, SNIPPET_MAX_CHARS, type SearchHit, type SearchLine } from './archive-search.js';
+export { clipSnippet, searchArchive, type SearchHit, type SearchLine, SNIPPET_MAX_CHARS } from './archive-search.js';

@@ -1,4 +1,5 @@
-import { and, eq, getTableColumns, isNotNull, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, eq, getTableColumns, isNotNull, isNull, type SQL, sql } from 'drizzle-orm';
+
 import type { DbOrTx } from '../client.js';
 import { batches, conversations } from '../schema.js';
 

@@ -1,9 +1,10 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
+
 import type { Ledger } from '../../compaction/ledger/index.js';
 import type { Block, HistoryMessage, MessageKind, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
+import { type ChunkUsage, compactionChunks, compactionJobs, conversations } from '../schema.js';
 import { toHistoryMessage } from './snapshot.js';
-import { compactionChunks, compactionJobs, conversations, type ChunkUsage } from '../schema.js';
 
 /**
  * The plan's chunks as rows (SPEC §5.4). A summarize step needs three statements: load its
@@ -16,7 +17,10 @@ export type NewChunk = typeof compactionChunks.$inferInsert;
 
 export async function insertChunks(db: DbOrTx, rows: readonly NewChunk[]): Promise<void> {
   if (rows.length === 0) return;
-  await db.insert(compactionChunks).values([...rows]).onConflictDoNothing();
+  await db
+    .insert(compactionChunks)
+    .values([...rows])
+    .onConflictDoNothing();
 }
 
 export async function listChunks(db: DbOrTx, jobId: string): Promise<ChunkRow[]> {
@@ -53,7 +57,16 @@ export async function loadChunkStep(db: DbOrTx, jobId: string, idx: number) {
 }
 export type ChunkStep = NonNullable<Awaited<ReturnType<typeof loadChunkStep>>>;
 
-type ChunkMessageRow = { seq: string; role: Role; kind: MessageKind; content: Block[]; tokens: number; tool_use_ids: string[]; tool_result_ids: string[]; meta: unknown };
+type ChunkMessageRow = {
+  seq: string;
+  role: Role;
+  kind: MessageKind;
+  content: Block[];
+  tokens: number;
+  tool_use_ids: string[];
+  tool_result_ids: string[];
+  meta: unknown;
+};
 
 /**
  * A chunk's active messages in seq order, as its summarize step reads them: only what a

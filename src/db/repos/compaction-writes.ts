@@ -1,7 +1,8 @@
-import { eq, inArray, sql } from 'drizzle-orm';
+import { inArray, sql } from 'drizzle-orm';
+
 import type { Block, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
-import { batches, conversations, messages, type ArchiveReason } from '../schema.js';
+import { type ArchiveReason, batches, conversations, messages } from '../schema.js';
 
 /**
  * The set-based writes of finalize's single transaction (SPEC §5.5). Arrays go to Postgres
@@ -31,12 +32,18 @@ export type NewBatch = typeof batches.$inferInsert;
 
 export async function insertBatches(db: DbOrTx, rows: readonly NewBatch[]): Promise<Array<{ id: string }>> {
   if (rows.length === 0) return [];
-  return db.insert(batches).values([...rows]).returning({ id: batches.id });
+  return db
+    .insert(batches)
+    .values([...rows])
+    .returning({ id: batches.id });
 }
 
 export async function supersedeBatches(db: DbOrTx, ids: readonly string[], supersededBy: string): Promise<void> {
   if (ids.length === 0) return;
-  await db.update(batches).set({ supersededBy }).where(inArray(batches.id, [...ids]));
+  await db
+    .update(batches)
+    .set({ supersededBy })
+    .where(inArray(batches.id, [...ids]));
 }
 
 /**

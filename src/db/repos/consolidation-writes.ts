@@ -1,4 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
+
 import type { DbOrTx } from '../client.js';
 import { conversations } from '../schema.js';
 
@@ -6,7 +7,10 @@ import { conversations } from '../schema.js';
  * A consolidation changes only the clip-archive: the conversation's active totals and
  * warning move, its compaction count, watermark and auto-trigger state do not.
  */
-export async function recordConsolidation(db: DbOrTx, params: { conversationId: string; tokens: number; messages: number; warning: boolean }): Promise<void> {
+export async function recordConsolidation(
+  db: DbOrTx,
+  params: { conversationId: string; tokens: number; messages: number; warning: boolean },
+): Promise<void> {
   await db
     .update(conversations)
     .set({

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+
 import type { DbOrTx } from '../client.js';
 
 /** Reads of the active context a commit needs after its writes (same transaction). */
@@ -15,7 +16,11 @@ export async function currentClipArchive(db: DbOrTx, conversationId: string): Pr
  * search runs on the stored JSON text, so each identifier is looked for in its JSON-escaped
  * form (quotes, backslashes and newlines escaped as jsonb prints them).
  */
-export async function identifiersInActiveMessages(db: DbOrTx, conversationId: string, identifiers: readonly string[]): Promise<Set<string>> {
+export async function identifiersInActiveMessages(
+  db: DbOrTx,
+  conversationId: string,
+  identifiers: readonly string[],
+): Promise<Set<string>> {
   if (identifiers.length === 0) return new Set();
   const escaped = identifiers.map((id) => JSON.stringify(id).slice(1, -1));
   const rows = await db.execute<{ i: number }>(sql`

@@ -1,4 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
+
 import type { DbOrTx, Tx } from '../client.js';
 import { lockArchiveForRemoval, withConversationLock } from '../locks.js';
 import { conversations, idempotencyKeys } from '../schema.js';
@@ -52,15 +53,13 @@ export async function updateConversation(db: DbOrTx, id: string, changes: Conver
  */
 export async function eraseConversation(tx: Tx, row: Pick<ConversationRow, 'id' | 'tenantId' | 'externalId'>): Promise<void> {
   const routePrefix = `POST /v1/conversations/${row.externalId}/`;
-  await tx
-    .delete(idempotencyKeys)
-    .where(
-      and(
-        eq(idempotencyKeys.tenantId, row.tenantId),
-        sql`(starts_with(${idempotencyKeys.route}, ${routePrefix})
+  await tx.delete(idempotencyKeys).where(
+    and(
+      eq(idempotencyKeys.tenantId, row.tenantId),
+      sql`(starts_with(${idempotencyKeys.route}, ${routePrefix})
           or (${idempotencyKeys.route} = 'POST /v1/conversations' and ${idempotencyKeys.response} ->> 'id' = ${row.externalId}))`,
-      ),
-    );
+    ),
+  );
   // the cascade deletes the archive: not while a recall indexer pass holds it (db/locks.ts)
   await lockArchiveForRemoval(tx, row.id);
   await tx.delete(conversations).where(eq(conversations.id, row.id));

@@ -1,5 +1,6 @@
-import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
+
 import type { DbOrTx } from '../client.js';
 import { conversations } from '../schema.js';
 
@@ -45,10 +46,16 @@ const createdByOf = sql`${conversations.metadata} -> 'createdBy'`;
  * position is values, not a row to look up: a page still follows when the previous page's
  * last conversation was erased meanwhile.
  */
-export async function listTenantConversations(db: DbOrTx, tenantId: string, params: ListConversationsParams): Promise<ListedConversation[]> {
+export async function listTenantConversations(
+  db: DbOrTx,
+  tenantId: string,
+  params: ListConversationsParams,
+): Promise<ListedConversation[]> {
   const conditions: SQL[] = [eq(conversations.tenantId, tenantId)];
   if (params.after) {
-    conditions.push(sql`(${conversations.createdAt}, ${conversations.externalId}) > (${params.after.createdAt}::timestamptz, ${params.after.externalId})`);
+    conditions.push(
+      sql`(${conversations.createdAt}, ${conversations.externalId}) > (${params.after.createdAt}::timestamptz, ${params.after.externalId})`,
+    );
   }
   // a string equal to the filter: metadata holding a number or an object there is not "created by" anything
   if (params.createdBy !== undefined) conditions.push(sql`${createdByOf} = to_jsonb(${params.createdBy}::text)`);

@@ -1,8 +1,9 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
+
 import type { TriggerState } from '../../compaction/trigger/index.js';
-import type { DbOrTx, Tx } from '../client.js';
+import type { DbOrTx } from '../client.js';
 import { preparedPerHandle } from '../prepared.js';
-import { compactionJobs, conversations, idempotencyKeys } from '../schema.js';
+import { compactionJobs, conversations } from '../schema.js';
 
 export type ConversationRow = typeof conversations.$inferSelect;
 
@@ -40,7 +41,13 @@ export async function getConversation(db: DbOrTx, tenantId: string, externalId: 
   return row ?? null;
 }
 
-const byId = preparedPerHandle((db) => db.select().from(conversations).where(eq(conversations.id, sql.placeholder('id'))).prepare('conversation_by_id'));
+const byId = preparedPerHandle((db) =>
+  db
+    .select()
+    .from(conversations)
+    .where(eq(conversations.id, sql.placeholder('id')))
+    .prepare('conversation_by_id'),
+);
 
 export async function getConversationById(db: DbOrTx, id: string): Promise<ConversationRow | null> {
   const [row] = await byId(db).execute({ id });
@@ -114,4 +121,3 @@ export function triggerStateOf(row: ConversationRow, hasActiveJob: boolean): Tri
     hasActiveJob,
   };
 }
-

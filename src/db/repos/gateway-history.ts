@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+
 import type { Block, MessageKind, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
 import { archivedMessages, conversations, messages } from '../schema.js';
@@ -61,7 +62,14 @@ export interface GatewayActiveRow {
 
 /** The active history in seq order; content only for the rows not sent as the client's own message. */
 export async function readActiveRows(db: Pick<DbOrTx, 'execute'>, conversationId: string): Promise<GatewayActiveRow[]> {
-  const rows = await db.execute<{ seq: string; kind: MessageKind; role: Role; key: string | null; rewritten: boolean; content: Block[] | null }>(sql`
+  const rows = await db.execute<{
+    seq: string;
+    kind: MessageKind;
+    role: Role;
+    key: string | null;
+    rewritten: boolean;
+    content: Block[] | null;
+  }>(sql`
     select m.seq, m.kind, m.role, m.key, m.rewritten, case when m.key is null or m.rewritten then m.content end as content
       from (
         select ${messages.seq} as seq, ${messages.kind} as kind, ${messages.role} as role, ${messages.content} as content,
@@ -71,7 +79,14 @@ export async function readActiveRows(db: Pick<DbOrTx, 'execute'>, conversationId
           from ${messages} where ${messages.conversationId} = ${conversationId}
       ) m
      order by m.seq`);
-  return rows.map((row) => ({ seq: Number(row.seq), kind: row.kind, role: row.role, key: row.key, rewritten: row.rewritten, content: row.content }));
+  return rows.map((row) => ({
+    seq: Number(row.seq),
+    kind: row.kind,
+    role: row.role,
+    key: row.key,
+    rewritten: row.rewritten,
+    content: row.content,
+  }));
 }
 
 /**
@@ -90,7 +105,13 @@ export async function rewindActiveHistory(tx: DbOrTx, conversationId: string, fr
          and substring(${messages.metadata} ->> ${GATEWAY_KEY} from '^m([0-9]+)-')::int >= ${fromPosition})
     select ${messages.seq} as seq from ${messages}, first where ${messages.conversationId} = ${conversationId} and ${messages.seq} >= first.seq`);
   if (seqs.length === 0) return 0;
-  const moved = await archiveMessages(tx, { conversationId, jobId: null, reason: 'rewound', seqs: seqs.map((r) => Number(r.seq)), remove: true });
+  const moved = await archiveMessages(tx, {
+    conversationId,
+    jobId: null,
+    reason: 'rewound',
+    seqs: seqs.map((r) => Number(r.seq)),
+    remove: true,
+  });
   const totals = await activeTotals(tx, conversationId);
   await tx.execute(sql`
     update ${conversations} set active_tokens = ${totals.tokens}, message_count = ${totals.messages}, version = version + 1, updated_at = now()

@@ -1,4 +1,5 @@
 import { and, eq } from 'drizzle-orm';
+
 import type { DbOrTx } from '../client.js';
 import { idempotencyKeys } from '../schema.js';
 

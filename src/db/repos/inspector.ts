@@ -1,4 +1,5 @@
-import { and, asc, desc, eq, getTableColumns, gt, isNotNull, isNull, lte, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gt, isNotNull, isNull, lte, type SQL, sql } from 'drizzle-orm';
+
 import type { DbOrTx } from '../client.js';
 import { batches, compactionJobs, conversations, messages, tenants } from '../schema.js';
 import type { BatchRow } from './batches.js';
@@ -30,7 +31,11 @@ export interface ConversationListItem {
  * Conversations, most recently updated first; `search` is a case-insensitive fragment of the
  * id (`%` and `_` literal). The last job is one index lookup per listed row (lateral join).
  */
-export async function listConversations(db: DbOrTx, scope: InspectScope, params: { search?: string; limit: number }): Promise<ConversationListItem[]> {
+export async function listConversations(
+  db: DbOrTx,
+  scope: InspectScope,
+  params: { search?: string; limit: number },
+): Promise<ConversationListItem[]> {
   const conditions: SQL[] = [];
   const scoped = inScope(scope);
   if (scoped) conditions.push(scoped);
@@ -55,7 +60,9 @@ export async function listConversations(db: DbOrTx, scope: InspectScope, params:
   return rows.map((row) => ({
     conversation: row.conversation,
     tenantName: row.tenantName,
-    lastJob: row.lastJob ? { id: row.lastJob.id, status: row.lastJob.status, trigger: row.lastJob.trigger, createdAt: new Date(row.lastJob.created_at) } : null,
+    lastJob: row.lastJob
+      ? { id: row.lastJob.id, status: row.lastJob.status, trigger: row.lastJob.trigger, createdAt: new Date(row.lastJob.created_at) }
+      : null,
   }));
 }
 
@@ -73,12 +80,20 @@ export async function findConversation(
   const scoped = inScope(scope);
   if (scoped) conditions.push(scoped);
   else if (tenantId) conditions.push(eq(conversations.tenantId, tenantId));
-  const rows = await db.select().from(conversations).where(and(...conditions)).limit(20);
+  const rows = await db
+    .select()
+    .from(conversations)
+    .where(and(...conditions))
+    .limit(20);
   if (rows.length === 0) return null;
   return rows.length === 1 ? { found: rows[0] as ConversationRow } : { ambiguous: rows };
 }
 
-export async function findJob(db: DbOrTx, scope: InspectScope, id: string): Promise<(JobWithConversation & { conversationTenantId: string }) | null> {
+export async function findJob(
+  db: DbOrTx,
+  scope: InspectScope,
+  id: string,
+): Promise<(JobWithConversation & { conversationTenantId: string }) | null> {
   const [row] = await db
     .select({ job: compactionJobs, conversationExternalId: conversations.externalId, conversationTenantId: conversations.tenantId })
     .from(compactionJobs)
@@ -87,7 +102,11 @@ export async function findJob(db: DbOrTx, scope: InspectScope, id: string): Prom
   return row ? { ...row.job, conversationExternalId: row.conversationExternalId, conversationTenantId: row.conversationTenantId } : null;
 }
 
-export async function findBatch(db: DbOrTx, scope: InspectScope, id: string): Promise<(BatchRow & { conversationExternalId: string; conversationTenantId: string }) | null> {
+export async function findBatch(
+  db: DbOrTx,
+  scope: InspectScope,
+  id: string,
+): Promise<(BatchRow & { conversationExternalId: string; conversationTenantId: string }) | null> {
   const [row] = await db
     .select({ ...getTableColumns(batches), conversationExternalId: conversations.externalId, conversationTenantId: conversations.tenantId })
     .from(batches)
@@ -107,12 +126,25 @@ export async function activePage(db: DbOrTx, conversationId: string, after: numb
 }
 
 /** The level-0 batches whose first original falls in (after, through]: the archived stretches of a history page. */
-export async function batchesStartingIn(db: DbOrTx, conversationId: string, after: number, through: number | null, limit: number): Promise<ListedBatch[]> {
+export async function batchesStartingIn(
+  db: DbOrTx,
+  conversationId: string,
+  after: number,
+  through: number | null,
+  limit: number,
+): Promise<ListedBatch[]> {
   const first = sql<number>`${batches.seqs}[1]`;
   return db
     .select(listedBatchColumns)
     .from(batches)
-    .where(and(eq(batches.conversationId, conversationId), eq(batches.level, 0), gt(first, after), through === null ? undefined : lte(first, through)))
+    .where(
+      and(
+        eq(batches.conversationId, conversationId),
+        eq(batches.level, 0),
+        gt(first, after),
+        through === null ? undefined : lte(first, through),
+      ),
+    )
     .orderBy(first, asc(batches.createdAt))
     .limit(limit);
 }
@@ -145,7 +177,10 @@ export async function treeBatches(db: DbOrTx, conversationId: string, limit: num
       .where(eq(batches.conversationId, conversationId))
       .orderBy(sql`${batches.supersededBy} is not null`, desc(batches.level), sql`${batches.seqs}[1]`)
       .limit(limit),
-    db.select({ n: sql<number>`count(*)::int` }).from(batches).where(eq(batches.conversationId, conversationId)),
+    db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(batches)
+      .where(eq(batches.conversationId, conversationId)),
   ]);
   return { rows, total: count?.n ?? rows.length };
 }

@@ -1,4 +1,5 @@
 import { eq } from 'drizzle-orm';
+
 import type { DbOrTx } from '../client.js';
 import { compactionJobs, conversations } from '../schema.js';
 

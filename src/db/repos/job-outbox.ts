@@ -1,8 +1,9 @@
 import { eq } from 'drizzle-orm';
+
 import type { DbOrTx } from '../client.js';
 import { conversations, type WebhookEvent } from '../schema.js';
-import type { JobRow } from './jobs.js';
 import { publicJob } from './job-view.js';
+import type { JobRow } from './jobs.js';
 import { recordWebhookEvent } from './webhooks.js';
 
 /**
@@ -41,7 +42,10 @@ export function jobEventData(job: JobRow, conversationExternalId: string): { job
 export async function recordJobEvent(tx: DbOrTx, job: JobRow): Promise<string | null> {
   const type = jobEventType(job.status);
   if (!type) return null;
-  const [conversation] = await tx.select({ externalId: conversations.externalId }).from(conversations).where(eq(conversations.id, job.conversationId));
+  const [conversation] = await tx
+    .select({ externalId: conversations.externalId })
+    .from(conversations)
+    .where(eq(conversations.id, job.conversationId));
   if (!conversation) return null;
   return recordWebhookEvent(tx, {
     tenantId: job.tenantId,

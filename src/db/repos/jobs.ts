@@ -1,7 +1,8 @@
 import { and, desc, eq, inArray, lt, ne, sql } from 'drizzle-orm';
+
 import type { DbOrTx } from '../client.js';
 import { preparedPerHandle } from '../prepared.js';
-import { ACTIVE_JOB_STATUSES, compactionJobs, conversations, tenants, type JobStatus, type JobTrigger } from '../schema.js';
+import { ACTIVE_JOB_STATUSES, compactionJobs, conversations, type JobStatus, type JobTrigger, tenants } from '../schema.js';
 
 export type JobRow = typeof compactionJobs.$inferSelect;
 export type JobWithConversation = JobRow & { conversationExternalId: string };
@@ -17,7 +18,13 @@ const withConversation = {
  */
 export async function insertJob(
   db: DbOrTx,
-  params: { tenantId: string; conversationId: string; trigger: JobTrigger; options: Record<string, unknown>; idempotencyKey?: string | undefined },
+  params: {
+    tenantId: string;
+    conversationId: string;
+    trigger: JobTrigger;
+    options: Record<string, unknown>;
+    idempotencyKey?: string | undefined;
+  },
 ): Promise<JobRow | null> {
   const [row] = await db
     .insert(compactionJobs)
@@ -42,7 +49,13 @@ export async function findActiveJob(db: DbOrTx, conversationId: string): Promise
   return row ?? null;
 }
 
-const jobById = preparedPerHandle((db) => db.select().from(compactionJobs).where(eq(compactionJobs.id, sql.placeholder('id'))).prepare('job_by_id'));
+const jobById = preparedPerHandle((db) =>
+  db
+    .select()
+    .from(compactionJobs)
+    .where(eq(compactionJobs.id, sql.placeholder('id')))
+    .prepare('job_by_id'),
+);
 
 export async function getJob(db: DbOrTx, id: string): Promise<JobRow | null> {
   const [row] = await jobById(db).execute({ id });
@@ -106,7 +119,9 @@ export async function transitionJob(
   db: DbOrTx,
   id: string,
   from: readonly JobStatus[],
-  patch: Partial<Pick<JobRow, 'status' | 'plan' | 'policy' | 'progress' | 'result' | 'error' | 'watermark' | 'startedAt' | 'finishedAt' | 'attempts'>>,
+  patch: Partial<
+    Pick<JobRow, 'status' | 'plan' | 'policy' | 'progress' | 'result' | 'error' | 'watermark' | 'startedAt' | 'finishedAt' | 'attempts'>
+  >,
 ): Promise<JobRow | null> {
   const [row] = await db
     .update(compactionJobs)
@@ -130,13 +145,21 @@ export async function listStaleActiveJobs(db: DbOrTx, idleMs: number, limit = 10
   return db
     .select()
     .from(compactionJobs)
-    .where(and(inArray(compactionJobs.status, [...ACTIVE_JOB_STATUSES]), lt(compactionJobs.updatedAt, sql`now() - make_interval(secs => ${idleMs / 1000})`)))
+    .where(
+      and(
+        inArray(compactionJobs.status, [...ACTIVE_JOB_STATUSES]),
+        lt(compactionJobs.updatedAt, sql`now() - make_interval(secs => ${idleMs / 1000})`),
+      ),
+    )
     .orderBy(compactionJobs.updatedAt)
     .limit(limit);
 }
 
 export async function touchJob(db: DbOrTx, id: string): Promise<void> {
-  await db.update(compactionJobs).set({ updatedAt: sql`now()` }).where(eq(compactionJobs.id, id));
+  await db
+    .update(compactionJobs)
+    .set({ updatedAt: sql`now()` })
+    .where(eq(compactionJobs.id, id));
 }
 
 /** Records a step's error on the job row without changing its status (a later attempt may still succeed). */

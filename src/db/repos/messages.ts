@@ -1,8 +1,9 @@
-import { and, asc, eq, gt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, type SQL, sql } from 'drizzle-orm';
+
+import type { Block, MessageKind, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
 import { preparedPerHandle } from '../prepared.js';
 import { archivedMessages, messages } from '../schema.js';
-import type { Block, MessageKind, Role } from '../../compaction/types.js';
 
 export type MessageRow = typeof messages.$inferSelect;
 
@@ -67,7 +68,12 @@ export interface ToolPairingState {
  * (`opens`, checked against tool_use ids) and which answered (`answers`, against tool_result ids),
  * in the active history and the archive. No query at all when the append carries no tool blocks.
  */
-export async function toolPairingState(db: DbOrTx, conversationId: string, opens: readonly string[], answers: readonly string[]): Promise<ToolPairingState> {
+export async function toolPairingState(
+  db: DbOrTx,
+  conversationId: string,
+  opens: readonly string[],
+  answers: readonly string[],
+): Promise<ToolPairingState> {
   const state: ToolPairingState = { opened: new Set(), answered: new Set() };
   if (opens.length === 0 && answers.length === 0) return state;
   const opened = askedAmong([...new Set(opens)], 'tool_use_ids', conversationId);
@@ -103,9 +109,10 @@ function askedAmong(asked: readonly string[], column: 'tool_use_ids' | 'tool_res
 }
 
 export async function listActiveMessages(db: DbOrTx, conversationId: string, options: { after?: number; limit?: number } = {}) {
-  const where = options.after === undefined
-    ? eq(messages.conversationId, conversationId)
-    : and(eq(messages.conversationId, conversationId), gt(messages.seq, options.after));
+  const where =
+    options.after === undefined
+      ? eq(messages.conversationId, conversationId)
+      : and(eq(messages.conversationId, conversationId), gt(messages.seq, options.after));
   const query = db.select().from(messages).where(where).orderBy(asc(messages.seq));
   return options.limit === undefined ? query : query.limit(options.limit);
 }

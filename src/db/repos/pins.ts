@@ -1,4 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
+
 import type { DbOrTx } from '../client.js';
 import { archivedMessages, messages } from '../schema.js';
 import type { MessageRow } from './messages.js';

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+
 import type { Block, HistoryMessage, MessageKind, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
 

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { answeredToolUseIds, recallPieces, toolCallNames, type RecallPiece } from '../../compaction/recall/index.js';
+
+import { answeredToolUseIds, type RecallPiece, recallPieces, toolCallNames } from '../../compaction/recall/index.js';
 import type { Block, Role } from '../../compaction/types.js';
 import type { Db, DbOrTx, Tx } from '../client.js';
 import { lockArchiveForIndexing } from '../locks.js';
@@ -50,7 +51,11 @@ const ONE_PIECE_JSON_BYTES = 60_000;
  * writes. Deterministic: a caller loops while `more`, and two indexers at once never write a
  * message twice (the marker's primary key decides who writes it).
  */
-export async function indexArchiveForRecall(db: Db, conversationId: string, params: { limit: number; maxBytes?: number }): Promise<RecallIndexPass> {
+export async function indexArchiveForRecall(
+  db: Db,
+  conversationId: string,
+  params: { limit: number; maxBytes?: number },
+): Promise<RecallIndexPass> {
   return db.transaction(async (tx) => {
     await lockArchiveForIndexing(tx, conversationId);
     return indexPass(tx, conversationId, params);
@@ -74,7 +79,11 @@ async function indexPass(db: Tx, conversationId: string, params: { limit: number
   const taken = pending.slice(0, params.limit).filter((row, i) => i === 0 || Number(row.running_bytes) <= maxBytes);
   if (taken.length === 0) return { messages: 0, pieces: 0, more: false };
 
-  const toolNames = await toolNamesFor(db, conversationId, taken.map((r) => r.content));
+  const toolNames = await toolNamesFor(
+    db,
+    conversationId,
+    taken.map((r) => r.content),
+  );
   const rows = taken.map((row) => ({ row, pieces: recallPieces(row.content, toolNames) }));
   const written = await writePieces(db, conversationId, rows);
   return { messages: taken.length, pieces: written, more: pending.length > taken.length };
@@ -85,7 +94,11 @@ async function indexPass(db: Tx, conversationId: string, params: { limit: number
  * writes the recall pieces (and, for a long message, every full-text piece) of the messages it
  * claimed; a message another indexer claimed first is skipped.
  */
-async function writePieces(db: Tx, conversationId: string, rows: ReadonlyArray<{ row: PendingRow; pieces: RecallPiece[] }>): Promise<number> {
+async function writePieces(
+  db: Tx,
+  conversationId: string,
+  rows: ReadonlyArray<{ row: PendingRow; pieces: RecallPiece[] }>,
+): Promise<number> {
   const flat = rows.flatMap((r) => r.pieces.map((piece) => ({ row: r.row, piece })));
   const column = <T>(pick: (r: { row: PendingRow; piece: RecallPiece }) => T) => sql.param(flat.map(pick));
   const [result] = await db.execute<{ written: string }>(sql`
@@ -126,7 +139,11 @@ async function writePieces(db: Tx, conversationId: string, rows: ReadonlyArray<{
  * Tool names for the results among `contents`: from the calls in the same messages, else from
  * the conversation's other messages (a call archived earlier, or still active).
  */
-export async function toolNamesFor(db: DbOrTx, conversationId: string, contents: ReadonlyArray<readonly Block[]>): Promise<Map<string, string>> {
+export async function toolNamesFor(
+  db: DbOrTx,
+  conversationId: string,
+  contents: ReadonlyArray<readonly Block[]>,
+): Promise<Map<string, string>> {
   const names = new Map(contents.flatMap((c) => toolCallNames(c)));
   const missing = [...new Set(contents.flatMap((c) => answeredToolUseIds(c)))].filter((id) => !names.has(id));
   if (missing.length === 0) return names;

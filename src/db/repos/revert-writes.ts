@@ -1,7 +1,8 @@
 import { and, desc, eq, gt, isNull, ne, sql } from 'drizzle-orm';
-import type { JobRow } from './jobs.js';
+
 import type { DbOrTx } from '../client.js';
 import { batches, compactionJobs, conversations, type JobStatus } from '../schema.js';
+import type { JobRow } from './jobs.js';
 
 /**
  * The writes of a revert (SPEC §5.8): everything one compaction did, undone set-based.

@@ -1,14 +1,16 @@
 import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
-import { LedgerSchema, type Ledger } from '../../compaction/ledger/index.js';
+
+import { type Ledger, LedgerSchema } from '../../compaction/ledger/index.js';
 import type { LiveBatch } from '../../compaction/plan-types.js';
 import type { HistoryMessage } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
-import { batches, messages } from '../schema.js';
+import { batches, type messages } from '../schema.js';
 
 type MessageRow = typeof messages.$inferSelect;
 
 export function toHistoryMessage(
-  row: Pick<MessageRow, 'seq' | 'role' | 'kind' | 'content' | 'tokens' | 'toolUseIds' | 'toolResultIds'> & Partial<Pick<MessageRow, 'metadata'>>,
+  row: Pick<MessageRow, 'seq' | 'role' | 'kind' | 'content' | 'tokens' | 'toolUseIds' | 'toolResultIds'> &
+    Partial<Pick<MessageRow, 'metadata'>>,
 ): HistoryMessage {
   const message: HistoryMessage = {
     seq: row.seq,
@@ -60,5 +62,8 @@ export async function loadLiveBatches(db: DbOrTx, conversationId: string): Promi
 
 export async function loadBatchesByIds(db: DbOrTx, ids: readonly string[]): Promise<BatchRow[]> {
   if (ids.length === 0) return [];
-  return db.select().from(batches).where(inArray(batches.id, [...ids]));
+  return db
+    .select()
+    .from(batches)
+    .where(inArray(batches.id, [...ids]));
 }

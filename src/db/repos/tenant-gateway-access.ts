@@ -1,4 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
+
 import type { DbOrTx } from '../client.js';
 import { preparedPerHandle } from '../prepared.js';
 import { tenants } from '../schema.js';
@@ -11,7 +12,11 @@ export interface StoredGatewayAccess {
 
 // Read on every gateway request that uses compactd's provider key: built once per handle.
 const accessOfTenant = preparedPerHandle((db) =>
-  db.select({ access: tenants.gatewayAccess }).from(tenants).where(eq(tenants.id, sql.placeholder('tenantId'))).prepare('tenant_gateway_access'),
+  db
+    .select({ access: tenants.gatewayAccess })
+    .from(tenants)
+    .where(eq(tenants.id, sql.placeholder('tenantId')))
+    .prepare('tenant_gateway_access'),
 );
 
 export async function getGatewayAccess(db: DbOrTx, tenantId: string): Promise<StoredGatewayAccess | null> {

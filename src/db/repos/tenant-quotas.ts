@@ -1,4 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
+
 import type { TenantQuotas } from '../../config/env.js';
 import type { DbOrTx, Tx } from '../client.js';
 import { ACTIVE_STATUS_SQL, tenants } from '../schema.js';
@@ -13,9 +14,7 @@ export const ACTIVE_RETRY_AFTER_MS = 5_000;
 
 export type QuotaLimit = 'active' | 'rate';
 
-export type QuotaVerdict =
-  | { ok: true }
-  | { ok: false; limit: QuotaLimit; max: number; retryAfterMs: number };
+export type QuotaVerdict = { ok: true } | { ok: false; limit: QuotaLimit; max: number; retryAfterMs: number };
 
 /** A tenant's quotas: its own columns where set, else the configured defaults. */
 export async function tenantQuotas(db: DbOrTx, tenantId: string, defaults: TenantQuotas): Promise<TenantQuotas> {
@@ -56,7 +55,12 @@ export async function checkCompactionQuota(tx: Tx, tenantId: string, defaults: T
        where tenant_id = ${tenantId} and trigger <> 'consolidate' and created_at > now() - make_interval(secs => ${RATE_WINDOW_MS / 1000})
        order by created_at
        offset ${recent - quotas.compactionsPerMinute} limit 1`);
-    return { ok: false, limit: 'rate', max: quotas.compactionsPerMinute, retryAfterMs: Math.max(1_000, Math.ceil(Number(oldest?.wait_ms ?? RATE_WINDOW_MS))) };
+    return {
+      ok: false,
+      limit: 'rate',
+      max: quotas.compactionsPerMinute,
+      retryAfterMs: Math.max(1_000, Math.ceil(Number(oldest?.wait_ms ?? RATE_WINDOW_MS))),
+    };
   }
   return { ok: true };
 }

@@ -1,10 +1,17 @@
 import { eq, sql } from 'drizzle-orm';
+
 import { mergePolicy, type Policy, type PolicyOverride } from '../../config/policy.js';
 import type { DbOrTx } from '../client.js';
 import { preparedPerHandle } from '../prepared.js';
 import { ACTIVE_STATUS_SQL, compactionJobs, tenants } from '../schema.js';
 
-const policyOfTenant = preparedPerHandle((db) => db.select({ policy: tenants.policy }).from(tenants).where(eq(tenants.id, sql.placeholder('tenantId'))).prepare('tenant_policy'));
+const policyOfTenant = preparedPerHandle((db) =>
+  db
+    .select({ policy: tenants.policy })
+    .from(tenants)
+    .where(eq(tenants.id, sql.placeholder('tenantId')))
+    .prepare('tenant_policy'),
+);
 
 export async function getTenantPolicy(db: DbOrTx, tenantId: string): Promise<Record<string, unknown>> {
   const [row] = await policyOfTenant(db).execute({ tenantId });
@@ -17,7 +24,7 @@ export async function conversationPolicy(
   conversation: { tenantId: string; policy: Record<string, unknown> },
   request: PolicyOverride = {},
 ): Promise<Policy> {
-  return mergePolicy((await getTenantPolicy(db, conversation.tenantId)) as PolicyOverride, conversation.policy as PolicyOverride, request);
+  return mergePolicy(await getTenantPolicy(db, conversation.tenantId), conversation.policy, request);
 }
 
 /**
@@ -34,7 +41,7 @@ export async function autoTriggerInputs(
            exists (select 1 from ${compactionJobs}
                     where conversation_id = ${conversation.id} and status in ${ACTIVE_STATUS_SQL} and trigger <> 'consolidate') as active_job`);
   return {
-    policy: mergePolicy((row?.policy ?? {}) as PolicyOverride, conversation.policy as PolicyOverride),
+    policy: mergePolicy(row?.policy ?? {}, conversation.policy),
     activeJob: row?.active_job === true,
   };
 }

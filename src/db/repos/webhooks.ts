@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { and, desc, eq, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+
+import { and, desc, eq, isNull, lt, or, type SQL, sql } from 'drizzle-orm';
+
 import type { DbOrTx } from '../client.js';
 import {
   conversations,
-  webhookDeliveries,
-  webhookEndpoints,
   type WebhookAttempt,
+  webhookDeliveries,
   type WebhookDeliveryStatus,
+  webhookEndpoints,
   type WebhookEvent,
 } from '../schema.js';
 
@@ -37,7 +39,14 @@ export async function upsertWebhookEndpoint(
       : { target: webhookEndpoints.conversationId, targetWhere: sql`conversation_id is not null` };
   const [row] = await db
     .insert(webhookEndpoints)
-    .values({ tenantId: params.tenantId, conversationId: params.conversationId, url: params.url, secret: params.secret, events: params.events, enabled: params.enabled })
+    .values({
+      tenantId: params.tenantId,
+      conversationId: params.conversationId,
+      url: params.url,
+      secret: params.secret,
+      events: params.events,
+      enabled: params.enabled,
+    })
     .onConflictDoUpdate({ ...conflict, set })
     .returning();
   if (!row) throw new Error('webhook endpoint upsert returned nothing');
@@ -59,7 +68,12 @@ export async function resolveWebhookEndpoint(db: DbOrTx, tenantId: string, conve
   const [row] = await db
     .select()
     .from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.tenantId, tenantId), or(eq(webhookEndpoints.conversationId, conversationId), isNull(webhookEndpoints.conversationId))))
+    .where(
+      and(
+        eq(webhookEndpoints.tenantId, tenantId),
+        or(eq(webhookEndpoints.conversationId, conversationId), isNull(webhookEndpoints.conversationId)),
+      ),
+    )
     .orderBy(sql`${webhookEndpoints.conversationId} nulls last`)
     .limit(1);
   return row ?? null;
@@ -118,7 +132,13 @@ export async function recordTenantWebhookEvent(
   if (!endpoint?.enabled) return null;
   if (endpoint.events.length > 0 && !endpoint.events.includes(event.type)) return null;
   const id = randomUUID();
-  const envelope: WebhookEnvelope = { id, type: event.type, createdAt: new Date().toISOString(), conversationId: event.conversationExternalId, data: event.data };
+  const envelope: WebhookEnvelope = {
+    id,
+    type: event.type,
+    createdAt: new Date().toISOString(),
+    conversationId: event.conversationExternalId,
+    data: event.data,
+  };
   await db.insert(webhookDeliveries).values({
     id,
     tenantId: event.tenantId,
@@ -187,7 +207,9 @@ export async function listDeliveries(
   if (params.status !== undefined) conditions.push(eq(webhookDeliveries.status, params.status));
   if (params.event !== undefined) conditions.push(eq(webhookDeliveries.event, params.event));
   if (params.before !== undefined) {
-    conditions.push(sql`(${webhookDeliveries.createdAt}, ${webhookDeliveries.id}) < (select d.created_at, d.id from webhook_deliveries d where d.id = ${params.before})`);
+    conditions.push(
+      sql`(${webhookDeliveries.createdAt}, ${webhookDeliveries.id}) < (select d.created_at, d.id from webhook_deliveries d where d.id = ${params.before})`,
+    );
   }
   const rows = await db
     .select({ delivery: webhookDeliveries, conversationExternalId: conversations.externalId })
@@ -204,12 +226,17 @@ export async function listStalePendingDeliveries(db: DbOrTx, idleMs: number, lim
   return db
     .select({ id: webhookDeliveries.id })
     .from(webhookDeliveries)
-    .where(and(eq(webhookDeliveries.status, 'pending'), lt(webhookDeliveries.updatedAt, sql`now() - make_interval(secs => ${idleMs / 1000})`)))
+    .where(
+      and(eq(webhookDeliveries.status, 'pending'), lt(webhookDeliveries.updatedAt, sql`now() - make_interval(secs => ${idleMs / 1000})`)),
+    )
     .orderBy(webhookDeliveries.updatedAt)
     .limit(limit);
 }
 
 /** Marks a pending delivery as seen by the sweep, so it is not checked again for `idleMs`. */
 export async function touchDelivery(db: DbOrTx, id: string): Promise<void> {
-  await db.update(webhookDeliveries).set({ updatedAt: sql`now()` }).where(eq(webhookDeliveries.id, id));
+  await db
+    .update(webhookDeliveries)
+    .set({ updatedAt: sql`now()` })
+    .where(eq(webhookDeliveries.id, id));
 }

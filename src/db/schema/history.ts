@@ -1,5 +1,21 @@
-import { sql, type SQL } from 'drizzle-orm';
-import { bigint, boolean, customType, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid, type AnyPgColumn } from 'drizzle-orm/pg-core';
+import { type SQL, sql } from 'drizzle-orm';
+import {
+  type AnyPgColumn,
+  bigint,
+  boolean,
+  customType,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
 import type { Ledger } from '../../compaction/ledger/index.js';
 import type { Block, MessageKind, Role } from '../../compaction/types.js';
 import { createdAt, seqColumn } from './columns.js';
@@ -46,7 +62,9 @@ export const conversations = pgTable(
     // the order of GET /v1/conversations: a page is one index range, however many the tenant has
     index('conversations_tenant_created_idx').on(t.tenantId, t.createdAt, t.externalId),
     // a parent's children: the listing's filter, and what erasing the parent looks up to unlink them
-    index('conversations_parent_idx').on(t.parentId).where(sql`parent_id is not null`),
+    index('conversations_parent_idx')
+      .on(t.parentId)
+      .where(sql`parent_id is not null`),
   ],
 );
 
@@ -60,8 +78,14 @@ const messageColumns = () => ({
   content: jsonb('content').$type<Block[]>().notNull(),
   name: text('name'),
   tokens: integer('tokens').notNull(),
-  toolUseIds: text('tool_use_ids').array().notNull().default(sql`'{}'::text[]`),
-  toolResultIds: text('tool_result_ids').array().notNull().default(sql`'{}'::text[]`),
+  toolUseIds: text('tool_use_ids')
+    .array()
+    .notNull()
+    .default(sql`'{}'::text[]`),
+  toolResultIds: text('tool_result_ids')
+    .array()
+    .notNull()
+    .default(sql`'{}'::text[]`),
   usage: jsonb('usage').$type<{ inputTokens?: number; outputTokens?: number }>(),
   metadata: jsonb('metadata').$type<Record<string, unknown>>(),
   createdAt: createdAt(),
@@ -117,7 +141,8 @@ export const SEARCH_PIECE_BYTES = 65536;
 export const SEARCH_CONFIG = 'english';
 
 /** The full-text vector of a message's first search piece: what the indexer stores and a search of the unindexed backlog computes. */
-export const searchHeadVector = (content: SQL): SQL => sql`to_tsvector(${sql.raw(`'${SEARCH_CONFIG}'`)}::regconfig, compactd_search_head(${content}))`;
+export const searchHeadVector = (content: SQL): SQL =>
+  sql`to_tsvector(${sql.raw(`'${SEARCH_CONFIG}'`)}::regconfig, compactd_search_head(${content}))`;
 
 /** Originals as they were in `messages`, with the batch and job that archived them. */
 export const archivedMessages = pgTable(
@@ -191,7 +216,10 @@ export const batches = pgTable(
     cacheWriteTokens: integer('cache_write_tokens').notNull().default(0),
     costUsd: doublePrecision('cost_usd').notNull().default(0),
     /** identifiers the summary was gated on: a consolidation must keep the union of its batches' */
-    identifiers: text('identifiers').array().notNull().default(sql`'{}'::text[]`),
+    identifiers: text('identifiers')
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
     /** the state ledger of the span (SPEC §5.6b); null for batches written before it */
     ledger: jsonb('ledger').$type<Ledger>(),
     supersededBy: uuid('superseded_by'),

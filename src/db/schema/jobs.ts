@@ -1,5 +1,19 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
 import type { Ledger } from '../../compaction/ledger/index.js';
 import { createdAt, seqColumn } from './columns.js';
 import { conversations } from './history.js';
@@ -8,15 +22,7 @@ import { tenants } from './tenants.js';
 /** Compaction jobs and their typed plan rows. */
 
 export type JobStatus =
-  | 'queued'
-  | 'planning'
-  | 'summarizing'
-  | 'resummarizing'
-  | 'committing'
-  | 'completed'
-  | 'noop'
-  | 'failed'
-  | 'cancelled';
+  'queued' | 'planning' | 'summarizing' | 'resummarizing' | 'committing' | 'completed' | 'noop' | 'failed' | 'cancelled';
 export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = ['queued', 'planning', 'summarizing', 'resummarizing', 'committing'];
 /**
  * How a job came to be. `consolidate` jobs are the follow-ups a compaction enqueues when live
@@ -96,7 +102,10 @@ export const compactionChunks = pgTable(
     seqs: bigint('seqs', { mode: 'number' }).array().notNull(),
     /** level of the batch this chunk becomes: 0 for messages, above its inputs for a consolidation */
     level: integer('level').notNull().default(0),
-    absorbedBatchIds: uuid('absorbed_batch_ids').array().notNull().default(sql`'{}'::uuid[]`),
+    absorbedBatchIds: uuid('absorbed_batch_ids')
+      .array()
+      .notNull()
+      .default(sql`'{}'::uuid[]`),
     /** summarizer-input tokens of the source (the excerpt's counts stored at ingest, or the absorbed summaries) */
     sourceTokens: integer('source_tokens').notNull(),
     /** active-history tokens of the covered messages (0 for a consolidation) */
@@ -115,7 +124,10 @@ export const compactionChunks = pgTable(
     costUsd: doublePrecision('cost_usd').notNull().default(0),
     latencyMs: integer('latency_ms').notNull().default(0),
     /** the identifiers this chunk was gated on (a consolidation is gated on the union of its batches') */
-    identifiers: text('identifiers').array().notNull().default(sql`'{}'::text[]`),
+    identifiers: text('identifiers')
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
     identifiersFound: integer('identifiers_found').notNull().default(0),
     /** the state ledger of the chunk's span (SPEC §5.6b), or the merge of the absorbed batches' */
     ledger: jsonb('ledger').$type<Ledger>(),

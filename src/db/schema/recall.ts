@@ -1,4 +1,5 @@
 import { bigint, index, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+
 import type { Role } from '../../compaction/types.js';
 import { archivedMessages, tsvector } from './history.js';
 

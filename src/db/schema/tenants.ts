@@ -1,4 +1,5 @@
 import { index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+
 import { createdAt } from './columns.js';
 
 /** Tenants, their API keys and their idempotent POST responses. */

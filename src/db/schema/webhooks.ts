@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+
 import { createdAt } from './columns.js';
 import { conversations } from './history.js';
 import { tenants } from './tenants.js';
@@ -8,7 +9,14 @@ import { tenants } from './tenants.js';
  * Webhook event types (SPEC §5.5 step 3; README "Webhooks"). Stable names. A text column,
  * not a database enum: adding a type needs no migration.
  */
-export const WEBHOOK_EVENTS = ['compaction.completed', 'compaction.failed', 'compaction.noop', 'compaction.cancelled', 'context.warning', 'conversation.deleted'] as const;
+export const WEBHOOK_EVENTS = [
+  'compaction.completed',
+  'compaction.failed',
+  'compaction.noop',
+  'compaction.cancelled',
+  'context.warning',
+  'conversation.deleted',
+] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /**
@@ -26,14 +34,22 @@ export const webhookEndpoints = pgTable(
     url: text('url').notNull(),
     secret: text('secret').notNull(),
     /** subscribed event types; all of them when empty */
-    events: text('events').array().$type<WebhookEvent[]>().notNull().default(sql`'{}'::text[]`),
+    events: text('events')
+      .array()
+      .$type<WebhookEvent[]>()
+      .notNull()
+      .default(sql`'{}'::text[]`),
     enabled: boolean('enabled').notNull().default(true),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex('webhook_endpoints_tenant_uq').on(t.tenantId).where(sql`conversation_id is null`),
-    uniqueIndex('webhook_endpoints_conversation_uq').on(t.conversationId).where(sql`conversation_id is not null`),
+    uniqueIndex('webhook_endpoints_tenant_uq')
+      .on(t.tenantId)
+      .where(sql`conversation_id is null`),
+    uniqueIndex('webhook_endpoints_conversation_uq')
+      .on(t.conversationId)
+      .where(sql`conversation_id is not null`),
   ],
 );
 
@@ -74,6 +90,8 @@ export const webhookDeliveries = pgTable(
   (t) => [
     index('webhook_deliveries_tenant_idx').on(t.tenantId, t.createdAt),
     index('webhook_deliveries_conversation_idx').on(t.conversationId, t.createdAt),
-    index('webhook_deliveries_pending_idx').on(t.updatedAt).where(sql`status = 'pending'`),
+    index('webhook_deliveries_pending_idx')
+      .on(t.updatedAt)
+      .where(sql`status = 'pending'`),
   ],
 );

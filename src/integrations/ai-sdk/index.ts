@@ -23,8 +23,15 @@
  * a time.
  */
 import type { LanguageModelUsage, ModelMessage } from 'ai';
+
 import type { CompactdClient } from '../../client/index.js';
-import { createConversationSync, messageKey, type ConversationSettings, type PendingMessage, type SyncStage } from '../conversation-sync.js';
+import {
+  type ConversationSettings,
+  createConversationSync,
+  messageKey,
+  type PendingMessage,
+  type SyncStage,
+} from '../conversation-sync.js';
 import { fromCompactdContext, toCompactdMessage } from './messages.js';
 
 export { fromCompactdContext, toCompactdMessage } from './messages.js';
@@ -61,7 +68,8 @@ export function compactdSession(options: CompactdSessionOptions): CompactdSessio
 
   function pendingOf(messages: readonly ModelMessage[], usage?: { at: number; inputTokens: number | undefined }): PendingMessage[] {
     const pending: PendingMessage[] = [];
-    if (options.system !== undefined && options.system.trim() !== '') pending.push({ key: 'system', message: { role: 'system', content: options.system } });
+    if (options.system !== undefined && options.system.trim() !== '')
+      pending.push({ key: 'system', message: { role: 'system', content: options.system } });
     messages.forEach((message, index) => {
       const stored = toCompactdMessage(message);
       if (!stored) return;

@@ -1,4 +1,5 @@
 import type { AssistantModelMessage, ModelMessage, ToolModelMessage, UserModelMessage } from 'ai';
+
 import type { AnthropicContext, Block, InputMessage } from '../../client/index.js';
 
 /**
@@ -45,7 +46,8 @@ export function toCompactdMessage(message: ModelMessage): InputMessage | null {
       const content: Block[] = [];
       for (const part of parts) {
         if (part.type === 'text' && part.text !== '') content.push({ type: 'text', text: part.text });
-        if (part.type === 'tool-call' && part.providerExecuted !== true) content.push({ type: 'tool_use', id: part.toolCallId, name: part.toolName, input: part.input });
+        if (part.type === 'tool-call' && part.providerExecuted !== true)
+          content.push({ type: 'tool_use', id: part.toolCallId, name: part.toolName, input: part.input });
       }
       return content.length === 0 ? null : { role: 'assistant', content };
     }
@@ -87,10 +89,14 @@ export function fromCompactdContext(messages: AnthropicContext['messages']): Mod
       if (block.type !== 'tool_result') return [];
       const value = resultText(block.content);
       const output: ToolOutput = block.is_error ? { type: 'error-text', value } : { type: 'text', value };
-      return [{ type: 'tool-result' as const, toolCallId: block.tool_use_id, toolName: toolNames.get(block.tool_use_id) ?? 'unknown', output }];
+      return [
+        { type: 'tool-result' as const, toolCallId: block.tool_use_id, toolName: toolNames.get(block.tool_use_id) ?? 'unknown', output },
+      ];
     });
     if (results.length > 0) out.push({ role: 'tool', content: results });
-    const text: Exclude<UserModelMessage['content'], string> = message.content.flatMap((b) => (b.type === 'text' ? [{ type: 'text' as const, text: b.text }] : []));
+    const text: Exclude<UserModelMessage['content'], string> = message.content.flatMap((b) =>
+      b.type === 'text' ? [{ type: 'text' as const, text: b.text }] : [],
+    );
     if (text.length > 0) out.push({ role: 'user', content: text });
   }
   return out;

@@ -19,9 +19,16 @@
  * an error.
  */
 import type { AIMessage, BaseMessage } from '@langchain/core/messages';
-import { createMiddleware, type AgentMiddleware } from 'langchain';
+import { type AgentMiddleware, createMiddleware } from 'langchain';
+
 import type { CompactdClient } from '../../client/index.js';
-import { createConversationSync, messageKey, type ConversationSettings, type PendingMessage, type SyncStage } from '../conversation-sync.js';
+import {
+  type ConversationSettings,
+  createConversationSync,
+  messageKey,
+  type PendingMessage,
+  type SyncStage,
+} from '../conversation-sync.js';
 import { fromCompactdContext, inputTokensOf, toCompactdMessage } from './messages.js';
 
 export { fromCompactdContext, toCompactdMessage } from './messages.js';
@@ -100,7 +107,10 @@ export function compactdMiddleware(options: CompactdMiddlewareOptions): AgentMid
       if (complete) {
         // The answer joins the history right after the messages of this call: the key it will have there next call.
         const stored = toCompactdMessage(response);
-        if (stored) await sync.sync(conversationId, [{ key: messageKey(request.messages.length, stored), message: stored, inputTokens: inputTokensOf(response) }]);
+        if (stored)
+          await sync.sync(conversationId, [
+            { key: messageKey(request.messages.length, stored), message: stored, inputTokens: inputTokensOf(response) },
+          ]);
       }
       return response;
     },

@@ -1,4 +1,5 @@
-import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
+
 import type { AnthropicContext, Block, InputMessage } from '../../client/index.js';
 
 /**
@@ -16,10 +17,11 @@ interface UsageMetadata {
 }
 
 /** `usage_metadata` as providers fill it (the generic message type infers it away). */
-const usageOf = (message: AIMessage): UsageMetadata | undefined => (message as unknown as { usage_metadata?: UsageMetadata }).usage_metadata;
+const usageOf = (message: AIMessage): UsageMetadata | undefined =>
+  (message as unknown as { usage_metadata?: UsageMetadata }).usage_metadata;
 
 function parts(content: BaseMessage['content']): ContentPart[] {
-  return typeof content === 'string' ? [{ type: 'text', text: content }] : (content as ContentPart[]);
+  return typeof content === 'string' ? [{ type: 'text', text: content }] : content;
 }
 
 function textBlocks(content: BaseMessage['content']): Block[] {
@@ -43,14 +45,33 @@ function plainText(content: BaseMessage['content']): string {
 export function toCompactdMessage(message: BaseMessage): InputMessage | null {
   if (ToolMessage.isInstance(message)) {
     const isError = message.status === 'error';
-    return { role: 'user', content: [{ type: 'tool_result', tool_use_id: message.tool_call_id, content: plainText(message.content), ...(isError ? { is_error: true } : {}) }] };
+    return {
+      role: 'user',
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: message.tool_call_id,
+          content: plainText(message.content),
+          ...(isError ? { is_error: true } : {}),
+        },
+      ],
+    };
   }
   if (AIMessage.isInstance(message)) {
-    const calls: Block[] = (message.tool_calls ?? []).map((call) => ({ type: 'tool_use', id: call.id ?? '', name: call.name, input: call.args }));
+    const calls: Block[] = (message.tool_calls ?? []).map((call) => ({
+      type: 'tool_use',
+      id: call.id ?? '',
+      name: call.name,
+      input: call.args,
+    }));
     const content = [...textBlocks(message.content).filter((b) => b.type === 'text'), ...calls];
     if (content.length === 0) return null;
     const usage = usageOf(message);
-    return { role: 'assistant', content, ...(usage ? { usage: { inputTokens: usage.input_tokens, outputTokens: usage.output_tokens } } : {}) };
+    return {
+      role: 'assistant',
+      content,
+      ...(usage ? { usage: { inputTokens: usage.input_tokens, outputTokens: usage.output_tokens } } : {}),
+    };
   }
   const role = SystemMessage.isInstance(message) ? 'system' : HumanMessage.isInstance(message) ? 'user' : null;
   if (role === null) return null;
@@ -65,7 +86,9 @@ export function inputTokensOf(message: BaseMessage): number | undefined {
 
 function humanContent(blocks: Block[]): HumanMessage['content'] {
   if (blocks.every((b) => b.type === 'text')) return blocks.map((b) => (b as { text: string }).text).join('\n\n');
-  return blocks.map((b) => (b.type === 'text' ? { type: 'text', text: b.text } : { type: 'image', source: (b as { source: Record<string, unknown> }).source })) as HumanMessage['content'];
+  return blocks.map((b) =>
+    b.type === 'text' ? { type: 'text', text: b.text } : { type: 'image', source: (b as { source: Record<string, unknown> }).source },
+  );
 }
 
 function resultText(content: string | Array<{ type: string; text?: string }>): string {
@@ -80,7 +103,9 @@ export function fromCompactdContext(messages: AnthropicContext['messages']): Bas
     if (message.role === 'assistant') {
       const text = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n\n');
       const toolCalls = message.content.flatMap((b) =>
-        b.type === 'tool_use' ? [{ id: b.id, name: b.name, args: (b.input ?? {}) as Record<string, unknown>, type: 'tool_call' as const }] : [],
+        b.type === 'tool_use'
+          ? [{ id: b.id, name: b.name, args: (b.input ?? {}) as Record<string, unknown>, type: 'tool_call' as const }]
+          : [],
       );
       out.push(new AIMessage({ content: text, tool_calls: toolCalls }));
       continue;
@@ -88,7 +113,13 @@ export function fromCompactdContext(messages: AnthropicContext['messages']): Bas
     // A user turn: tool results first (as compactd renders them), then what the user wrote.
     for (const block of message.content) {
       if (block.type !== 'tool_result') continue;
-      out.push(new ToolMessage({ tool_call_id: block.tool_use_id, content: resultText(block.content), ...(block.is_error ? { status: 'error' as const } : {}) }));
+      out.push(
+        new ToolMessage({
+          tool_call_id: block.tool_use_id,
+          content: resultText(block.content),
+          ...(block.is_error ? { status: 'error' as const } : {}),
+        }),
+      );
     }
     const rest = message.content.filter((b) => b.type === 'text' || b.type === 'image');
     if (rest.length > 0) out.push(new HumanMessage({ content: humanContent(rest) }));

@@ -1,6 +1,6 @@
 import { buildClipArchive } from '../../compaction/context/index.js';
-import { countMessageTokens } from '../../compaction/tokens.js';
 import type { ConsolidationPlan } from '../../compaction/plan-types.js';
+import { countMessageTokens } from '../../compaction/tokens.js';
 import { withConversationLock } from '../../db/locks.js';
 import type { ChunkRow } from '../../db/repos/chunks.js';
 import {
@@ -11,21 +11,29 @@ import {
   insertClipArchiveMessage,
   supersedeBatches,
 } from '../../db/repos/compaction-writes.js';
-import { currentClipArchive } from '../../db/repos/context-reads.js';
 import { recordConsolidation } from '../../db/repos/consolidation-writes.js';
+import { currentClipArchive } from '../../db/repos/context-reads.js';
 import { recordJobEvent } from '../../db/repos/job-outbox.js';
-import { transitionJob, type JobRow } from '../../db/repos/jobs.js';
+import { type JobRow, transitionJob } from '../../db/repos/jobs.js';
 import { loadLiveBatches, toLiveBatch } from '../../db/repos/snapshot.js';
-import { batchRow, clipState, contextFigures, enqueueConsolidationIfNeeded, measureRetention, type StatefulBatch } from '../commit-parts.js';
+import {
+  batchRow,
+  clipState,
+  contextFigures,
+  enqueueConsolidationIfNeeded,
+  measureRetention,
+  type StatefulBatch,
+} from '../commit-parts.js';
+import type { WorkerDeps } from '../deps.js';
 import { finishJob, notifyFinished } from '../finish.js';
+import { enqueueFollowUp } from '../follow-up.js';
 import type { JobContext } from '../job-context.js';
 import { llmTotals } from '../llm-totals.js';
-import type { WorkerDeps } from '../deps.js';
-import { enqueueFollowUp } from '../follow-up.js';
 
 type FinalizeDeps = Pick<WorkerDeps, 'db' | 'logger' | 'countTokens' | 'onJobFinished' | 'queues'>;
 
-type Outcome = { kind: 'completed'; job: JobRow; deliveryId: string | null; next: string | null } | { kind: 'stale' } | { kind: 'not_active' };
+type Outcome =
+  { kind: 'completed'; job: JobRow; deliveryId: string | null; next: string | null } | { kind: 'stale' } | { kind: 'not_active' };
 
 /**
  * A consolidation's own single transaction (SPEC §5.5 step 4), under the conversation lock:
@@ -38,9 +46,12 @@ export async function finalizeConsolidation(ctx: JobContext, chunks: readonly Ch
   const plan = ctx.job.plan as ConsolidationPlan | null;
   const chunk = chunks[0];
   const log = deps.logger.child({ jobId: ctx.job.id, conversationId: ctx.conversation.externalId, tenantId: ctx.job.tenantId });
-  const outcome: Outcome = !plan || !chunk || chunk.status !== 'done' ? { kind: 'stale' } : await commitConsolidation(ctx, plan, chunk, deps);
+  const outcome: Outcome =
+    !plan || !chunk || chunk.status !== 'done' ? { kind: 'stale' } : await commitConsolidation(ctx, plan, chunk, deps);
   if (outcome.kind === 'stale') {
-    const finished = await finishJob(deps.db, ctx.job, 'noop', { result: { reason: 'stale', message: 'The batches to merge are no longer live; nothing was changed.', ...llmTotals(chunks) } });
+    const finished = await finishJob(deps.db, ctx.job, 'noop', {
+      result: { reason: 'stale', message: 'The batches to merge are no longer live; nothing was changed.', ...llmTotals(chunks) },
+    });
     notifyFinished(deps, finished, ctx.job.tenantId);
     return;
   }
@@ -66,7 +77,9 @@ async function commitConsolidation(ctx: JobContext, plan: ConsolidationPlan, chu
     const owner = { conversationId: conversation.id, jobId: job.id, countTokens: deps.countTokens };
     const absorbed = live.filter((b) => plan.absorbedBatchIds.includes(b.id));
     const sourceTokens = absorbed.reduce((sum, b) => sum + b.summaryTokens, 0);
-    const [merged] = await insertBatches(tx, [batchRow(owner, chunk, { level: plan.level, seqs: chunk.seqs, sourceMessages: chunk.seqs.length, sourceTokens })]);
+    const [merged] = await insertBatches(tx, [
+      batchRow(owner, chunk, { level: plan.level, seqs: chunk.seqs, sourceMessages: chunk.seqs.length, sourceTokens }),
+    ]);
     if (!merged) throw new Error('consolidation batch insert returned nothing');
     await supersedeBatches(tx, plan.absorbedBatchIds, merged.id);
 
@@ -75,12 +88,29 @@ async function commitConsolidation(ctx: JobContext, plan: ConsolidationPlan, chu
       { id: merged.id, level: plan.level, summary: chunk.summary ?? '', seqs: chunk.seqs, ledger: chunk.ledger },
     ];
     const state = clipState(after, ctx.policy, deps.countTokens);
-    await archiveMessages(tx, { conversationId: conversation.id, jobId: job.id, reason: 'superseded_clip', seqs: [clip.seq], remove: true });
+    await archiveMessages(tx, {
+      conversationId: conversation.id,
+      jobId: job.id,
+      reason: 'superseded_clip',
+      seqs: [clip.seq],
+      remove: true,
+    });
     const next = buildClipArchive(after, { archivedMessages: await countArchivedOriginals(tx, conversation.id) }, ctx.policy, state.text);
     const clipTokens = countMessageTokens({ role: next.role, content: next.content }, deps.countTokens);
-    await insertClipArchiveMessage(tx, { conversationId: conversation.id, seq: clip.seq, role: next.role, content: next.content, tokens: clipTokens });
+    await insertClipArchiveMessage(tx, {
+      conversationId: conversation.id,
+      seq: clip.seq,
+      role: next.role,
+      content: next.content,
+      tokens: clipTokens,
+    });
     const totals = await activeTotals(tx, conversation.id);
-    await recordConsolidation(tx, { conversationId: conversation.id, tokens: totals.tokens, messages: totals.messages, warning: totals.tokens >= ctx.policy.warnRatio * conversation.contextLimit });
+    await recordConsolidation(tx, {
+      conversationId: conversation.id,
+      tokens: totals.tokens,
+      messages: totals.messages,
+      warning: totals.tokens >= ctx.policy.warnRatio * conversation.contextLimit,
+    });
     const clipText = next.text;
     const identifiers = await measureRetention(tx, conversation.id, [chunk], clipText);
     const completed = await transitionJob(tx, job.id, ['committing'], {

@@ -1,20 +1,23 @@
 import { summaryEstimate } from '../../compaction/plan/index.js';
 import type { JobPlan } from '../../compaction/plan-types.js';
-import { completeChunk, listChunks, type ChunkRow } from '../../db/repos/chunks.js';
+import { type ChunkRow, completeChunk, listChunks } from '../../db/repos/chunks.js';
 import type { FinalizePayload } from '../../queue/catalog.js';
 import { loadChunkSource } from '../chunk-source.js';
 import { commitCompaction } from '../commit.js';
 import type { WorkerDeps } from '../deps.js';
 import { finishJob, notifyFinished } from '../finish.js';
-import { localBudget, summarizeGuarded } from '../guarded-summary.js';
-import { isActive, loadJobContext, type JobContext } from '../job-context.js';
-import { llmTotals } from '../llm-totals.js';
-import { finalizeConsolidation } from './finalize-consolidation.js';
 import { enqueueFollowUp } from '../follow-up.js';
+import { localBudget, summarizeGuarded } from '../guarded-summary.js';
+import { isActive, type JobContext, loadJobContext } from '../job-context.js';
+import { llmTotals } from '../llm-totals.js';
 import { indexRecallAfterCommit } from '../recall-indexing.js';
+import { finalizeConsolidation } from './finalize-consolidation.js';
 import { chunkOutcome } from './summarize.js';
 
-export type FinalizeDeps = Pick<WorkerDeps, 'db' | 'logger' | 'summarizers' | 'countTokens' | 'cancels' | 'config' | 'onJobFinished' | 'retryPolicy' | 'queues'>;
+export type FinalizeDeps = Pick<
+  WorkerDeps,
+  'db' | 'logger' | 'summarizers' | 'countTokens' | 'cancels' | 'config' | 'onJobFinished' | 'retryPolicy' | 'queues'
+>;
 
 /**
  * Finalize: make sure every chunk has a summary (local fallback for chunks whose step failed
@@ -32,7 +35,15 @@ export async function processFinalize(payload: FinalizePayload, deps: FinalizeDe
   const log = deps.logger.child({ jobId: ctx.job.id, conversationId: ctx.conversation.externalId, tenantId: ctx.job.tenantId });
 
   const totals = llmTotals(chunks);
-  const outcome = await commitCompaction(deps.db, { job: ctx.job, conversation: ctx.conversation, plan, policy: ctx.policy, chunks, countTokens: deps.countTokens, llmTotals: totals });
+  const outcome = await commitCompaction(deps.db, {
+    job: ctx.job,
+    conversation: ctx.conversation,
+    plan,
+    policy: ctx.policy,
+    chunks,
+    countTokens: deps.countTokens,
+    llmTotals: totals,
+  });
   if (outcome.kind === 'insufficient_progress') {
     const finished = await finishJob(deps.db, ctx.job, 'noop', {
       result: {
@@ -68,7 +79,13 @@ async function completeChunks(ctx: JobContext, deps: FinalizeDeps, signal?: Abor
     return null;
   }
   const plan = ctx.job.plan as { header?: string | null; focus?: string | null } | null;
-  const job = { id: ctx.job.id, conversationId: ctx.conversation.id, trigger: ctx.job.trigger, header: plan?.header ?? null, focus: plan?.focus ?? null };
+  const job = {
+    id: ctx.job.id,
+    conversationId: ctx.conversation.id,
+    trigger: ctx.job.trigger,
+    header: plan?.header ?? null,
+    focus: plan?.focus ?? null,
+  };
   for (const chunk of pending) {
     const source = await loadChunkSource(deps, job, chunk, ctx.policy);
     if (!source) continue;
@@ -82,7 +99,12 @@ async function completeChunks(ctx: JobContext, deps: FinalizeDeps, signal?: Abor
       signal: signal ?? new AbortController().signal,
       localMaxTokens: localBudget(summaryEstimate(ctx.policy, chunk.sourceTokens)),
     });
-    await completeChunk(deps.db, ctx.job.id, chunk.idx, chunkOutcome({ ...local, fallback: 'CHUNK_STEP_FAILED' }, source.identifiers, source.ledger()));
+    await completeChunk(
+      deps.db,
+      ctx.job.id,
+      chunk.idx,
+      chunkOutcome({ ...local, fallback: 'CHUNK_STEP_FAILED' }, source.identifiers, source.ledger()),
+    );
   }
   return listChunks(deps.db, ctx.job.id);
 }

@@ -1,5 +1,5 @@
-import { chunkOutputBudgets, narrativeBudget, planCompaction, resolveTarget } from '../../compaction/plan/index.js';
 import { buildChunkHeader, clipOverhead } from '../../compaction/context/index.js';
+import { chunkOutputBudgets, narrativeBudget, planCompaction, resolveTarget } from '../../compaction/plan/index.js';
 import type { CompactionPlan, JobPlan, LiveBatch } from '../../compaction/plan-types.js';
 import type { HistoryMessage } from '../../compaction/types.js';
 import type { Policy } from '../../config/policy.js';
@@ -7,11 +7,11 @@ import { insertChunks } from '../../db/repos/chunks.js';
 import { transitionJob } from '../../db/repos/jobs.js';
 import { loadMessageContent, loadPlanHistory, loadRewriteCandidates, type PlanHistory } from '../../db/repos/plan-snapshot.js';
 import { loadLiveBatches, toLiveBatch } from '../../db/repos/snapshot.js';
-import { enqueueSummarizeFlow } from '../../queue/producer.js';
 import type { PlanPayload } from '../../queue/catalog.js';
+import { enqueueSummarizeFlow } from '../../queue/producer.js';
 import type { WorkerDeps } from '../deps.js';
 import { finishJob, notifyFinished } from '../finish.js';
-import { isActive, loadJobContext, type JobContext } from '../job-context.js';
+import { isActive, type JobContext, loadJobContext } from '../job-context.js';
 import { planConsolidation } from './plan-consolidation.js';
 
 export type PlanDeps = Pick<WorkerDeps, 'db' | 'logger' | 'queues' | 'countTokens' | 'onJobFinished'>;
@@ -42,35 +42,55 @@ export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise
     const { messages } = history;
     if (usesRewriteTiers(ctx)) await attachRewriteCandidates(deps, ctx, messages);
     const liveBatches = live.map(toLiveBatch);
-    const result = planCompaction({ messages, contextLimit: ctx.conversation.contextLimit, previousSummaries: liveBatches }, ctx.policy, ctx.request, deps.countTokens);
+    const result = planCompaction(
+      { messages, contextLimit: ctx.conversation.contextLimit, previousSummaries: liveBatches },
+      ctx.policy,
+      ctx.request,
+      deps.countTokens,
+    );
     if (result.kind === 'noop') {
       const watermark = messages.at(-1)?.seq ?? null;
       const finished = await finishJob(deps.db, ctx.job, 'noop', {
-        result: { reason: result.reason, message: result.message, tokensBefore: result.tokensBefore, ...(result.tokensAfter === undefined ? {} : { tokensAfter: result.tokensAfter }) },
+        result: {
+          reason: result.reason,
+          message: result.message,
+          tokensBefore: result.tokensBefore,
+          ...(result.tokensAfter === undefined ? {} : { tokensAfter: result.tokensAfter }),
+        },
         pauseAutoUntilSeq: result.reason === 'insufficient_progress' ? watermark : null,
       });
       log.info({ reason: result.reason }, 'compaction noop');
       notifyFinished(deps, finished, ctx.job.tenantId);
       return;
     }
-    const header = result.chunks.length > 0 ? buildChunkHeader(await latestRequest(deps, ctx, history), liveBatches, deps.countTokens) : null;
+    const header =
+      result.chunks.length > 0 ? buildChunkHeader(await latestRequest(deps, ctx, history), liveBatches, deps.countTokens) : null;
     const budgets = outputBudgets(ctx.policy, result, liveBatches, deps.countTokens);
     if (!(await persistPlan(deps, ctx, result, header, budgets))) return;
     chunkCount = result.chunks.length;
-    log.info({ chunks: chunkCount, rewrites: result.rewrites.length, tokensBefore: result.tokensBefore, projected: result.tokensAfter }, 'compaction planned');
+    log.info(
+      { chunks: chunkCount, rewrites: result.rewrites.length, tokensBefore: result.tokensBefore, projected: result.tokensAfter },
+      'compaction planned',
+    );
   }
   await enqueueSummarizeFlow(deps.queues, ctx.job, chunkCount);
 }
 
 /** The chunk rows, the job-level plan and the frozen policy, all or nothing. */
-async function persistPlan(deps: Pick<PlanDeps, 'db'>, ctx: JobContext, plan: CompactionPlan, header: string | null, budgets: readonly number[]): Promise<boolean> {
+async function persistPlan(
+  deps: Pick<PlanDeps, 'db'>,
+  ctx: JobContext,
+  plan: CompactionPlan,
+  header: string | null,
+  budgets: readonly number[],
+): Promise<boolean> {
   const { chunks, previousBatchIds: _previous, ...rest } = plan;
   const jobPlan: JobPlan = { ...rest, chunkCount: chunks.length, header };
   return deps.db.transaction(async (tx) => {
     const persisted = await transitionJob(tx, ctx.job.id, ['planning'], {
       status: 'summarizing',
       plan: jobPlan,
-      policy: ctx.policy as Policy & Record<string, unknown>,
+      policy: ctx.policy,
       watermark: plan.watermarkSeq,
       progress: { chunksDone: 0, chunksTotal: chunks.length },
     });
@@ -99,13 +119,19 @@ function outputBudgets(policy: Policy, plan: CompactionPlan, live: readonly Live
   const overhead = clipOverhead(countTokens);
   const framing = overhead.fixed + overhead.perBatch * (live.length + plan.chunks.length);
   const kept = live.reduce((sum, batch) => sum + batch.summaryTokens, 0);
-  return chunkOutputBudgets(policy, plan.chunks.map((chunk) => chunk.sourceTokens), narrativeBudget(policy, framing, kept));
+  return chunkOutputBudgets(
+    policy,
+    plan.chunks.map((chunk) => chunk.sourceTokens),
+    narrativeBudget(policy, framing, kept),
+  );
 }
 
 /** Whether the plan may run Tier 1/2 (truncate, mask), the only part of planning that reads content. */
 function usesRewriteTiers(ctx: JobContext): boolean {
   const strategy = ctx.request.strategy ?? ctx.policy.strategy;
-  return strategy === 'mask' || (strategy === 'auto' && resolveTarget(ctx.request, ctx.policy, strategy, ctx.conversation.contextLimit) !== null);
+  return (
+    strategy === 'mask' || (strategy === 'auto' && resolveTarget(ctx.request, ctx.policy, strategy, ctx.conversation.contextLimit) !== null)
+  );
 }
 
 /** Gives the messages Tier 1/2 may rewrite (and the calls they answer) their content; the rest stay metadata. */

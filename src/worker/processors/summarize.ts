@@ -1,16 +1,16 @@
 import type { Ledger } from '../../compaction/ledger/index.js';
 import { summaryEstimate } from '../../compaction/plan/index.js';
 import type { Policy } from '../../config/policy.js';
-import { completeChunk, loadChunkStep, saveChunkDraft, type ChunkRow } from '../../db/repos/chunks.js';
+import { type ChunkRow, completeChunk, loadChunkStep, saveChunkDraft } from '../../db/repos/chunks.js';
 import { configuredSummarizer } from '../../llm/configured-models.js';
 import { availableProviders } from '../../llm/create-summarizer.js';
 import { selectSummarizerModel } from '../../llm/models.js';
 import type { SummarizeChunkPayload } from '../../queue/catalog.js';
-import { ParkStep, type FairSlots, type SlotEntry } from '../../queue/fair-slots.js';
-import { CompactionOptionsSchema, type CompactionOptions } from '../../queue/job-options.js';
+import { type FairSlots, ParkStep, type SlotEntry } from '../../queue/fair-slots.js';
+import { type CompactionOptions, CompactionOptionsSchema } from '../../queue/job-options.js';
 import { loadChunkSource } from '../chunk-source.js';
 import type { WorkerDeps } from '../deps.js';
-import { localBudget, summarizeGuarded, type DraftStore, type GuardedSummary } from '../guarded-summary.js';
+import { type DraftStore, type GuardedSummary, localBudget, summarizeGuarded } from '../guarded-summary.js';
 import { frozenPolicy, isActive } from '../job-context.js';
 
 /** How long a job may keep waiting on a provider's retry-after before falling back. */
@@ -19,7 +19,10 @@ const MAX_DEFERRAL_MS = 10 * 60_000;
 export type SummarizeDeps = Pick<WorkerDeps, 'db' | 'logger' | 'summarizers' | 'countTokens' | 'cancels' | 'config' | 'retryPolicy'>;
 
 /** The model for a job: request > policy > COMPACTD_SUMMARIZER > cheapest configured > local. */
-export function selectionFor(ctx: { options: CompactionOptions; policy: Pick<Policy, 'model'> }, deps: Pick<WorkerDeps, 'summarizers' | 'config'>) {
+export function selectionFor(
+  ctx: { options: CompactionOptions; policy: Pick<Policy, 'model'> },
+  deps: Pick<WorkerDeps, 'summarizers' | 'config'>,
+) {
   return selectSummarizerModel({
     request: ctx.options.model,
     policy: ctx.policy.model,
@@ -36,7 +39,12 @@ export interface SummarizeTurn {
 }
 
 /** A provider slot for this tenant's step, or ParkStep (the queue delays the step until one frees). */
-async function takeSlot(turn: SummarizeTurn | undefined, provider: string, tenantId: string, signal: AbortSignal): Promise<SlotEntry | undefined> {
+async function takeSlot(
+  turn: SummarizeTurn | undefined,
+  provider: string,
+  tenantId: string,
+  signal: AbortSignal,
+): Promise<SlotEntry | undefined> {
   // the local summarizer is CPU in this process: no provider slot to share
   if (turn === undefined || provider === 'local') return undefined;
   const entry = await turn.slots.enter({ provider, tenantId, stepId: turn.stepId, priority: turn.priority }, signal);
@@ -55,7 +63,12 @@ async function release(slot: SlotEntry | undefined): Promise<void> {
  * reads, so a finished step is never paid twice. Tracking the cancel first closes the
  * window where a cancel lands between the load and the call.
  */
-export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps: SummarizeDeps, signal?: AbortSignal, turn?: SummarizeTurn): Promise<void> {
+export async function processSummarizeChunk(
+  payload: SummarizeChunkPayload,
+  deps: SummarizeDeps,
+  signal?: AbortSignal,
+  turn?: SummarizeTurn,
+): Promise<void> {
   const tracked = deps.cancels.track(payload.jobId, signal);
   let slot: SlotEntry | undefined;
   try {
@@ -86,7 +99,17 @@ export async function processSummarizeChunk(payload: SummarizeChunkPayload, deps
     // the calls are done: the slot goes to the next step before this one writes its result
     await release(slot);
     await completeChunk(deps.db, step.job.id, step.chunk.idx, chunkOutcome(outcome, source.identifiers, source.ledger()));
-    if (outcome.fallback) deps.logger.warn({ jobId: step.job.id, conversationId: step.job.conversationExternalId, tenantId: step.job.tenantId, chunk: step.chunk.idx, reason: outcome.fallback }, 'chunk summarized by the local fallback');
+    if (outcome.fallback)
+      deps.logger.warn(
+        {
+          jobId: step.job.id,
+          conversationId: step.job.conversationExternalId,
+          tenantId: step.job.tenantId,
+          chunk: step.chunk.idx,
+          reason: outcome.fallback,
+        },
+        'chunk summarized by the local fallback',
+      );
   } finally {
     await release(slot);
     tracked.release();

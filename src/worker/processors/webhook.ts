@@ -1,10 +1,16 @@
-import { failDelivery, getDeliveryWithEndpoint, listStalePendingDeliveries, recordDeliveryAttempt, touchDelivery } from '../../db/repos/webhooks.js';
+import {
+  failDelivery,
+  getDeliveryWithEndpoint,
+  listStalePendingDeliveries,
+  recordDeliveryAttempt,
+  touchDelivery,
+} from '../../db/repos/webhooks.js';
 import type { WebhookAttempt } from '../../db/schema.js';
+import { assertNever } from '../../lib/assert-never.js';
 import type { DeliverWebhookPayload } from '../../queue/catalog.js';
 import { deliveryJobState, enqueueWebhookDelivery } from '../../queue/webhooks.js';
-import { assertNever } from '../../lib/assert-never.js';
 import type { WebhookSettings, WorkerDeps } from '../deps.js';
-import { postWebhook, type PostOutcome } from '../webhook-http.js';
+import { type PostOutcome, postWebhook } from '../webhook-http.js';
 import { webhookHeaders } from '../webhooks.js';
 
 export type WebhookDeps = Pick<WorkerDeps, 'db' | 'logger' | 'metrics'> & { webhooks: WebhookSettings };
@@ -36,11 +42,20 @@ export const DELIVERY_ERRORS = {
  * once: retrying would not change the answer an operator has to change. Redirects are not
  * followed: a receiver answers itself.
  */
-export async function processWebhookDelivery(payload: DeliverWebhookPayload, deps: WebhookDeps, attempt: { final: boolean }): Promise<void> {
+export async function processWebhookDelivery(
+  payload: DeliverWebhookPayload,
+  deps: WebhookDeps,
+  attempt: { final: boolean },
+): Promise<void> {
   const found = await getDeliveryWithEndpoint(deps.db, payload.deliveryId);
   if (!found || found.delivery.status !== 'pending') return;
   const { delivery, endpoint } = found;
-  const log = deps.logger.child({ deliveryId: delivery.id, event: delivery.event, tenantId: delivery.tenantId, conversationId: found.conversationExternalId });
+  const log = deps.logger.child({
+    deliveryId: delivery.id,
+    event: delivery.event,
+    tenantId: delivery.tenantId,
+    conversationId: found.conversationExternalId,
+  });
   if (!endpoint?.enabled) {
     await failDelivery(deps.db, delivery.id, endpoint ? 'endpoint disabled' : 'endpoint removed');
     deps.metrics?.webhookDeliveries.inc({ event: delivery.event, outcome: 'failed' });
@@ -50,8 +65,17 @@ export async function processWebhookDelivery(payload: DeliverWebhookPayload, dep
 
   const startedAt = Date.now();
   const { webhooks } = deps;
-  const options = { allow: webhooks.allow, timeoutMs: webhooks.timeoutMs, ...(webhooks.resolveHost ? { resolveHost: webhooks.resolveHost } : {}) };
-  const outcome = await postWebhook(endpoint.url, webhookHeaders(delivery, endpoint.secret, delivery.body, startedAt), delivery.body, options);
+  const options = {
+    allow: webhooks.allow,
+    timeoutMs: webhooks.timeoutMs,
+    ...(webhooks.resolveHost ? { resolveHost: webhooks.resolveHost } : {}),
+  };
+  const outcome = await postWebhook(
+    endpoint.url,
+    webhookHeaders(delivery, endpoint.secret, delivery.body, startedAt),
+    delivery.body,
+    options,
+  );
   const { statusCode, error } = logged(outcome);
   const record: WebhookAttempt = { at: new Date(startedAt).toISOString(), statusCode, error, durationMs: Date.now() - startedAt };
   const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
@@ -63,7 +87,8 @@ export async function processWebhookDelivery(payload: DeliverWebhookPayload, dep
     log.info({ statusCode, durationMs: record.durationMs }, 'webhook delivered');
     return;
   }
-  const detail = outcome.kind === 'refused' ? { refused: outcome.reason } : outcome.kind === 'no_answer' ? { cause: outcome.cause } : { statusCode };
+  const detail =
+    outcome.kind === 'refused' ? { refused: outcome.reason } : outcome.kind === 'no_answer' ? { cause: outcome.cause } : { statusCode };
   log.warn({ ...detail, final }, final ? 'webhook delivery failed for good' : 'webhook delivery failed; will retry');
   if (!final) throw new WebhookDeliveryError(error ?? `HTTP ${statusCode}`);
 }
@@ -71,7 +96,10 @@ export async function processWebhookDelivery(payload: DeliverWebhookPayload, dep
 function logged(outcome: PostOutcome): { statusCode: number | null; error: string | null } {
   switch (outcome.kind) {
     case 'answered':
-      return { statusCode: outcome.statusCode, error: outcome.statusCode >= 200 && outcome.statusCode < 300 ? null : `HTTP ${outcome.statusCode}` };
+      return {
+        statusCode: outcome.statusCode,
+        error: outcome.statusCode >= 200 && outcome.statusCode < 300 ? null : `HTTP ${outcome.statusCode}`,
+      };
     case 'refused':
       return { statusCode: null, error: DELIVERY_ERRORS.targetRefused };
     case 'no_answer':

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { JOBS } from '../../../src/queue/catalog.js';
 import { queuePrefix, QUEUES } from '../../../src/queue/names.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
@@ -16,7 +18,9 @@ let t: TestApi;
 let closed: TestApi;
 beforeAll(async () => {
   redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
-  queues = [QUEUES.compaction, QUEUES.summarize, QUEUES.maintenance, QUEUES.webhooks].map((name) => new Queue(name, { connection: redis, prefix: queuePrefix(prefix) }));
+  queues = [QUEUES.compaction, QUEUES.summarize, QUEUES.maintenance, QUEUES.webhooks].map(
+    (name) => new Queue(name, { connection: redis, prefix: queuePrefix(prefix) }),
+  );
   await queues[0]!.add(JOBS.plan.name, { jobId: randomUUID() }, { delay: 60_000 });
   t = await createTestApi({ dashboardQueues: queues }, { COMPACTD_ADMIN_TOKEN: TOKEN });
   closed = await createTestApi({ dashboardQueues: queues });

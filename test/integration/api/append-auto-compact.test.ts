@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { autoTriggerAfterAppend } from '../../../src/api/auto-trigger.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
 
@@ -22,7 +23,10 @@ afterAll(async () => {
   await t?.close();
 });
 
-const long = (i: number) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: `message ${i}: ${'the deploy failed again on the staging host '.repeat(20)}` });
+const long = (i: number) => ({
+  role: i % 2 === 0 ? 'user' : 'assistant',
+  content: `message ${i}: ${'the deploy failed again on the staging host '.repeat(20)}`,
+});
 const append = (payload: Record<string, unknown>) =>
   t.app.inject({ method: 'POST', url: '/v1/conversations/quiet-import/messages', headers: t.auth(), payload });
 

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { apiKeys } from '../../../src/db/schema.js';
-import { createApiKey, revokeApiKey } from '../../../src/db/repos/api-keys.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { ensureBootstrapKey } from '../../../src/app/bootstrap.js';
+import { createApiKey, revokeApiKey } from '../../../src/db/repos/api-keys.js';
+import { apiKeys } from '../../../src/db/schema.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
 
 let t: TestApi;
@@ -27,7 +28,12 @@ describe('authentication and tenant isolation', () => {
   it.each(routes)('%s %s → 401 without a key, with a bad key and with a revoked key', async (method, url) => {
     const { key, prefix } = await createApiKey(t.db.db, { tenantName: 't1' });
     await revokeApiKey(t.db.db, prefix);
-    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer cpd_not-a-key' }, { authorization: 'Basic abc' }, { authorization: `Bearer ${key}` }]) {
+    for (const headers of [
+      {} as Record<string, string>,
+      { authorization: 'Bearer cpd_not-a-key' },
+      { authorization: 'Basic abc' },
+      { authorization: `Bearer ${key}` },
+    ]) {
       const res = await t.app.inject({ method: method as 'GET', url, headers, ...bodyFor(method) });
       expect(res.statusCode).toBe(401);
       expect(res.headers['content-type']).toContain('application/problem+json');
@@ -71,7 +77,9 @@ describe('authentication and tenant isolation', () => {
     expect(ready.json().checks).toEqual({ postgres: 'ok', redis: 'ok' });
     const spec = await t.app.inject({ method: 'GET', url: '/docs/json' });
     expect(spec.statusCode).toBe(200);
-    expect(Object.keys(spec.json().paths)).toEqual(expect.arrayContaining(['/v1/conversations', '/v1/conversations/{id}/messages', '/v1/conversations/{id}/context']));
+    expect(Object.keys(spec.json().paths)).toEqual(
+      expect.arrayContaining(['/v1/conversations', '/v1/conversations/{id}/messages', '/v1/conversations/{id}/context']),
+    );
   });
 
   it('answers unknown routes with a problem+json 404', async () => {

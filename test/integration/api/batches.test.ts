@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { createTestApi, type TestApi } from '../../helpers/api.js';
-import { MASK_1, seedArchiveScenario, type ArchiveScenario } from '../../helpers/archive-seed.js';
+import { type ArchiveScenario, MASK_1, seedArchiveScenario } from '../../helpers/archive-seed.js';
 
 let t: TestApi;
 let s: ArchiveScenario;
@@ -66,7 +67,14 @@ describe('GET /v1/conversations/:id/batches', () => {
     expect(body.batches.map((b) => b.id)).toEqual([A, B, R, C, D]);
     expect(body.nextAfter).toBeNull();
     const byId = new Map(body.batches.map((b) => [b.id, b]));
-    expect(byId.get(A)).toMatchObject({ conversationId: 'batches-conv', jobId: s.first.jobId, level: 0, seqRanges: '1-21', sourceMessages: 21, supersededBy: R });
+    expect(byId.get(A)).toMatchObject({
+      conversationId: 'batches-conv',
+      jobId: s.first.jobId,
+      level: 0,
+      seqRanges: '1-21',
+      sourceMessages: 21,
+      supersededBy: R,
+    });
     expect(byId.get(B)).toMatchObject({ level: 0, seqRanges: '22-34', supersededBy: R });
     expect(byId.get(R)).toMatchObject({ jobId: s.second.jobId, level: 1, seqRanges: '1-34', supersededBy: null });
     expect(byId.get(R)!.seqs).toEqual(Array.from({ length: 34 }, (_, i) => i + 1));

@@ -1,6 +1,8 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { GATEWAY_BODY_BYTES } from '../../../src/api/gateway/routes.js';
 import { JSON_BODY_MAX_DEPTH } from '../../../src/lib/text-safety.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
@@ -117,7 +119,8 @@ describe('a body over the size limit', () => {
 describe('a body nested past the depth bound', () => {
   const deep = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
   /** an assistant turn whose tool input holds `value` */
-  const toolTurn = (value: string) => `{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"probe","input":{"value":${value}}}]}`;
+  const toolTurn = (value: string) =>
+    `{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"probe","input":{"value":${value}}}]}`;
 
   it('is a 400 naming `body` on the API, not a walk of 200,000 levels', async () => {
     const res = await t.app.inject({

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { validateAnthropicRequest } from '../../../src/llm-sim/validate-anthropic.js';
 import { validateOpenAIRequest } from '../../../src/llm-sim/validate-openai.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
@@ -23,7 +24,8 @@ const append = (id: string, messages: unknown[], format = 'anthropic') =>
   t.app.inject({ method: 'POST', url: `/v1/conversations/${id}/messages`, headers: t.auth(), payload: { format, messages } });
 
 async function contexts(id: string) {
-  const get = async (format: string) => (await t.app.inject({ method: 'GET', url: `/v1/conversations/${id}/context?format=${format}`, headers: t.auth() })).json();
+  const get = async (format: string) =>
+    (await t.app.inject({ method: 'GET', url: `/v1/conversations/${id}/context?format=${format}`, headers: t.auth() })).json();
   return { anthropic: await get('anthropic'), openai: await get('openai') };
 }
 
@@ -37,9 +39,25 @@ const result = (id: string, content: string) => ({ type: 'tool_result', tool_use
 describe('GET /context places what was appended out of order', () => {
   it('parallel calls whose results arrive interleaved with other turns, over several appends', async () => {
     await create('interleaved');
-    expect((await append('interleaved', [{ role: 'user', content: 'compare a.ts and b.ts' }, { role: 'assistant', content: [use('toolu_a', 'a.ts'), use('toolu_b', 'b.ts')] }])).statusCode).toBe(201);
-    expect((await append('interleaved', [{ role: 'user', content: [result('toolu_a', 'A')] }, { role: 'assistant', content: 'b.ts is slow to read.' }])).statusCode).toBe(201);
-    expect((await append('interleaved', [{ role: 'user', content: [{ type: 'text', text: 'hurry' }, result('toolu_b', 'B')] }])).statusCode).toBe(201);
+    expect(
+      (
+        await append('interleaved', [
+          { role: 'user', content: 'compare a.ts and b.ts' },
+          { role: 'assistant', content: [use('toolu_a', 'a.ts'), use('toolu_b', 'b.ts')] },
+        ])
+      ).statusCode,
+    ).toBe(201);
+    expect(
+      (
+        await append('interleaved', [
+          { role: 'user', content: [result('toolu_a', 'A')] },
+          { role: 'assistant', content: 'b.ts is slow to read.' },
+        ])
+      ).statusCode,
+    ).toBe(201);
+    expect(
+      (await append('interleaved', [{ role: 'user', content: [{ type: 'text', text: 'hurry' }, result('toolu_b', 'B')] }])).statusCode,
+    ).toBe(201);
 
     const { anthropic, openai } = await contexts('interleaved');
     expect(validateAnthropicRequest(anthropic)).toBeNull();
@@ -54,7 +72,13 @@ describe('GET /context places what was appended out of order', () => {
       { role: 'assistant', content: 'Hello, what shall we do?' },
       { role: 'system', content: 'Reminder: stay in the repo.' },
       { role: 'user', content: 'run the tests ' },
-      { role: 'assistant', content: [{ type: 'text', text: 'Running.' }, { type: 'tool_use', id: 'toolu_t', name: 'Bash', input: { command: 'npm test' } }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Running.' },
+          { type: 'tool_use', id: 'toolu_t', name: 'Bash', input: { command: 'npm test' } },
+        ],
+      },
     ];
     expect((await append('pending', messages)).statusCode).toBe(201);
     const { anthropic, openai } = await contexts('pending');
@@ -73,22 +97,56 @@ describe('GET /context places what was appended out of order', () => {
     await create('odd-ids');
     const messages = [
       { role: 'user', content: 'look it up' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'functions.lookup:0', type: 'function', function: { name: 'lookup', arguments: 'not json' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'functions.lookup:0', type: 'function', function: { name: 'lookup', arguments: 'not json' } }],
+      },
       { role: 'tool', tool_call_id: 'functions.lookup:0', content: 'found' },
     ];
     expect((await append('odd-ids', messages, 'openai')).statusCode).toBe(201);
     const { anthropic, openai } = await contexts('odd-ids');
     expect(validateAnthropicRequest(anthropic)).toBeNull();
     expect(validateOpenAIRequest(openai)).toBeNull();
-    expect(openai.messages[1].tool_calls[0]).toEqual({ id: 'functions.lookup:0', type: 'function', function: { name: 'lookup', arguments: 'not json' } });
+    expect(openai.messages[1].tool_calls[0]).toEqual({
+      id: 'functions.lookup:0',
+      type: 'function',
+      function: { name: 'lookup', arguments: 'not json' },
+    });
   });
 });
 
 describe('append refuses what can never be placed', () => {
   const cases: Array<[string, unknown[], string, string]> = [
-    ['a result before its call', [{ role: 'user', content: [result('toolu_x', 'early')] }, { role: 'assistant', content: [use('toolu_x', 'x')] }], 'messages.0.content.0.tool_use_id', 'toolu_x'],
-    ['a second result for one call', [{ role: 'assistant', content: [use('toolu_y', 'y')] }, { role: 'user', content: [result('toolu_y', '1')] }, { role: 'user', content: [result('toolu_y', '2')] }], 'messages.2.content.0.tool_use_id', 'toolu_y'],
-    ['a reused call id', [{ role: 'assistant', content: [use('toolu_z', 'z')] }, { role: 'user', content: [result('toolu_z', '1')] }, { role: 'assistant', content: [use('toolu_z', 'z')] }], 'messages.2.content.0.id', 'toolu_z'],
+    [
+      'a result before its call',
+      [
+        { role: 'user', content: [result('toolu_x', 'early')] },
+        { role: 'assistant', content: [use('toolu_x', 'x')] },
+      ],
+      'messages.0.content.0.tool_use_id',
+      'toolu_x',
+    ],
+    [
+      'a second result for one call',
+      [
+        { role: 'assistant', content: [use('toolu_y', 'y')] },
+        { role: 'user', content: [result('toolu_y', '1')] },
+        { role: 'user', content: [result('toolu_y', '2')] },
+      ],
+      'messages.2.content.0.tool_use_id',
+      'toolu_y',
+    ],
+    [
+      'a reused call id',
+      [
+        { role: 'assistant', content: [use('toolu_z', 'z')] },
+        { role: 'user', content: [result('toolu_z', '1')] },
+        { role: 'assistant', content: [use('toolu_z', 'z')] },
+      ],
+      'messages.2.content.0.id',
+      'toolu_z',
+    ],
   ];
   it.each(cases)('%s', async (name, messages, field, callId) => {
     const id = `refuse-${name.replaceAll(' ', '-')}`;

@@ -1,9 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { insertChunks } from '../../../src/db/repos/chunks.js';
 import { recordWebhookEvent } from '../../../src/db/repos/webhooks.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
-import { seedArchiveScenario, type ArchiveScenario } from '../../helpers/archive-seed.js';
+import { type ArchiveScenario, seedArchiveScenario } from '../../helpers/archive-seed.js';
 
 /** PATCH and DELETE /v1/conversations/:id against real Postgres. */
 
@@ -15,8 +16,12 @@ afterAll(async () => {
   await t?.close();
 });
 
-const inject = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT', url: string, payload?: unknown, headers: Record<string, string> = {}) =>
-  t.app.inject({ method, url, headers: { ...t.auth(), ...headers }, ...(payload === undefined ? {} : { payload: payload as object }) });
+const inject = (
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT',
+  url: string,
+  payload?: unknown,
+  headers: Record<string, string> = {},
+) => t.app.inject({ method, url, headers: { ...t.auth(), ...headers }, ...(payload === undefined ? {} : { payload: payload as object }) });
 
 /** Rows every table holds for one conversation (by its internal id), and the tenant's idempotency records naming it. */
 async function rowsOf(conversationId: string, externalId: string): Promise<Record<string, number>> {
@@ -38,11 +43,24 @@ async function rowsOf(conversationId: string, externalId: string): Promise<Recor
 /** A conversation with everything a conversation can own: archive, batches, jobs, chunk rows, webhook, deliveries, idempotency records. */
 async function seedEverything(id: string): Promise<ArchiveScenario> {
   const scenario = await seedArchiveScenario(t, id);
-  await insertChunks(t.db.db, [{ jobId: scenario.first.jobId, idx: 99, seqs: [1], sourceTokens: 1, outputBudget: 320, status: 'done', summary: 'memoized' }]);
+  await insertChunks(t.db.db, [
+    { jobId: scenario.first.jobId, idx: 99, seqs: [1], sourceTokens: 1, outputBudget: 320, status: 'done', summary: 'memoized' },
+  ]);
   expect((await inject('PUT', `/v1/conversations/${id}/webhook`, { url: 'https://hooks.example/own' })).statusCode).toBe(200);
   const conversation = scenario.conversation;
-  await recordWebhookEvent(t.db.db, { tenantId: conversation.tenantId, conversationId: conversation.id, conversationExternalId: id, type: 'context.warning', data: {} });
-  const appended = await inject('POST', `/v1/conversations/${id}/messages`, { messages: [{ role: 'user', content: 'one more' }] }, { 'idempotency-key': `${id}-append` });
+  await recordWebhookEvent(t.db.db, {
+    tenantId: conversation.tenantId,
+    conversationId: conversation.id,
+    conversationExternalId: id,
+    type: 'context.warning',
+    data: {},
+  });
+  const appended = await inject(
+    'POST',
+    `/v1/conversations/${id}/messages`,
+    { messages: [{ role: 'user', content: 'one more' }] },
+    { 'idempotency-key': `${id}-append` },
+  );
   expect(appended.statusCode).toBe(201);
   return scenario;
 }
@@ -52,7 +70,18 @@ describe('DELETE /v1/conversations/:id', () => {
     const doomed = await seedEverything('doomed');
     const kept = await seedEverything('kept');
     const before = await rowsOf(doomed.conversation.id, 'doomed');
-    for (const table of ['conversations', 'messages', 'archived', 'indexed', 'batches', 'jobs', 'chunks', 'webhooks', 'deliveries', 'idempotency']) {
+    for (const table of [
+      'conversations',
+      'messages',
+      'archived',
+      'indexed',
+      'batches',
+      'jobs',
+      'chunks',
+      'webhooks',
+      'deliveries',
+      'idempotency',
+    ]) {
       expect(before[table], table).toBeGreaterThan(0);
     }
     const keptBefore = await rowsOf(kept.conversation.id, 'kept');
@@ -84,23 +113,40 @@ describe('DELETE /v1/conversations/:id', () => {
   });
 
   it('forgets the idempotency records of its requests, so a conversation re-created with the same id starts fresh', async () => {
-    const first = await inject('POST', '/v1/conversations', { id: 'reborn', metadata: { life: 1 } }, { 'idempotency-key': 'reborn-create' });
+    const first = await inject(
+      'POST',
+      '/v1/conversations',
+      { id: 'reborn', metadata: { life: 1 } },
+      { 'idempotency-key': 'reborn-create' },
+    );
     expect(first.statusCode).toBe(201);
     expect((await inject('DELETE', '/v1/conversations/reborn')).statusCode).toBe(204);
-    const second = await inject('POST', '/v1/conversations', { id: 'reborn', metadata: { life: 1 } }, { 'idempotency-key': 'reborn-create' });
+    const second = await inject(
+      'POST',
+      '/v1/conversations',
+      { id: 'reborn', metadata: { life: 1 } },
+      { 'idempotency-key': 'reborn-create' },
+    );
     expect(second.statusCode).toBe(201);
     expect(second.json().createdAt).not.toBe(first.json().createdAt);
     expect((await inject('GET', '/v1/conversations/reborn')).statusCode).toBe(200);
   });
 
   it('sends conversation.deleted to the tenant webhook, in a delivery that outlives the conversation', async () => {
-    expect((await inject('PUT', '/v1/webhook', { url: 'https://hooks.example/tenant', events: ['conversation.deleted'] })).statusCode).toBe(200);
+    expect((await inject('PUT', '/v1/webhook', { url: 'https://hooks.example/tenant', events: ['conversation.deleted'] })).statusCode).toBe(
+      200,
+    );
     expect((await inject('POST', '/v1/conversations', { id: 'announced' })).statusCode).toBe(201);
     expect((await inject('DELETE', '/v1/conversations/announced')).statusCode).toBe(204);
     const log = await inject('GET', '/v1/webhooks/deliveries?event=conversation.deleted');
     expect(log.statusCode).toBe(200);
     const [delivery] = log.json().deliveries;
-    expect(delivery).toMatchObject({ event: 'conversation.deleted', conversationId: 'announced', url: 'https://hooks.example/tenant', status: 'pending' });
+    expect(delivery).toMatchObject({
+      event: 'conversation.deleted',
+      conversationId: 'announced',
+      url: 'https://hooks.example/tenant',
+      status: 'pending',
+    });
     expect(delivery.payload).toMatchObject({ type: 'conversation.deleted', conversationId: 'announced', data: { messageCount: 0 } });
     expect((await inject('DELETE', '/v1/webhook')).statusCode).toBe(204);
   });
@@ -121,7 +167,11 @@ describe('PATCH /v1/conversations/:id', () => {
     expect(model.json()).toMatchObject({ model: 'claude-sonnet-4-5' });
     expect(model.json().contextLimit).toBeGreaterThanOrEqual(200_000);
 
-    const all = await inject('PATCH', '/v1/conversations/tuned', { contextLimit: 50_000, policy: { triggerRatio: 0.9, keepRecent: 4 }, metadata: { b: 2 } });
+    const all = await inject('PATCH', '/v1/conversations/tuned', {
+      contextLimit: 50_000,
+      policy: { triggerRatio: 0.9, keepRecent: 4 },
+      metadata: { b: 2 },
+    });
     expect(all.statusCode).toBe(200);
     expect(all.json()).toMatchObject({ contextLimit: 50_000, policy: { triggerRatio: 0.9, keepRecent: 4 }, metadata: { b: 2 } });
     expect(all.json().updatedAt > model.json().updatedAt).toBe(true);
@@ -160,7 +210,12 @@ describe('PATCH /v1/conversations/:id', () => {
     const limit = await inject('PATCH', '/v1/conversations/strict', { contextLimit: 10 });
     expect(limit.json().errors[0].field).toBe('body.contextLimit');
     expect((await inject('PATCH', '/v1/conversations/missing', { metadata: {} })).statusCode).toBe(404);
-    const other = await t.app.inject({ method: 'PATCH', url: '/v1/conversations/strict', headers: t.auth(t.otherKey), payload: { metadata: { x: 1 } } });
+    const other = await t.app.inject({
+      method: 'PATCH',
+      url: '/v1/conversations/strict',
+      headers: t.auth(t.otherKey),
+      payload: { metadata: { x: 1 } },
+    });
     expect(other.statusCode).toBe(404);
   });
 });

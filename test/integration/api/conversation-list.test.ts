@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { findTenantByApiKey } from '../../../src/db/repos/api-keys.js';
 import { insertConversation } from '../../../src/db/repos/conversations.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
@@ -57,14 +58,26 @@ describe('GET /v1/conversations', () => {
       method: 'POST',
       url: '/v1/conversations/root/messages',
       headers: t.auth(),
-      payload: { messages: [{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'hi' }] },
+      payload: {
+        messages: [
+          { role: 'user', content: 'hello' },
+          { role: 'assistant', content: 'hi' },
+        ],
+      },
     });
     expect(append.statusCode, append.body).toBe(201);
     const page = await list();
     expect(page.conversations.map((c) => c.id)).toEqual(['root', 'gw-main', 'gw-sub-1', 'gw-sub-2', 'odd-creator']);
     expect(page.nextCursor).toBeNull();
     const [root, , sub] = page.conversations;
-    expect(root).toMatchObject({ id: 'root', model: 'claude-sonnet-4-5', contextLimit: 200_000, activeMessages: 2, createdBy: null, parentId: null });
+    expect(root).toMatchObject({
+      id: 'root',
+      model: 'claude-sonnet-4-5',
+      contextLimit: 200_000,
+      activeMessages: 2,
+      createdBy: null,
+      parentId: null,
+    });
     expect(root!['activeTokens']).toBeGreaterThan(0);
     expect(Date.parse(String(root!['updatedAt']))).toBeGreaterThanOrEqual(Date.parse(String(root!['createdAt'])));
     expect(sub).toMatchObject({ id: 'gw-sub-1', createdBy: 'gateway', parentId: 'gw-main', activeMessages: 0 });
@@ -82,11 +95,19 @@ describe('GET /v1/conversations', () => {
     expect((await list('?parentId=no-such-parent')).conversations).toEqual([]);
     expect((await list('?parentId=elsewhere')).conversations).toEqual([]);
 
-    const since = (await list()).conversations.reduce((latest, c) => (String(c['updatedAt']) > latest ? String(c['updatedAt']) : latest), '');
+    const since = (await list()).conversations.reduce(
+      (latest, c) => (String(c['updatedAt']) > latest ? String(c['updatedAt']) : latest),
+      '',
+    );
     // the marker must fall after every earlier update: wait until the clock has passed the latest
     await waitFor(() => Date.now() > Date.parse(since) + 1, 1_000, 1, 'the clock past the latest update');
     const marker = new Date().toISOString();
-    const append = await t.app.inject({ method: 'POST', url: '/v1/conversations/gw-sub-2/messages', headers: t.auth(), payload: { messages: [{ role: 'user', content: 'more' }] } });
+    const append = await t.app.inject({
+      method: 'POST',
+      url: '/v1/conversations/gw-sub-2/messages',
+      headers: t.auth(),
+      payload: { messages: [{ role: 'user', content: 'more' }] },
+    });
     expect(append.statusCode, append.body).toBe(201);
     expect((await list(`?updatedSince=${marker}`)).conversations.map((c) => c.id)).toEqual(['gw-sub-2']);
     // inclusive: the latest update before the append is at or after `since`
@@ -163,7 +184,12 @@ describe('POST /v1/conversations with parentId', () => {
     ['a conversation that does not exist', 'never-created'],
     ['another tenant’s conversation', 'elsewhere-parent'],
   ])('answers 400 naming body.parentId for %s', async (_what, parentId) => {
-    const res = await t.app.inject({ method: 'POST', url: '/v1/conversations', headers: t.auth(), payload: { id: `child-of-${parentId}`, parentId } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/conversations',
+      headers: t.auth(),
+      payload: { id: `child-of-${parentId}`, parentId },
+    });
     expect(res.statusCode, res.body).toBe(400);
     expect(res.json()).toMatchObject({ code: 'PARENT_NOT_FOUND', errors: [{ field: 'body.parentId' }] });
   });

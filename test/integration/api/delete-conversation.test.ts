@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { createTestApi, type TestApi } from '../../helpers/api.js';
 
 /** DELETE /v1/conversations/:id: what a failed import uses to leave nothing half-made. */
@@ -12,7 +13,12 @@ afterAll(async () => {
 
 const create = (id: string) => t.app.inject({ method: 'POST', url: '/v1/conversations', headers: t.auth(), payload: { id } });
 const append = (id: string, key: string, text: string) =>
-  t.app.inject({ method: 'POST', url: `/v1/conversations/${id}/messages`, headers: { ...t.auth(), 'idempotency-key': key }, payload: { messages: [{ role: 'user', content: text }] } });
+  t.app.inject({
+    method: 'POST',
+    url: `/v1/conversations/${id}/messages`,
+    headers: { ...t.auth(), 'idempotency-key': key },
+    payload: { messages: [{ role: 'user', content: text }] },
+  });
 const remove = (id: string, key?: string) => t.app.inject({ method: 'DELETE', url: `/v1/conversations/${id}`, headers: t.auth(key) });
 const get = (id: string) => t.app.inject({ method: 'GET', url: `/v1/conversations/${id}`, headers: t.auth() });
 

@@ -1,17 +1,19 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { archiveMessages, insertBatches, insertClipArchiveMessage } from '../../../src/db/repos/compaction-writes.js';
+
 import { streamHistory } from '../../../src/db/repos/archive.js';
+import { archiveMessages, insertBatches, insertClipArchiveMessage } from '../../../src/db/repos/compaction-writes.js';
 import { compactionJobs } from '../../../src/db/schema.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
 import {
+  type ArchiveScenario,
   conversationByExternalId,
   createWithMessages,
   MASK_2,
   seedArchiveScenario,
-  type ArchiveScenario,
 } from '../../helpers/archive-seed.js';
 import { loadRealTranscript } from '../../helpers/transcripts.js';
 
@@ -40,7 +42,10 @@ async function exportLines(id: string, query = ''): Promise<Line[]> {
   expect(res.statusCode, res.body).toBe(200);
   expect(res.headers['content-type']).toBe('application/x-ndjson; charset=utf-8');
   expect(res.body.endsWith('\n')).toBe(true);
-  return res.body.trimEnd().split('\n').map((line) => JSON.parse(line) as Line);
+  return res.body
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Line);
 }
 
 const appended = (line: Line) => ({ seq: line.seq, role: line.role, kind: line.kind, content: line.content });
@@ -93,15 +98,28 @@ describe('GET /v1/conversations/:id/export', () => {
       if (++slices === 1) {
         // after the plan: seqs 11-20 summarized (gone from messages), 21-30 masked in place
         await t.db.db.transaction(async (tx) => {
-          const [job] = await tx.insert(compactionJobs).values({ tenantId: conversation.tenantId, conversationId: conversation.id, trigger: 'api', status: 'completed' }).returning();
+          const [job] = await tx
+            .insert(compactionJobs)
+            .values({ tenantId: conversation.tenantId, conversationId: conversation.id, trigger: 'api', status: 'completed' })
+            .returning();
           const summarized = Array.from({ length: 10 }, (_, i) => 11 + i);
           const masked = Array.from({ length: 10 }, (_, i) => 21 + i);
-          await archiveMessages(tx, { conversationId: conversation.id, jobId: job!.id, reason: 'summarized', seqs: summarized, remove: true });
+          await archiveMessages(tx, {
+            conversationId: conversation.id,
+            jobId: job!.id,
+            reason: 'summarized',
+            seqs: summarized,
+            remove: true,
+          });
           await archiveMessages(tx, { conversationId: conversation.id, jobId: job!.id, reason: 'masked', seqs: masked, remove: false });
-          await tx.execute(sql`update messages set content = '[{"type":"text","text":"[masked]"}]' where conversation_id = ${conversation.id} and seq = any(${sql.param(masked.map(String))}::bigint[])`);
+          await tx.execute(
+            sql`update messages set content = '[{"type":"text","text":"[masked]"}]' where conversation_id = ${conversation.id} and seq = any(${sql.param(masked.map(String))}::bigint[])`,
+          );
         });
       }
-      seen.push(...page.map((row) => ({ seq: row.seq, role: row.role, kind: row.kind, content: row.content as unknown as Line['content'] })));
+      seen.push(
+        ...page.map((row) => ({ seq: row.seq, role: row.role, kind: row.kind, content: row.content as unknown as Line['content'] })),
+      );
     }
     expect(slices).toBe(40);
     expect(seen).toEqual(before);
@@ -130,18 +148,46 @@ describe('export of a 20k-message conversation', () => {
              jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'message ' || g || ' ' || ${FILLER})), 700
         from generate_series(1, ${TOTAL}) g`);
     await t.db.db.transaction(async (tx) => {
-      const [job] = await tx.insert(compactionJobs).values({ tenantId: conversation.tenantId, conversationId: conversation.id, trigger: 'api', status: 'completed' }).returning();
+      const [job] = await tx
+        .insert(compactionJobs)
+        .values({ tenantId: conversation.tenantId, conversationId: conversation.id, trigger: 'api', status: 'completed' })
+        .returning();
       const chunks = Array.from({ length: 30 }, (_, k) => Array.from({ length: 500 }, (_, i) => k * 500 + i + 1));
       const batchIds = await insertBatches(
         tx,
-        chunks.map((seqs) => ({ conversationId: conversation.id, jobId: job!.id, level: 0, summary: 's', seqs, sourceMessages: 500, sourceTokens: 1, summaryTokens: 1, model: 'm' })),
+        chunks.map((seqs) => ({
+          conversationId: conversation.id,
+          jobId: job!.id,
+          level: 0,
+          summary: 's',
+          seqs,
+          sourceMessages: 500,
+          sourceTokens: 1,
+          summaryTokens: 1,
+          model: 'm',
+        })),
       );
       const seqs = chunks.flat();
-      await archiveMessages(tx, { conversationId: conversation.id, jobId: job!.id, reason: 'summarized', seqs, batchIds: seqs.map((seq) => batchIds[Math.floor((seq - 1) / 500)]!.id), remove: true });
+      await archiveMessages(tx, {
+        conversationId: conversation.id,
+        jobId: job!.id,
+        reason: 'summarized',
+        seqs,
+        batchIds: seqs.map((seq) => batchIds[Math.floor((seq - 1) / 500)]!.id),
+        remove: true,
+      });
       const masked = Array.from({ length: 100 }, (_, i) => 15_010 + i * 10);
       await archiveMessages(tx, { conversationId: conversation.id, jobId: job!.id, reason: 'masked', seqs: masked, remove: false });
-      await tx.execute(sql`update messages set content = '[{"type":"text","text":"[masked]"}]' where conversation_id = ${conversation.id} and seq = any(${sql.param(masked.map(String))}::bigint[])`);
-      await insertClipArchiveMessage(tx, { conversationId: conversation.id, seq: 1, role: 'system', content: [{ type: 'text', text: 'summaries' }], tokens: 1 });
+      await tx.execute(
+        sql`update messages set content = '[{"type":"text","text":"[masked]"}]' where conversation_id = ${conversation.id} and seq = any(${sql.param(masked.map(String))}::bigint[])`,
+      );
+      await insertClipArchiveMessage(tx, {
+        conversationId: conversation.id,
+        seq: 1,
+        role: 'system',
+        content: [{ type: 'text', text: 'summaries' }],
+        tokens: 1,
+      });
     });
   }
 
@@ -182,7 +228,9 @@ describe('export of a 20k-message conversation', () => {
         }
         expect(line.seq).toBe(expectedSeq);
         expect((line.content[0] as { text: string }).text.startsWith(`message ${line.seq} `)).toBe(true);
-        expect(line.reason).toBe(line.seq <= 15_000 ? 'summarized' : line.seq >= 15_010 && line.seq <= 16_000 && line.seq % 10 === 0 ? 'masked' : null);
+        expect(line.reason).toBe(
+          line.seq <= 15_000 ? 'summarized' : line.seq >= 15_010 && line.seq <= 16_000 && line.seq % 10 === 0 ? 'masked' : null,
+        );
         expectedSeq++;
       }
       // Mid-stream: collect garbage and see what is still held (the server's page, our chunk).

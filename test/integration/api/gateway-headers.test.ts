@@ -1,6 +1,8 @@
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+
 import { checkModelAccess, loadModelAccess } from '../../../src/api/gateway/model-access.js';
 import { runTenants } from '../../../src/app/cli/tenants.js';
 import { loadConfig } from '../../../src/config/env.js';
@@ -68,20 +70,24 @@ interface Answer {
 function post(path: string, headers: Record<string, string>, body: unknown): Promise<Answer> {
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = httpRequest(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: Record<string, unknown> = {};
-        try {
-          json = JSON.parse(text) as Record<string, unknown>;
-        } catch {
-          json = { stream: text };
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, json });
-      });
-    });
+    const req = httpRequest(
+      `${base}${path}`,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)), ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: Record<string, unknown>;
+          try {
+            json = JSON.parse(text) as Record<string, unknown>;
+          } catch {
+            json = { stream: text };
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, json });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -97,7 +103,12 @@ const message = (conversation: string, extra: Record<string, unknown> = {}) => (
 const upstreamHeadersOfCall = (index = 0) => sim.control.callLog()[index]?.headers ?? {};
 
 async function setAccess(body: Record<string, unknown>, token = ADMIN_TOKEN) {
-  return stack.app.inject({ method: 'PUT', url: `/admin/tenants/${TENANT}/gateway-access`, headers: { authorization: `Bearer ${token}` }, payload: body });
+  return stack.app.inject({
+    method: 'PUT',
+    url: `/admin/tenants/${TENANT}/gateway-access`,
+    headers: { authorization: `Bearer ${token}` },
+    payload: body,
+  });
 }
 
 describe('request headers the provider gets', () => {
@@ -162,7 +173,11 @@ describe('request headers the provider gets', () => {
   });
 
   it("sends the tenant's own provider key in place of compactd's, and never the header that carried it", async () => {
-    const res = await post('/gateway/anthropic/v1/messages', anthropicHeaders({ 'x-compactd-conversation': 'hdr-2', 'x-compactd-upstream-key': 'sk-ant-tenant' }), message('hdr-2'));
+    const res = await post(
+      '/gateway/anthropic/v1/messages',
+      anthropicHeaders({ 'x-compactd-conversation': 'hdr-2', 'x-compactd-upstream-key': 'sk-ant-tenant' }),
+      message('hdr-2'),
+    );
     expect(res.status).toBe(200);
     expect(upstreamHeadersOfCall()['x-api-key']).toBe('sk-ant-tenant');
     expect(upstreamHeadersOfCall()).not.toHaveProperty('x-compactd-upstream-key');
@@ -185,13 +200,26 @@ describe('response headers the tenant gets', () => {
   it("with compactd's key: the answer and its request id, without cookies, the organization or the operator's rate limits", async () => {
     sim.control.configure({ responseHeaders: providerHeaders });
     for (const stream of [false, true]) {
-      const res = await post('/gateway/anthropic/v1/messages', anthropicHeaders({ 'x-compactd-conversation': `resp-${stream}` }), message(`resp-${stream}`, { stream }));
+      const res = await post(
+        '/gateway/anthropic/v1/messages',
+        anthropicHeaders({ 'x-compactd-conversation': `resp-${stream}` }),
+        message(`resp-${stream}`, { stream }),
+      );
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toContain(stream ? 'text/event-stream' : 'application/json');
       if (!stream) expect(res.headers['request-id']).toMatch(/^req_sim_/);
       expect(res.headers['anthropic-custom-info']).toBe('kept');
       expect(res.headers['x-compactd-gateway']).toBe('compacted');
-      for (const name of ['set-cookie', 'anthropic-organization-id', 'anthropic-ratelimit-requests-remaining', 'anthropic-ratelimit-tokens-reset', 'x-ratelimit-remaining-requests', 'cf-ray', 'x-envoy-upstream-service-time', 'via']) {
+      for (const name of [
+        'set-cookie',
+        'anthropic-organization-id',
+        'anthropic-ratelimit-requests-remaining',
+        'anthropic-ratelimit-tokens-reset',
+        'x-ratelimit-remaining-requests',
+        'cf-ray',
+        'x-envoy-upstream-service-time',
+        'via',
+      ]) {
         expect(res.headers, `${name} (stream ${stream})`).not.toHaveProperty(name);
       }
     }
@@ -199,7 +227,11 @@ describe('response headers the tenant gets', () => {
 
   it("with the tenant's own key: its rate limits too, still no cookie nor organization", async () => {
     sim.control.configure({ responseHeaders: providerHeaders });
-    const res = await post('/gateway/anthropic/v1/messages', anthropicHeaders({ 'x-compactd-conversation': 'resp-own', 'x-compactd-upstream-key': 'sk-ant-tenant' }), message('resp-own'));
+    const res = await post(
+      '/gateway/anthropic/v1/messages',
+      anthropicHeaders({ 'x-compactd-conversation': 'resp-own', 'x-compactd-upstream-key': 'sk-ant-tenant' }),
+      message('resp-own'),
+    );
     expect(res.status).toBe(200);
     expect(res.headers['anthropic-ratelimit-requests-remaining']).toBe('3999');
     expect(res.headers['x-ratelimit-remaining-requests']).toBe('99');
@@ -209,7 +241,11 @@ describe('response headers the tenant gets', () => {
 
   it('keeps the retry advice of an error', async () => {
     sim.control.setFaults({ script: ['rate_limit'], retryAfterMs: 2_000 });
-    const res = await post('/gateway/anthropic/v1/messages', anthropicHeaders({ 'x-compactd-conversation': 'resp-429' }), message('resp-429'));
+    const res = await post(
+      '/gateway/anthropic/v1/messages',
+      anthropicHeaders({ 'x-compactd-conversation': 'resp-429' }),
+      message('resp-429'),
+    );
     expect(res.status).toBe(429);
     expect(res.headers).toMatchObject({ 'retry-after': '2', 'retry-after-ms': '2000', 'x-should-retry': 'true' });
   });
@@ -218,7 +254,11 @@ describe('response headers the tenant gets', () => {
 // Needs routes.ts to call the provider with `redirect: 'manual'` (callUpstream); fetch follows the redirect otherwise.
 describe('a provider that redirects', () => {
   it('is answered 502 in the provider shape; the redirect is not followed', async () => {
-    const res = await post('/gateway/openai/v1/chat/completions', { authorization: `Bearer ${stack.key}`, 'x-compactd-conversation': 'redir' }, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+    const res = await post(
+      '/gateway/openai/v1/chat/completions',
+      { authorization: `Bearer ${stack.key}`, 'x-compactd-conversation': 'redir' },
+      { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] },
+    );
     expect(res.status).toBe(502);
     expect(res.json).toMatchObject({ error: { type: 'server_error', message: expect.stringMatching(/redirect \(HTTP 307\)/) as unknown } });
     expect(res.headers).not.toHaveProperty('location');
@@ -232,10 +272,18 @@ describe("models and server tools on compactd's provider key", () => {
   const webSearch = { type: 'web_search_20250305', name: 'web_search', max_uses: 2 };
 
   it("refuses by default a model outside the registry's Anthropic models and any server tool, in Anthropic's error shape", async () => {
-    const model = await post('/gateway/anthropic/v1/messages', anthropicHeaders({ 'x-compactd-conversation': 'm-1' }), message('m-1', { model: 'gpt-4o' }));
+    const model = await post(
+      '/gateway/anthropic/v1/messages',
+      anthropicHeaders({ 'x-compactd-conversation': 'm-1' }),
+      message('m-1', { model: 'gpt-4o' }),
+    );
     expect(model.status).toBe(403);
     expect(model.json).toMatchObject({ type: 'error', error: { type: 'permission_error', field: 'body.model' } });
-    const tool = await post('/gateway/anthropic/v1/messages', anthropicHeaders({ 'x-compactd-conversation': 'm-2' }), message('m-2', { tools: [webSearch] }));
+    const tool = await post(
+      '/gateway/anthropic/v1/messages',
+      anthropicHeaders({ 'x-compactd-conversation': 'm-2' }),
+      message('m-2', { tools: [webSearch] }),
+    );
     expect(tool.status).toBe(403);
     expect(tool.json).toMatchObject({ type: 'error', error: { type: 'permission_error', field: 'body.tools[0]' } });
     expect(sim.control.callLog()).toHaveLength(0);
@@ -245,9 +293,17 @@ describe("models and server tools on compactd's provider key", () => {
     expect((await setAccess({ models: ['claude-sonnet-4-5'], serverTools: ['web_search_*'] })).statusCode).toBe(200);
     const refused = await post('/gateway/anthropic/v1/messages', anthropicHeaders({ 'x-compactd-conversation': 'm-3' }), message('m-3'));
     expect(refused.status).toBe(403);
-    const allowed = await post('/gateway/anthropic/v1/messages', anthropicHeaders({ 'x-compactd-conversation': 'm-4' }), message('m-4', { model: 'claude-sonnet-4-5-20250929', tools: [webSearch] }));
+    const allowed = await post(
+      '/gateway/anthropic/v1/messages',
+      anthropicHeaders({ 'x-compactd-conversation': 'm-4' }),
+      message('m-4', { model: 'claude-sonnet-4-5-20250929', tools: [webSearch] }),
+    );
     expect(allowed.status).toBe(200);
-    const own = await post('/gateway/anthropic/v1/messages', anthropicHeaders({ 'x-compactd-conversation': 'm-5', 'x-compactd-upstream-key': 'sk-ant-tenant' }), message('m-5', { model: 'gpt-4o', tools: [{ type: 'code_execution_20250522', name: 'code_execution' }] }));
+    const own = await post(
+      '/gateway/anthropic/v1/messages',
+      anthropicHeaders({ 'x-compactd-conversation': 'm-5', 'x-compactd-upstream-key': 'sk-ant-tenant' }),
+      message('m-5', { model: 'gpt-4o', tools: [{ type: 'code_execution_20250522', name: 'code_execution' }] }),
+    );
     expect(own.status).toBe(200);
     expect(sim.control.callLog().map((call) => call.model)).toEqual(['claude-sonnet-4-5-20250929', 'gpt-4o']);
   });
@@ -275,9 +331,17 @@ describe('admin route /admin/tenants/:name/gateway-access', () => {
   });
 
   it('replaces the fields given, keeps the others, and null goes back to the default', async () => {
-    expect((await setAccess({ models: ['claude-haiku-4-5'], serverTools: ['web_search_20250305'] })).json()).toEqual({ tenant: TENANT, models: ['claude-haiku-4-5'], serverTools: ['web_search_20250305'] });
+    expect((await setAccess({ models: ['claude-haiku-4-5'], serverTools: ['web_search_20250305'] })).json()).toEqual({
+      tenant: TENANT,
+      models: ['claude-haiku-4-5'],
+      serverTools: ['web_search_20250305'],
+    });
     expect((await setAccess({ models: null })).json()).toEqual({ tenant: TENANT, models: null, serverTools: ['web_search_20250305'] });
-    const read = await stack.app.inject({ method: 'GET', url: `/admin/tenants/${TENANT}/gateway-access`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const read = await stack.app.inject({
+      method: 'GET',
+      url: `/admin/tenants/${TENANT}/gateway-access`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
     expect(read.json()).toEqual({ tenant: TENANT, models: null, serverTools: ['web_search_20250305'] });
   });
 
@@ -289,7 +353,12 @@ describe('admin route /admin/tenants/:name/gateway-access', () => {
     const unknown = await setAccess({ modelz: ['gpt-4o'] });
     expect(unknown.statusCode).toBe(400);
     expect(JSON.stringify(unknown.json())).toContain('modelz');
-    const missing = await stack.app.inject({ method: 'PUT', url: '/admin/tenants/nobody/gateway-access', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { models: [] } });
+    const missing = await stack.app.inject({
+      method: 'PUT',
+      url: '/admin/tenants/nobody/gateway-access',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { models: [] },
+    });
     expect(missing.statusCode).toBe(404);
     expect(missing.json()).toMatchObject({ code: 'TENANT_NOT_FOUND', errors: [{ field: 'params.name' }] });
   });
@@ -302,7 +371,9 @@ describe('compactd tenants gateway-access', () => {
     const stdout = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => (out.push(String(chunk)), true));
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (out.push(String(chunk)), true));
     try {
-      expect(await runTenants(config, ['gateway-access', TENANT, '--models', 'claude-haiku-4-5,gpt-4.1-*', '--server-tools', 'default'])).toBe(0);
+      expect(
+        await runTenants(config, ['gateway-access', TENANT, '--models', 'claude-haiku-4-5,gpt-4.1-*', '--server-tools', 'default']),
+      ).toBe(0);
       expect(out.join('')).toContain('models claude-haiku-4-5, gpt-4.1-*; server tools default (none)');
       out.length = 0;
       expect(await runTenants(config, ['gateway-access', TENANT, '--models', 'ok-model,bad model'])).toBe(2);
@@ -311,7 +382,11 @@ describe('compactd tenants gateway-access', () => {
       stdout.mockRestore();
       stderr.mockRestore();
     }
-    const read = await stack.app.inject({ method: 'GET', url: `/admin/tenants/${TENANT}/gateway-access`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const read = await stack.app.inject({
+      method: 'GET',
+      url: `/admin/tenants/${TENANT}/gateway-access`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
     expect(read.json()).toEqual({ tenant: TENANT, models: ['claude-haiku-4-5', 'gpt-4.1-*'], serverTools: null });
   });
 });

@@ -1,10 +1,11 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { activeMessages, waitForJob } from '../../helpers/conversation.js';
 import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
-import { waitFor } from '../../helpers/wait-for.js';
 import { createStack, type Stack } from '../../helpers/stack.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 /**
  * The gateway (SPEC §6.3) driven by the official SDKs, unmodified but for their base URL,
@@ -39,19 +40,31 @@ beforeEach(() => {
 
 const anthropic = (headers: Record<string, string> = {}) =>
   new Anthropic({ apiKey: stack.key, baseURL: `${base}/gateway/anthropic`, defaultHeaders: headers, maxRetries: 0 });
-const openai = (headers: Record<string, string> = {}) => new OpenAI({ apiKey: stack.key, baseURL: `${base}/gateway/openai/v1`, defaultHeaders: headers, maxRetries: 0 });
+const openai = (headers: Record<string, string> = {}) =>
+  new OpenAI({ apiKey: stack.key, baseURL: `${base}/gateway/openai/v1`, defaultHeaders: headers, maxRetries: 0 });
 
 type Body = { system?: unknown; messages: Array<{ role: string; content: unknown }>; tools?: unknown };
 const upstreamBodies = () => sim.control.callLog().map((call) => call.body as Body);
 const textOf = (content: unknown) => JSON.stringify(content);
 
-const tools = [{ name: 'run_tests', description: 'Runs a test file', input_schema: { type: 'object' as const, properties: { file: { type: 'string' } }, required: ['file'] } }];
+const tools = [
+  {
+    name: 'run_tests',
+    description: 'Runs a test file',
+    input_schema: { type: 'object' as const, properties: { file: { type: 'string' } }, required: ['file'] },
+  },
+];
 
 describe('Anthropic SDK through the gateway', () => {
   it('answers a non-streamed call, stores both turns, and names the conversation', async () => {
     const client = anthropic({ 'x-compactd-conversation': 'a-plain' });
     const { data, response } = await client.messages
-      .create({ model: 'claude-haiku-4-5', max_tokens: 200, system: 'You fix tests.', messages: [{ role: 'user', content: 'Why does src/lru.test.ts fail?' }] })
+      .create({
+        model: 'claude-haiku-4-5',
+        max_tokens: 200,
+        system: 'You fix tests.',
+        messages: [{ role: 'user', content: 'Why does src/lru.test.ts fail?' }],
+      })
       .withResponse();
     expect(data.content[0]?.type).toBe('text');
     expect(data.usage.input_tokens).toBeGreaterThan(0);
@@ -88,7 +101,11 @@ describe('Anthropic SDK through the gateway', () => {
   it('relays the stream as the provider writes it, not once it is complete', async () => {
     sim.control.setProfile('haiku');
     try {
-      const stream = anthropic({ 'x-compactd-conversation': 'a-pace' }).messages.stream({ model: 'claude-haiku-4-5', max_tokens: 60, messages: [{ role: 'user', content: 'Explain the eviction bug in detail.' }] });
+      const stream = anthropic({ 'x-compactd-conversation': 'a-pace' }).messages.stream({
+        model: 'claude-haiku-4-5',
+        max_tokens: 60,
+        messages: [{ role: 'user', content: 'Explain the eviction bug in detail.' }],
+      });
       const deltas: number[] = [];
       stream.on('text', () => deltas.push(performance.now()));
       await stream.finalMessage();
@@ -128,14 +145,23 @@ describe('Anthropic SDK through the gateway', () => {
     // an invalid request is the provider's 400, as the provider words it
     sim.control.setFaults({});
     const invalid = await anthropic({ 'x-compactd-conversation': 'a-errors-2' })
-      .messages.create({ model: 'claude-haiku-4-5', max_tokens: 50, messages: [{ role: 'assistant', content: 'I start' }, { role: 'assistant', content: 'twice' }] })
+      .messages.create({
+        model: 'claude-haiku-4-5',
+        max_tokens: 50,
+        messages: [
+          { role: 'assistant', content: 'I start' },
+          { role: 'assistant', content: 'twice' },
+        ],
+      })
       .catch((e: unknown) => e);
     expect((invalid as InstanceType<typeof Anthropic.APIError>).status).toBe(400);
   });
 
   it('refuses a wrong compactd key in the provider error shape', async () => {
     const client = new Anthropic({ apiKey: 'cmp_wrong', baseURL: `${base}/gateway/anthropic`, maxRetries: 0 });
-    const error = await client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    const error = await client.messages
+      .create({ model: 'claude-haiku-4-5', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Anthropic.AuthenticationError);
     expect(sim.control.callLog()).toHaveLength(0);
   });
@@ -153,7 +179,9 @@ describe('Anthropic SDK through the gateway', () => {
 
 describe('conversation identity', () => {
   const ask = (client: Anthropic, body: Partial<Anthropic.MessageCreateParamsNonStreaming>) =>
-    client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }], ...body }).withResponse();
+    client.messages
+      .create({ model: 'claude-haiku-4-5', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }], ...body })
+      .withResponse();
 
   it('takes the header first, then metadata.user_id, then a hash of the system prompt and first user message', async () => {
     const byHeader = await ask(anthropic({ 'x-compactd-conversation': 'named' }), { metadata: { user_id: 'someone' } });
@@ -185,31 +213,45 @@ describe('conversation identity', () => {
     expect(textOf(stored[0]?.content)).toContain('task one');
     expect(textOf((await waitForMessages(thread!, 2))[0]?.content)).toContain('a different task');
     // the first history goes on under its own id
-    const answer = { role: 'assistant' as const, content: a.data.content.map((block) => ({ type: 'text' as const, text: block.type === 'text' ? block.text : '' })) };
-    const c = await ask(anthropic({ 'x-compactd-conversation': 'shared' }), { messages: [{ role: 'user', content: 'task one' }, answer, { role: 'user', content: 'go on' }] });
+    const answer = {
+      role: 'assistant' as const,
+      content: a.data.content.map((block) => ({ type: 'text' as const, text: block.type === 'text' ? block.text : '' })),
+    };
+    const c = await ask(anthropic({ 'x-compactd-conversation': 'shared' }), {
+      messages: [{ role: 'user', content: 'task one' }, answer, { role: 'user', content: 'go on' }],
+    });
     expect(c.response.headers.get('x-compactd-conversation')).toBe('shared');
     expect(await waitForMessages('shared', 4)).toHaveLength(4);
   });
 
   it('stores two different first requests that race for an empty id, one under the id and one as its thread', async () => {
     const client = anthropic({ 'x-compactd-conversation': 'raced' });
-    const answers = await Promise.all(['first history', 'second history', 'third history'].map((text) => ask(client, { messages: [{ role: 'user', content: text }] })));
+    const answers = await Promise.all(
+      ['first history', 'second history', 'third history'].map((text) => ask(client, { messages: [{ role: 'user', content: text }] })),
+    );
     expect(answers.map((a) => a.response.headers.get('x-compactd-gateway'))).toEqual(['compacted', 'compacted', 'compacted']);
     const ids = answers.map((a) => a.response.headers.get('x-compactd-conversation')!);
     expect(new Set(ids).size).toBe(3);
     for (const id of ids) expect(await waitForMessages(id, 2)).toHaveLength(2);
   });
 
-  it('follows an edited earlier turn: the stored turns after it are archived as rewound, the client\'s appended', async () => {
+  it("follows an edited earlier turn: the stored turns after it are archived as rewound, the client's appended", async () => {
     const client = anthropic({ 'x-compactd-conversation': 'edited' });
     const first = await ask(client, { messages: [{ role: 'user', content: 'run the tests' }] });
     await waitForMessages('edited', 2);
-    const answer = { role: 'assistant' as const, content: first.data.content.map((block) => ({ type: 'text' as const, text: block.type === 'text' ? block.text : '' })) };
-    const next = await ask(client, { messages: [{ role: 'user', content: 'run the tests' }, answer, { role: 'user', content: 'and the linter' }] });
+    const answer = {
+      role: 'assistant' as const,
+      content: first.data.content.map((block) => ({ type: 'text' as const, text: block.type === 'text' ? block.text : '' })),
+    };
+    const next = await ask(client, {
+      messages: [{ role: 'user', content: 'run the tests' }, answer, { role: 'user', content: 'and the linter' }],
+    });
     expect(next.response.headers.get('x-compactd-gateway')).toBe('compacted');
     await waitForMessages('edited', 4);
     // the same history with its third turn edited
-    const edited = await ask(client, { messages: [{ role: 'user', content: 'run the tests' }, answer, { role: 'user', content: 'and the benchmarks' }] });
+    const edited = await ask(client, {
+      messages: [{ role: 'user', content: 'run the tests' }, answer, { role: 'user', content: 'and the benchmarks' }],
+    });
     expect(edited.response.headers.get('x-compactd-gateway')).toBe('compacted');
     expect(textOf(upstreamBodies()[2]?.messages[2]?.content)).toContain('and the benchmarks');
     const stored = await waitForMessages('edited', 4);
@@ -234,14 +276,24 @@ describe('OpenAI SDK through the gateway', () => {
     const messages: OpenAI.ChatCompletionMessageParam[] = [
       { role: 'system', content: 'You fix tests.' },
       { role: 'user', content: 'Run src/lru.test.ts' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'run_tests', arguments: '{"file":"src/lru.test.ts"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'run_tests', arguments: '{"file":"src/lru.test.ts"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: 'not ok 3 expected 3 to be 2' },
     ];
     const { data, response } = await client.chat.completions.create({ model: 'gpt-4o-mini', messages, user: 'oa-agent' }).withResponse();
     expect(response.headers.get('x-compactd-conversation')).toBe('oa-agent');
     expect(data.choices[0]?.message.role).toBe('assistant');
     messages.push(data.choices[0]!.message, { role: 'user', content: 'Fix it.' });
-    const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', messages, user: 'oa-agent', stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages,
+      user: 'oa-agent',
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     let usage: OpenAI.CompletionUsage | null | undefined;
     for await (const chunk of stream) {
@@ -260,7 +312,9 @@ describe('OpenAI SDK through the gateway', () => {
 
   it('passes a rate limit through with its status and retry-after', async () => {
     sim.control.setFaults({ script: ['rate_limit'], retryAfterMs: 2000 });
-    const error = await openai().chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], user: 'oa-429' }).catch((e: unknown) => e);
+    const error = await openai()
+      .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], user: 'oa-429' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
     expect((error as InstanceType<typeof OpenAI.APIError>).headers?.get('retry-after')).toBe('2');
   });
@@ -281,16 +335,26 @@ describe('OpenAI SDK through the gateway', () => {
 describe('compaction through the gateway', () => {
   it('sends the clip-archive in place of the archived prefix, and the same prefix on the next request', async () => {
     const id = 'a-compacts';
-    await stack.app.inject({ method: 'POST', url: '/v1/conversations', headers: stack.auth(), payload: { id, contextLimit: 200_000, policy: { keepRecent: 4, minMessages: 8 } } });
+    await stack.app.inject({
+      method: 'POST',
+      url: '/v1/conversations',
+      headers: stack.auth(),
+      payload: { id, contextLimit: 200_000, policy: { keepRecent: 4, minMessages: 8 } },
+    });
     const client = anthropic({ 'x-compactd-conversation': id });
     const history: Anthropic.MessageParam[] = [];
     for (let i = 0; i < 8; i += 1) {
-      history.push({ role: 'user', content: `Step ${i}: make src/feature${i}.test.ts pass. ${'The log says: expected 3 to equal 4 at src/feature.ts:12. '.repeat(40)}` });
+      history.push({
+        role: 'user',
+        content: `Step ${i}: make src/feature${i}.test.ts pass. ${'The log says: expected 3 to equal 4 at src/feature.ts:12. '.repeat(40)}`,
+      });
       const answer = await client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 100, messages: history });
       history.push({ role: 'assistant', content: answer.content });
     }
     await waitForMessages(id, 16);
-    const job = (await stack.app.inject({ method: 'POST', url: `/v1/conversations/${id}/compactions`, headers: stack.auth(), payload: {} })).json();
+    const job = (
+      await stack.app.inject({ method: 'POST', url: `/v1/conversations/${id}/compactions`, headers: stack.auth(), payload: {} })
+    ).json();
     expect((await waitForJob(stack, job.id)).status).toBe('completed');
     sim.control.reset();
     history.push({ role: 'user', content: 'What is left?' });
@@ -301,7 +365,10 @@ describe('compaction through the gateway', () => {
     // also once the answer the client has not sent back yet is stored
     await waitFor(async () => (await activeMessages(stack, id)).at(-1)?.role === 'assistant');
     const counted = await client.messages.countTokens({ model: 'claude-haiku-4-5', messages: history });
-    const straight = await new Anthropic({ apiKey: 'sk', baseURL: sim.url }).messages.countTokens({ model: 'claude-haiku-4-5', messages: history });
+    const straight = await new Anthropic({ apiKey: 'sk', baseURL: sim.url }).messages.countTokens({
+      model: 'claude-haiku-4-5',
+      messages: history,
+    });
     expect(counted.input_tokens).toBeLessThan(straight.input_tokens);
     const [b1, b2] = upstreamBodies();
     expect(textOf(b1?.system)).toContain('compactd');
@@ -311,13 +378,23 @@ describe('compaction through the gateway', () => {
 
   it('makes a request that does not fit the window wait for its compaction, then sends the compacted context', async () => {
     const id = 'a-waits';
-    await stack.app.inject({ method: 'POST', url: '/v1/conversations', headers: stack.auth(), payload: { id, contextLimit: 4_000, policy: { keepRecent: 2, minMessages: 4 } } });
+    await stack.app.inject({
+      method: 'POST',
+      url: '/v1/conversations',
+      headers: stack.auth(),
+      payload: { id, contextLimit: 4_000, policy: { keepRecent: 2, minMessages: 4 } },
+    });
     const history: Anthropic.MessageParam[] = [];
     for (let i = 0; i < 6; i += 1) {
-      history.push({ role: 'user', content: `Part ${i}. ${'A build log line with an error in src/module.ts. '.repeat(60)}` }, { role: 'assistant', content: `Noted part ${i}.` });
+      history.push(
+        { role: 'user', content: `Part ${i}. ${'A build log line with an error in src/module.ts. '.repeat(60)}` },
+        { role: 'assistant', content: `Noted part ${i}.` },
+      );
     }
     history.push({ role: 'user', content: 'What failed?' });
-    const { data, response } = await anthropic({ 'x-compactd-conversation': id }).messages.create({ model: 'claude-haiku-4-5', max_tokens: 50, messages: history }).withResponse();
+    const { data, response } = await anthropic({ 'x-compactd-conversation': id })
+      .messages.create({ model: 'claude-haiku-4-5', max_tokens: 50, messages: history })
+      .withResponse();
     expect(data.content.length).toBeGreaterThan(0);
     expect(response.headers.get('x-compactd-gateway')).toBe('compacted');
     const calls = sim.control.callLog();
@@ -325,14 +402,21 @@ describe('compaction through the gateway', () => {
     const sent = calls[0]!.body as Body;
     expect(textOf(sent.system)).toContain('<compactd');
     expect(sent.messages.length).toBeLessThan(history.length);
-    const jobs = (await stack.app.inject({ method: 'GET', url: `/v1/conversations/${id}/jobs`, headers: stack.auth() })).json() as { jobs: Array<{ status: string; finishedAt: string }> };
+    const jobs = (await stack.app.inject({ method: 'GET', url: `/v1/conversations/${id}/jobs`, headers: stack.auth() })).json() as {
+      jobs: Array<{ status: string; finishedAt: string }>;
+    };
     expect(jobs.jobs[0]?.status).toBe('completed');
     expect(Date.parse(jobs.jobs[0]!.finishedAt)).toBeLessThanOrEqual(calls[0]!.startMs);
   });
 
   it('answers a provider context overflow by compacting and retrying once', async () => {
     const id = 'a-overflow';
-    await stack.app.inject({ method: 'POST', url: '/v1/conversations', headers: stack.auth(), payload: { id, contextLimit: 200_000, policy: { keepRecent: 2, minMessages: 4 } } });
+    await stack.app.inject({
+      method: 'POST',
+      url: '/v1/conversations',
+      headers: stack.auth(),
+      payload: { id, contextLimit: 200_000, policy: { keepRecent: 2, minMessages: 4 } },
+    });
     const client = anthropic({ 'x-compactd-conversation': id });
     const history: Anthropic.MessageParam[] = [];
     for (let i = 0; i < 6; i += 1) {
@@ -349,7 +433,10 @@ describe('compaction through the gateway', () => {
     const answer = await client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 50, messages: history }).catch((e: unknown) => e);
     const calls = sim.control.callLog();
     const jobs = (await stack.app.inject({ method: 'GET', url: `/v1/conversations/${id}/jobs`, headers: stack.auth() })).json();
-    expect(calls.map((c) => c.status), JSON.stringify(jobs)).toEqual([400, 200]);
+    expect(
+      calls.map((c) => c.status),
+      JSON.stringify(jobs),
+    ).toEqual([400, 200]);
     expect(calls[1]!.inputTokens).toBeLessThan(calls[0]!.inputTokens);
     expect((answer as Anthropic.Message).content.length).toBeGreaterThan(0);
     sim.control.configure({ summarizeWindow: null });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { createTestApi, type TestApi } from '../../helpers/api.js';
 
 /**
@@ -68,21 +69,20 @@ describe('strings outside messages', () => {
     'patched metadata': 'body.metadata.x',
   };
 
-  it.each(bodyCases.flatMap(([name, method, url, build]) => BAD_TEXT.map(([what, text]) => [name, what, method, url, build(text)] as const)))(
-    '%s with %s is a 400 naming the field',
-    async (name, _what, method, url, payload) => {
-      const before = await conversationCount();
-      const res = await t.app.inject({ method: method as 'POST', url, headers: t.auth(), payload });
-      const field = fieldOf[name] as string;
-      if (name === 'metadata key') {
-        expect(res.statusCode).toBe(400);
-        expect((res.json() as { errors: Array<{ field: string }> }).errors[0]?.field.startsWith(field)).toBe(true);
-      } else {
-        expectProblem(res, 400, field);
-      }
-      expect(await conversationCount()).toBe(before);
-    },
-  );
+  it.each(
+    bodyCases.flatMap(([name, method, url, build]) => BAD_TEXT.map(([what, text]) => [name, what, method, url, build(text)] as const)),
+  )('%s with %s is a 400 naming the field', async (name, _what, method, url, payload) => {
+    const before = await conversationCount();
+    const res = await t.app.inject({ method: method as 'POST', url, headers: t.auth(), payload });
+    const field = fieldOf[name] as string;
+    if (name === 'metadata key') {
+      expect(res.statusCode).toBe(400);
+      expect((res.json() as { errors: Array<{ field: string }> }).errors[0]?.field.startsWith(field)).toBe(true);
+    } else {
+      expectProblem(res, 400, field);
+    }
+    expect(await conversationCount()).toBe(before);
+  });
 
   it.each([
     ['archive search q with NUL', '/v1/conversations/rules-a/archive/search?q=a%00b', 'querystring.q'],
@@ -99,8 +99,16 @@ describe('strings outside messages', () => {
 
   it('bounds strings: a 1 MB focus or model is a 400, not a 500', async () => {
     const huge = 'x'.repeat(1024 * 1024);
-    expectProblem(await t.app.inject({ method: 'POST', url: '/v1/conversations/rules-a/compactions', headers: t.auth(), payload: { focus: huge } }), 400, 'body.focus');
-    expectProblem(await t.app.inject({ method: 'POST', url: '/v1/conversations', headers: t.auth(), payload: { model: huge } }), 400, 'body.model');
+    expectProblem(
+      await t.app.inject({ method: 'POST', url: '/v1/conversations/rules-a/compactions', headers: t.auth(), payload: { focus: huge } }),
+      400,
+      'body.focus',
+    );
+    expectProblem(
+      await t.app.inject({ method: 'POST', url: '/v1/conversations', headers: t.auth(), payload: { model: huge } }),
+      400,
+      'body.model',
+    );
   });
 });
 
@@ -121,7 +129,12 @@ describe('free-form JSON', () => {
   });
 
   it('refuses metadata over 64 KB as JSON', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/v1/conversations', headers: t.auth(), payload: { metadata: { blob: 'z'.repeat(70_000) } } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/conversations',
+      headers: t.auth(),
+      payload: { metadata: { blob: 'z'.repeat(70_000) } },
+    });
     expectProblem(res, 400, 'body.metadata');
   });
 });
@@ -147,7 +160,12 @@ describe('bytes and ids', () => {
   it('answers invalid UTF-8 in a JSON body with a 400 problem, and stores nothing', async () => {
     const before = await conversationCount();
     const payload = Buffer.concat([Buffer.from('{"id":"utf8-bad","metadata":{"x":"'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}}')]);
-    const res = await t.app.inject({ method: 'POST', url: '/v1/conversations', headers: { ...t.auth(), 'content-type': 'application/json' }, payload });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/conversations',
+      headers: { ...t.auth(), 'content-type': 'application/json' },
+      payload,
+    });
     expectProblem(res, 400, 'body');
     expect(res.json().code).toBe('INVALID_UTF8');
     expect(await conversationCount()).toBe(before);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { CONTENT_SECURITY_POLICY } from '../../../src/api/inspect/security.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
 
@@ -67,7 +68,12 @@ describe('inspector routes', () => {
     const asAdmin = await t.app.inject({
       method: 'POST',
       url: '/inspect/conversations/shared-id/compact',
-      headers: { ...basic(ADMIN), 'content-type': 'application/x-www-form-urlencoded', origin: 'http://localhost:80', host: 'localhost:80' },
+      headers: {
+        ...basic(ADMIN),
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: 'http://localhost:80',
+        host: 'localhost:80',
+      },
       payload: 'strategy=auto',
     });
     expect(asAdmin.statusCode).toBe(403);

@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pino from 'pino';
 import type { LightMyRequestResponse } from 'fastify';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { createJobWaiters, createJobWaitersFor, type JobWaiters } from '../../../src/api/job-waiters.js';
 import { createDb, type DbHandle } from '../../../src/db/client.js';
 import { pingJobStatusChannel, subscribeJobStatus } from '../../../src/db/job-status-channel.js';
@@ -77,7 +78,11 @@ beforeAll(async () => {
       if (/from "compaction_jobs"/i.test(query)) jobReads++;
     };
     counted = createDb(db.url, { max: 10, name: 'long-poll-test', onQuery });
-    waiters = createJobWaitersFor(counted.db, counted.sql, { logger: pino({ level: 'silent' }), maxWaitersPerTenant: 3000, resyncEveryMs: SWEEP_MS });
+    waiters = createJobWaitersFor(counted.db, counted.sql, {
+      logger: pino({ level: 'silent' }),
+      maxWaitersPerTenant: 3000,
+      resyncEveryMs: SWEEP_MS,
+    });
     return { db: counted.db, sql: counted.sql, jobWaiters: waiters };
   });
   tenantId = (await findTenantByApiKey(api.db.db, api.key))!.tenantId;
@@ -205,12 +210,22 @@ describe('GET /v1/jobs/:id?wait=', () => {
     });
     try {
       const cappedTenant = (await findTenantByApiKey(cappedApi.db.db, cappedApi.key))!.tenantId;
-      const created = await cappedApi.app.inject({ method: 'POST', url: '/v1/conversations', headers: cappedApi.auth(), payload: { id: 'cap' } });
+      const created = await cappedApi.app.inject({
+        method: 'POST',
+        url: '/v1/conversations',
+        headers: cappedApi.auth(),
+        payload: { id: 'cap' },
+      });
       expect(created.statusCode).toBe(201);
       const conversationId = (await getConversation(cappedApi.db.db, cappedTenant, 'cap'))!.id;
       const job = (await insertJob(cappedApi.db.db, { tenantId: cappedTenant, conversationId, trigger: 'api', options: {} }))!;
       const poll = (key: string, signal?: AbortSignal) =>
-        cappedApi.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}?wait=50`, headers: cappedApi.auth(key), ...(signal ? { signal } : {}) });
+        cappedApi.app.inject({
+          method: 'GET',
+          url: `/v1/jobs/${job.id}?wait=50`,
+          headers: cappedApi.auth(key),
+          ...(signal ? { signal } : {}),
+        });
       const controllers = Array.from({ length: 3 }, () => new AbortController());
       const open = controllers.map((controller) => poll(cappedApi.key, controller.signal).catch(() => null));
       await waitFor(() => capped.size() === 3, 30_000, 25, '3 waiters');
@@ -246,8 +261,10 @@ describe('GET /v1/jobs/:id?wait=', () => {
     // postgres.js re-listens on a fresh connection; the re-listen sweeps once
     await waitFor(
       async () =>
-        (await api.db.sql`select 1 from pg_stat_activity where datname = current_database() and application_name = 'long-poll-test' and query ilike 'listen%'`)
-          .length === 1,
+        (
+          await api.db
+            .sql`select 1 from pg_stat_activity where datname = current_database() and application_name = 'long-poll-test' and query ilike 'listen%'`
+        ).length === 1,
       30_000,
       50,
       're-listen',
@@ -317,7 +334,11 @@ describe('GET /v1/jobs/:id?wait=', () => {
   });
 
   it('a lost notification costs a sweep period, not the whole wait', async () => {
-    const sweeping = createJobWaitersFor(counted.db, counted.sql, { logger: pino({ level: 'silent' }), maxWaitersPerTenant: 10, resyncEveryMs: 500 });
+    const sweeping = createJobWaitersFor(counted.db, counted.sql, {
+      logger: pino({ level: 'silent' }),
+      maxWaitersPerTenant: 10,
+      resyncEveryMs: 500,
+    });
     try {
       const jobId = await runningJob();
       const pending = sweeping.wait({ tenantId, jobId, waitMs: 50_000, signal: new AbortController().signal });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { createTestApi, type TestApi } from '../../helpers/api.js';
 
 let t: TestApi;
@@ -16,7 +17,12 @@ async function createConversation(id: string, body: Record<string, unknown> = {}
 }
 
 function append(id: string, payload: unknown, headers: Record<string, string> = {}) {
-  return t.app.inject({ method: 'POST', url: `/v1/conversations/${id}/messages`, headers: { ...t.auth(), ...headers }, payload: payload as object });
+  return t.app.inject({
+    method: 'POST',
+    url: `/v1/conversations/${id}/messages`,
+    headers: { ...t.auth(), ...headers },
+    payload: payload as object,
+  });
 }
 
 async function storedCount(id: string) {
@@ -27,7 +33,11 @@ async function storedCount(id: string) {
 const openaiExchange = [
   { role: 'system', content: 'You are a careful agent.' },
   { role: 'user', content: 'What is in /etc/hosts?' },
-  { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"/etc/hosts"}' } }] },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"/etc/hosts"}' } }],
+  },
   { role: 'tool', tool_call_id: 'call_1', content: '127.0.0.1 localhost' },
   { role: 'assistant', content: 'It maps localhost to 127.0.0.1.' },
 ];
@@ -50,7 +60,12 @@ describe('conversations', () => {
     const bad = await t.app.inject({ method: 'POST', url: '/v1/conversations', headers: t.auth(), payload: { id: 'has space' } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().errors[0].field).toBe('body.id');
-    const badPolicy = await t.app.inject({ method: 'POST', url: '/v1/conversations', headers: t.auth(), payload: { policy: { triggerRatio: 7 } } });
+    const badPolicy = await t.app.inject({
+      method: 'POST',
+      url: '/v1/conversations',
+      headers: t.auth(),
+      payload: { policy: { triggerRatio: 7 } },
+    });
     expect(badPolicy.statusCode).toBe(400);
     expect(badPolicy.json().errors[0].field).toBe('body.policy.triggerRatio');
   });
@@ -67,17 +82,25 @@ describe('append and read back', () => {
     expect(body.activeTokens).toBe(body.messages.reduce((s: number, m: { tokens: number }) => s + m.tokens, 0));
     expect(body.compaction).toBeNull();
 
-    const anthropic = (await t.app.inject({ method: 'GET', url: '/v1/conversations/rt-openai/context?format=anthropic', headers: t.auth() })).json();
+    const anthropic = (
+      await t.app.inject({ method: 'GET', url: '/v1/conversations/rt-openai/context?format=anthropic', headers: t.auth() })
+    ).json();
     expect(anthropic.system).toBe('You are a careful agent.');
     expect(anthropic.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
     expect(anthropic.messages[1].content[0]).toEqual({ type: 'tool_use', id: 'call_1', name: 'read_file', input: { path: '/etc/hosts' } });
     expect(anthropic.messages[2].content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'call_1', content: '127.0.0.1 localhost' });
 
-    const openai = (await t.app.inject({ method: 'GET', url: '/v1/conversations/rt-openai/context?format=openai', headers: t.auth() })).json();
+    const openai = (
+      await t.app.inject({ method: 'GET', url: '/v1/conversations/rt-openai/context?format=openai', headers: t.auth() })
+    ).json();
     expect(openai.messages).toEqual([
       { role: 'system', content: 'You are a careful agent.' },
       { role: 'user', content: 'What is in /etc/hosts?' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"/etc/hosts"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"/etc/hosts"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: '127.0.0.1 localhost' },
       { role: 'assistant', content: 'It maps localhost to 127.0.0.1.' },
     ]);
@@ -111,7 +134,9 @@ describe('append and read back', () => {
       messages[2]!.content,
     ]);
     expect(list.messages[0]).toMatchObject({ seq: 1, role: 'user', kind: 'message' });
-    const openai = (await t.app.inject({ method: 'GET', url: '/v1/conversations/rt-anthropic/context?format=openai', headers: t.auth() })).json();
+    const openai = (
+      await t.app.inject({ method: 'GET', url: '/v1/conversations/rt-anthropic/context?format=openai', headers: t.auth() })
+    ).json();
     expect(openai.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool']);
     expect(openai.messages[1].tool_calls).toHaveLength(2);
   });
@@ -123,7 +148,9 @@ describe('append and read back', () => {
     const first = (await t.app.inject({ method: 'GET', url: '/v1/conversations/paged/messages?limit=10', headers: t.auth() })).json();
     expect(first.messages).toHaveLength(10);
     expect(first.nextAfter).toBe(10);
-    const last = (await t.app.inject({ method: 'GET', url: '/v1/conversations/paged/messages?after=20&limit=10', headers: t.auth() })).json();
+    const last = (
+      await t.app.inject({ method: 'GET', url: '/v1/conversations/paged/messages?after=20&limit=10', headers: t.auth() })
+    ).json();
     expect(last.messages.map((m: { seq: number }) => m.seq)).toEqual([21, 22, 23, 24, 25]);
     expect(last.nextAfter).toBeNull();
   });
@@ -132,13 +159,28 @@ describe('append and read back', () => {
 describe('rejections store nothing', () => {
   const cases: Array<[string, unknown, number, string]> = [
     ['unknown role', { messages: [{ role: 'robot', content: 'hi' }] }, 400, 'messages.0.role'],
-    ['orphan tool_result', { messages: [{ role: 'user', content: 'ok' }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'nope', content: 'x' }] }] }, 400, 'messages.1.content.0.tool_use_id'],
+    [
+      'orphan tool_result',
+      {
+        messages: [
+          { role: 'user', content: 'ok' },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'nope', content: 'x' }] },
+        ],
+      },
+      400,
+      'messages.1.content.0.tool_use_id',
+    ],
     ['NUL character', { messages: [{ role: 'user', content: 'a\u0000b' }] }, 400, 'messages.0.content'],
     ['lone surrogate', { messages: [{ role: 'user', content: 'a\ud800b' }] }, 400, 'messages.0.content'],
     ['empty append', { messages: [] }, 400, 'body.messages'],
     ['too many messages', { messages: Array.from({ length: 1001 }, () => ({ role: 'user', content: 'x' })) }, 400, 'body.messages'],
     ['unknown format', { format: 'gemini', messages: [{ role: 'user', content: 'x' }] }, 400, 'body.format'],
-    ['tool_use in a user message', { messages: [{ role: 'user', content: [{ type: 'tool_use', id: 't', name: 'x', input: {} }] }] }, 400, 'messages.0.content.0'],
+    [
+      'tool_use in a user message',
+      { messages: [{ role: 'user', content: [{ type: 'tool_use', id: 't', name: 'x', input: {} }] }] },
+      400,
+      'messages.0.content.0',
+    ],
     ['openai tool message without id', { format: 'openai', messages: [{ role: 'tool', content: 'x' }] }, 400, 'messages.0.tool_call_id'],
   ];
   it.each(cases)('%s → %s naming %s', async (_name, payload, status, field) => {
@@ -160,35 +202,46 @@ describe('rejections store nothing', () => {
   it.each([
     ['a few ids', 0],
     ['many ids', 20],
-  ])('checks tool pairing against earlier appends (%s): answers an earlier tool_use, rejects a reused id or a second result', async (_label, padding) => {
-    const id = `pairing-across-${padding}`;
-    await createConversation(id);
-    const use = (toolId: string) => ({ role: 'assistant', content: [{ type: 'tool_use', id: toolId, name: 'bash', input: { cmd: 'ls' } }] });
-    const result = (toolId: string) => ({ role: 'user', content: [{ type: 'tool_result', tool_use_id: toolId, content: 'ok' }] });
-    let padded = 0;
-    const pad = (messages: unknown[]) => {
-      const extra = Array.from({ length: padding }, () => `pad-${padded++}`).flatMap((toolId) => [use(toolId), result(toolId)]);
-      return { messages: [...messages, ...extra] };
-    };
-    expect((await append(id, pad([{ role: 'user', content: 'go' }, use('t-1'), use('t-2')]))).statusCode).toBe(201);
-    expect((await append(id, pad([result('t-1')]))).statusCode).toBe(201);
-    const cases: Array<[unknown[], string, string]> = [
-      [[result('t-2'), use('t-1')], 'DUPLICATE_TOOL_USE_ID', 'messages.1.content.0.id'],
-      [[result('t-2'), result('t-1')], 'DUPLICATE_TOOL_RESULT', 'messages.1.content.0.tool_use_id'],
-      [[result('t-3')], 'ORPHAN_TOOL_RESULT', 'messages.0.content.0.tool_use_id'],
-    ];
-    for (const [messages, code, field] of cases) {
-      const res = await append(id, pad(messages));
-      expect(res.statusCode).toBe(400);
-      expect(res.json()).toMatchObject({ code, errors: [{ field }] });
-    }
-    expect(await storedCount(id)).toBe(4 + 4 * padding);
-    expect((await append(id, pad([result('t-2'), use('t-3'), result('t-3')]))).statusCode).toBe(201);
-  });
+  ])(
+    'checks tool pairing against earlier appends (%s): answers an earlier tool_use, rejects a reused id or a second result',
+    async (_label, padding) => {
+      const id = `pairing-across-${padding}`;
+      await createConversation(id);
+      const use = (toolId: string) => ({
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: toolId, name: 'bash', input: { cmd: 'ls' } }],
+      });
+      const result = (toolId: string) => ({ role: 'user', content: [{ type: 'tool_result', tool_use_id: toolId, content: 'ok' }] });
+      let padded = 0;
+      const pad = (messages: unknown[]) => {
+        const extra = Array.from({ length: padding }, () => `pad-${padded++}`).flatMap((toolId) => [use(toolId), result(toolId)]);
+        return { messages: [...messages, ...extra] };
+      };
+      expect((await append(id, pad([{ role: 'user', content: 'go' }, use('t-1'), use('t-2')]))).statusCode).toBe(201);
+      expect((await append(id, pad([result('t-1')]))).statusCode).toBe(201);
+      const cases: Array<[unknown[], string, string]> = [
+        [[result('t-2'), use('t-1')], 'DUPLICATE_TOOL_USE_ID', 'messages.1.content.0.id'],
+        [[result('t-2'), result('t-1')], 'DUPLICATE_TOOL_RESULT', 'messages.1.content.0.tool_use_id'],
+        [[result('t-3')], 'ORPHAN_TOOL_RESULT', 'messages.0.content.0.tool_use_id'],
+      ];
+      for (const [messages, code, field] of cases) {
+        const res = await append(id, pad(messages));
+        expect(res.statusCode).toBe(400);
+        expect(res.json()).toMatchObject({ code, errors: [{ field }] });
+      }
+      expect(await storedCount(id)).toBe(4 + 4 * padding);
+      expect((await append(id, pad([result('t-2'), use('t-3'), result('t-3')]))).statusCode).toBe(201);
+    },
+  );
 
   it('rejects a whole append when a later message is bad (first messages not stored)', async () => {
     await createConversation('atomic');
-    const res = await append('atomic', { messages: [{ role: 'user', content: 'fine' }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'ghost', content: '' }] }] });
+    const res = await append('atomic', {
+      messages: [
+        { role: 'user', content: 'fine' },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'ghost', content: '' }] },
+      ],
+    });
     expect(res.statusCode).toBe(400);
     expect(await storedCount('atomic')).toBe(0);
   });
@@ -197,10 +250,20 @@ describe('rejections store nothing', () => {
     const small = await createTestApi({}, { COMPACTD_MAX_MESSAGE_BYTES: '1024', COMPACTD_MAX_BODY_BYTES: '4096' });
     try {
       await small.app.inject({ method: 'POST', url: '/v1/conversations', headers: small.auth(), payload: { id: 'big' } });
-      const message = await small.app.inject({ method: 'POST', url: '/v1/conversations/big/messages', headers: small.auth(), payload: { messages: [{ role: 'user', content: 'x'.repeat(2000) }] } });
+      const message = await small.app.inject({
+        method: 'POST',
+        url: '/v1/conversations/big/messages',
+        headers: small.auth(),
+        payload: { messages: [{ role: 'user', content: 'x'.repeat(2000) }] },
+      });
       expect(message.statusCode).toBe(413);
       expect(message.json().errors[0].field).toBe('messages.0');
-      const body = await small.app.inject({ method: 'POST', url: '/v1/conversations/big/messages', headers: small.auth(), payload: { messages: Array.from({ length: 10 }, () => ({ role: 'user', content: 'y'.repeat(800) })) } });
+      const body = await small.app.inject({
+        method: 'POST',
+        url: '/v1/conversations/big/messages',
+        headers: small.auth(),
+        payload: { messages: Array.from({ length: 10 }, () => ({ role: 'user', content: 'y'.repeat(800) })) },
+      });
       expect(body.statusCode).toBe(413);
       expect(body.headers['content-type']).toContain('application/problem+json');
     } finally {
@@ -210,10 +273,20 @@ describe('rejections store nothing', () => {
 
   it('answers 400 problem+json for malformed JSON and 415 for another content type', async () => {
     await createConversation('malformed');
-    const res = await t.app.inject({ method: 'POST', url: '/v1/conversations/malformed/messages', headers: { ...t.auth(), 'content-type': 'application/json' }, payload: '{"messages": [' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/conversations/malformed/messages',
+      headers: { ...t.auth(), 'content-type': 'application/json' },
+      payload: '{"messages": [',
+    });
     expect(res.statusCode).toBe(400);
     expect(res.headers['content-type']).toContain('application/problem+json');
-    const text = await t.app.inject({ method: 'POST', url: '/v1/conversations/malformed/messages', headers: { ...t.auth(), 'content-type': 'text/plain' }, payload: 'hello' });
+    const text = await t.app.inject({
+      method: 'POST',
+      url: '/v1/conversations/malformed/messages',
+      headers: { ...t.auth(), 'content-type': 'text/plain' },
+      payload: 'hello',
+    });
     expect(text.statusCode).toBe(415);
     expect(await storedCount('malformed')).toBe(0);
   });
@@ -248,7 +321,12 @@ describe('idempotency and concurrency', () => {
       (async () => {
         const seqs: number[] = [];
         for (let i = 0; i < 5; i++) {
-          const res = await append('concurrent', { messages: [{ role: 'user', content: `c${c}-${i}-a` }, { role: 'assistant', content: `c${c}-${i}-b` }] });
+          const res = await append('concurrent', {
+            messages: [
+              { role: 'user', content: `c${c}-${i}-a` },
+              { role: 'assistant', content: `c${c}-${i}-b` },
+            ],
+          });
           expect(res.statusCode).toBe(201);
           seqs.push(...res.json().messages.map((m: { seq: number }) => m.seq));
         }
@@ -260,7 +338,9 @@ describe('idempotency and concurrency', () => {
     const all = perClient.flat();
     expect(new Set(all).size).toBe(200);
     expect(Math.max(...all)).toBe(200);
-    const listed = (await t.app.inject({ method: 'GET', url: '/v1/conversations/concurrent/messages?limit=1000', headers: t.auth() })).json();
+    const listed = (
+      await t.app.inject({ method: 'GET', url: '/v1/conversations/concurrent/messages?limit=1000', headers: t.auth() })
+    ).json();
     expect(listed.messages).toHaveLength(200);
     // each message of a two-message append sits at consecutive seqs
     for (let i = 0; i < 200; i += 2) {

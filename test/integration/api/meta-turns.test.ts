@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { createTestApi, type TestApi } from '../../helpers/api.js';
 
 /**
@@ -15,8 +16,10 @@ afterAll(async () => {
   await t?.close();
 });
 
-const NOTIFICATION = '<task-notification>\n<task-id>b7636e2</task-id>\n<status>completed</status>\n</task-notification>\nRead the output file to retrieve the result: /tmp/b7636e2.output';
-const SLASH = '<command-name>/compact</command-name>\n<command-message>compact</command-message>\n<command-args>and continue</command-args>';
+const NOTIFICATION =
+  '<task-notification>\n<task-id>b7636e2</task-id>\n<status>completed</status>\n</task-notification>\nRead the output file to retrieve the result: /tmp/b7636e2.output';
+const SLASH =
+  '<command-name>/compact</command-name>\n<command-message>compact</command-message>\n<command-args>and continue</command-args>';
 
 describe('POST messages: meta turns', () => {
   it('flags known wrappers and client-flagged turns, keeps typed requests and content as sent', async () => {
@@ -29,9 +32,20 @@ describe('POST messages: meta turns', () => {
       { role: 'user', content: [{ type: 'text', text: SLASH }] },
       { role: 'user', content: 'Added workspace context', metadata: { meta: true } },
       { role: 'user', content: '<system-reminder>quoted on purpose</system-reminder>', metadata: { meta: false } },
-      { role: 'user', content: [{ type: 'text', text: '<system-reminder>hook output</system-reminder>' }, { type: 'text', text: 'and also add tests' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: '<system-reminder>hook output</system-reminder>' },
+          { type: 'text', text: 'and also add tests' },
+        ],
+      },
     ];
-    const appended = await t.app.inject({ method: 'POST', url: '/v1/conversations/meta-1/messages', headers: t.auth(), payload: { messages } });
+    const appended = await t.app.inject({
+      method: 'POST',
+      url: '/v1/conversations/meta-1/messages',
+      headers: t.auth(),
+      payload: { messages },
+    });
     expect(appended.statusCode, appended.body).toBe(201);
     const listed = await t.app.inject({ method: 'GET', url: '/v1/conversations/meta-1/messages', headers: t.auth() });
     expect(listed.statusCode).toBe(200);

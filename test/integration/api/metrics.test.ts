@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { createMetrics, type Metrics } from '../../../src/obs/metrics.js';
 import { JOBS } from '../../../src/queue/catalog.js';
 import { queuePrefix, QUEUES } from '../../../src/queue/names.js';
@@ -61,7 +63,9 @@ describe('GET /metrics', () => {
     }
     await t.app.inject({ method: 'GET', url: '/no/such/route' });
     const text = (await scrape(t)).body;
-    expect(series(text, 'compactd_http_request_duration_seconds_count', { method: 'GET', route: '/v1/conversations/:id', status_code: '404' })).toBe(3);
+    expect(
+      series(text, 'compactd_http_request_duration_seconds_count', { method: 'GET', route: '/v1/conversations/:id', status_code: '404' }),
+    ).toBe(3);
     expect(series(text, 'compactd_http_request_duration_seconds_count', { route: 'unmatched', status_code: '404' })).toBe(1);
     expect(text).not.toContain('/v1/conversations/first');
   });
@@ -84,7 +88,11 @@ describe('GET /metrics', () => {
   });
 
   it('requires the bearer token when COMPACTD_METRICS_TOKEN is set', async () => {
-    for (const headers of [{}, { authorization: 'Bearer wrong-token-000' }, { authorization: `Basic ${Buffer.from(`x:nope`).toString('base64')}` }]) {
+    for (const headers of [
+      {},
+      { authorization: 'Bearer wrong-token-000' },
+      { authorization: `Basic ${Buffer.from(`x:nope`).toString('base64')}` },
+    ]) {
       const res = await scrape(guarded, headers);
       expect(res.statusCode).toBe(401);
       expect(res.headers['www-authenticate']).toContain('Bearer');

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bodyFields, edgeCases, setAt, type EdgeCase, type FieldLocation } from '../../../chaos/fuzz/edge-values.js';
-import { encodeSegment, requestArb, type FuzzKeys, type FuzzRequest } from '../../../chaos/fuzz/requests.js';
+
+import { bodyFields, type EdgeCase, edgeCases, type FieldLocation, setAt } from '../../../chaos/fuzz/edge-values.js';
+import { encodeSegment, type FuzzKeys, type FuzzRequest, requestArb } from '../../../chaos/fuzz/requests.js';
 import { exampleFor } from '../../../chaos/fuzz/schema-arb.js';
 import type { JsonSchema, OpenApiOperation, OpenApiParameter, RouteInfo } from '../../../chaos/lib/routes.js';
 import type { World } from '../../../chaos/lib/world.js';
@@ -32,19 +33,40 @@ let components: Record<string, JsonSchema>;
 
 beforeAll(async () => {
   // webhooks aim at a closed loopback port (allowed here): deliveries fail at once, nothing leaves the machine
-  stack = await createStack({ env: { COMPACTD_ADMIN_TOKEN: ADMIN_TOKEN, COMPACTD_METRICS_TOKEN: METRICS_TOKEN, COMPACTD_WEBHOOK_ALLOW: '127.0.0.1' } });
+  stack = await createStack({
+    env: { COMPACTD_ADMIN_TOKEN: ADMIN_TOKEN, COMPACTD_METRICS_TOKEN: METRICS_TOKEN, COMPACTD_WEBHOOK_ALLOW: '127.0.0.1' },
+  });
   const other = await createApiKey(stack.deps.db, { tenantName: 'fuzz-other' });
   keys = { owner: stack.key, other: other.key, admin: ADMIN_TOKEN, metrics: METRICS_TOKEN };
-  const messages = loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl').conversations[0]!.messages.slice(0, 60);
+  const messages = loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl').conversations[0]!.messages.slice(
+    0,
+    60,
+  );
   await seedConversation(stack, 'fuzz-a', messages, { policy: { auto: false } });
   const job = await compact(stack, 'fuzz-a', { strategy: 'summarize', keepRecent: 4 });
   const done = await waitForJob(stack, job.id);
   expect(done.status, JSON.stringify(done.error)).toBe('completed');
-  const webhook = await stack.app.inject({ method: 'PUT', url: '/v1/conversations/fuzz-a/webhook', headers: stack.auth(), payload: { url: 'http://127.0.0.1:9/hook' } });
+  const webhook = await stack.app.inject({
+    method: 'PUT',
+    url: '/v1/conversations/fuzz-a/webhook',
+    headers: stack.auth(),
+    payload: { url: 'http://127.0.0.1:9/hook' },
+  });
   expect(webhook.statusCode, webhook.body).toBe(200);
-  const otherConversation = await stack.app.inject({ method: 'POST', url: '/v1/conversations', headers: { authorization: `Bearer ${other.key}` }, payload: { id: 'fuzz-b' } });
+  const otherConversation = await stack.app.inject({
+    method: 'POST',
+    url: '/v1/conversations',
+    headers: { authorization: `Bearer ${other.key}` },
+    payload: { id: 'fuzz-b' },
+  });
   expect(otherConversation.statusCode).toBe(201);
-  world = { conversationId: 'fuzz-a', jobId: job.id, batchId: String((done.result as { batchIds: string[] }).batchIds[0]), otherConversationId: 'fuzz-b', secrets: [] };
+  world = {
+    conversationId: 'fuzz-a',
+    jobId: job.id,
+    batchId: String((done.result as { batchIds: string[] }).batchIds[0]),
+    otherConversationId: 'fuzz-b',
+    secrets: [],
+  };
 
   const doc = (await stack.app.inject({ method: 'GET', url: '/docs/json' })).json() as {
     paths: Record<string, Record<string, OpenApiOperation>>;
@@ -93,7 +115,8 @@ function pathFor(route: RouteInfo, override?: { name: string; value: string }): 
   });
 }
 
-const authFor = (route: RouteInfo) => `Bearer ${route.path === '/metrics' ? keys.metrics : route.path.startsWith('/admin/') ? keys.admin : keys.owner}`;
+const authFor = (route: RouteInfo) =>
+  `Bearer ${route.path === '/metrics' ? keys.metrics : route.path.startsWith('/admin/') ? keys.admin : keys.owner}`;
 
 interface Probe extends FuzzRequest {
   /** the field the edge value went into (`body.policy.chunkTokens`), when the schema decides it must be refused */
@@ -118,11 +141,32 @@ function edgeProbes(route: RouteInfo): Probe[] {
     for (const edge of edgeCases(resolve(parameter.schema), parameter.in)) {
       const value = String(edge.value);
       if (parameter.in === 'path') {
-        probes.push(probe('path', `params.${parameter.name}`, edge, { method: route.method, url: pathFor(route, { name: parameter.name, value }), headers, ...body }));
+        probes.push(
+          probe('path', `params.${parameter.name}`, edge, {
+            method: route.method,
+            url: pathFor(route, { name: parameter.name, value }),
+            headers,
+            ...body,
+          }),
+        );
       } else if (parameter.in === 'query') {
-        probes.push(probe('query', `querystring.${parameter.name}`, edge, { method: route.method, url: `${pathFor(route)}?${encodeURIComponent(parameter.name)}=${encodeSegment(value)}`, headers, ...body }));
+        probes.push(
+          probe('query', `querystring.${parameter.name}`, edge, {
+            method: route.method,
+            url: `${pathFor(route)}?${encodeURIComponent(parameter.name)}=${encodeSegment(value)}`,
+            headers,
+            ...body,
+          }),
+        );
       } else if (parameter.in === 'header') {
-        probes.push(probe('header', `headers.${parameter.name}`, edge, { method: route.method, url: pathFor(route), headers: { ...headers, [parameter.name]: value }, ...body }));
+        probes.push(
+          probe('header', `headers.${parameter.name}`, edge, {
+            method: route.method,
+            url: pathFor(route),
+            headers: { ...headers, [parameter.name]: value },
+            ...body,
+          }),
+        );
       }
     }
   }
@@ -133,7 +177,14 @@ function edgeProbes(route: RouteInfo): Probe[] {
         const refusal = `${name}|${JSON.stringify(field.schema)}|${edge.name}`;
         if (edge.valid === false && refusalsSeen.has(refusal)) continue;
         if (edge.valid === false) refusalsSeen.add(refusal);
-        probes.push(probe('body', name, edge, { method: route.method, url: pathFor(route), headers, body: JSON.stringify(setAt(base, field.path, edge.value)) }));
+        probes.push(
+          probe('body', name, edge, {
+            method: route.method,
+            url: pathFor(route),
+            headers,
+            body: JSON.stringify(setAt(base, field.path, edge.value)),
+          }),
+        );
       }
     }
   }
@@ -147,11 +198,17 @@ interface Answer {
 }
 
 /** light-my-request refuses header values HTTP cannot carry (NUL, CR, LF): such a request never reaches a server. */
-const unsendable = (error: unknown) => ['ERR_INVALID_CHAR', 'ERR_HTTP_INVALID_HEADER_VALUE'].includes(String((error as { code?: unknown }).code));
+const unsendable = (error: unknown) =>
+  ['ERR_INVALID_CHAR', 'ERR_HTTP_INVALID_HEADER_VALUE'].includes(String((error as { code?: unknown }).code));
 
 async function send(request: FuzzRequest): Promise<Answer | null> {
   try {
-    const res = await stack.app.inject({ method: request.method as 'GET', url: request.url, headers: request.headers, ...(request.body === undefined ? {} : { payload: request.body }) });
+    const res = await stack.app.inject({
+      method: request.method as 'GET',
+      url: request.url,
+      headers: request.headers,
+      ...(request.body === undefined ? {} : { payload: request.body }),
+    });
     return { status: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), body: res.body };
   } catch (error) {
     if (unsendable(error)) return null;
@@ -171,11 +228,16 @@ function problemsOf(request: Probe, res: Answer): string[] {
     } catch {
       return [...problems, 'problem body is not JSON'];
     }
-    if (typeof body.type !== 'string' || typeof body.title !== 'string' || body.status !== res.status || typeof body.code !== 'string') problems.push('problem body incomplete');
+    if (typeof body.type !== 'string' || typeof body.title !== 'string' || body.status !== res.status || typeof body.code !== 'string')
+      problems.push('problem body incomplete');
   }
   if (request.mustRefuse !== undefined) {
     const field = request.mustRefuse;
-    const named = res.status === 400 && (JSON.parse(res.body) as { errors?: Array<{ field: string }> }).errors?.some((e) => e.field === field || e.field.startsWith(`${field}.`));
+    const named =
+      res.status === 400 &&
+      (JSON.parse(res.body) as { errors?: Array<{ field: string }> }).errors?.some(
+        (e) => e.field === field || e.field.startsWith(`${field}.`),
+      );
     if (!named) problems.push(`expected a 400 naming ${field}`);
   }
   return problems;
@@ -187,7 +249,9 @@ describe('fuzzing every route of the OpenAPI document', () => {
   it('reads every documented route', () => {
     // the document must list the API, or the fuzz below would pass on nothing
     expect(routes.length).toBeGreaterThanOrEqual(25);
-    expect(routes.map((r) => `${r.method} ${r.path}`)).toEqual(expect.arrayContaining(['GET /v1/conversations/:id/jobs', 'POST /v1/conversations', 'PUT /v1/webhook']));
+    expect(routes.map((r) => `${r.method} ${r.path}`)).toEqual(
+      expect.arrayContaining(['GET /v1/conversations/:id/jobs', 'POST /v1/conversations', 'PUT /v1/webhook']),
+    );
   });
 
   it('bounds every number a request carries within the column it reaches', () => {
@@ -209,7 +273,8 @@ describe('fuzzing every route of the OpenAPI document', () => {
       if (!(max <= limit) || !(min >= -limit)) unbounded.push(`${route.method} ${route.path} ${field}: [${min}, ${max}]`);
     };
     for (const route of routes) {
-      for (const parameter of route.operation?.parameters ?? []) check(route, `${parameter.in === 'query' ? 'querystring' : parameter.in}.${parameter.name}`, resolve(parameter.schema));
+      for (const parameter of route.operation?.parameters ?? [])
+        check(route, `${parameter.in === 'query' ? 'querystring' : parameter.in}.${parameter.name}`, resolve(parameter.schema));
       const schema = bodySchemaOf(route);
       for (const field of schema ? bodyFields(schema) : []) check(route, ['body', ...field.path].join('.'), field.schema);
     }
@@ -227,7 +292,8 @@ describe('fuzzing every route of the OpenAPI document', () => {
         sent += 1;
         if (request.mustRefuse) mustRefuse += 1;
         const problems = problemsOf(request, res);
-        if (problems.length > 0) failures.push(`${problems.join(', ')}: ${describeRequest(request)} → ${res.status} ${res.body.slice(0, 200)}`);
+        if (problems.length > 0)
+          failures.push(`${problems.join(', ')}: ${describeRequest(request)} → ${res.status} ${res.body.slice(0, 200)}`);
       }
     }
     expect(failures.slice(0, 20), `${failures.length} failures of ${sent}`).toEqual([]);

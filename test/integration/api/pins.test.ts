@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { createApiKey } from '../../../src/db/repos/api-keys.js';
 import { activeMessages, compact, waitForJob } from '../../helpers/conversation.js';
 import { createStack, type Stack } from '../../helpers/stack.js';
@@ -24,9 +25,19 @@ const text = (label: string, chars: number) => `${label} `.padEnd(chars, `${labe
 type Listed = { seq: number; role: string; kind: string; pinned: boolean; content: Array<Record<string, unknown>> };
 
 async function create(id: string, messages: unknown[], policy: Record<string, unknown> = {}) {
-  const created = await stack.app.inject({ method: 'POST', url: '/v1/conversations', headers: stack.auth(), payload: { id, policy: { auto: false, ...policy } } });
+  const created = await stack.app.inject({
+    method: 'POST',
+    url: '/v1/conversations',
+    headers: stack.auth(),
+    payload: { id, policy: { auto: false, ...policy } },
+  });
   expect(created.statusCode, created.body).toBe(201);
-  const appended = await stack.app.inject({ method: 'POST', url: `/v1/conversations/${id}/messages`, headers: stack.auth(), payload: { messages } });
+  const appended = await stack.app.inject({
+    method: 'POST',
+    url: `/v1/conversations/${id}/messages`,
+    headers: stack.auth(),
+    payload: { messages },
+  });
   expect(appended.statusCode, appended.body).toBe(201);
 }
 
@@ -42,7 +53,13 @@ function session(pinnedAtAppend: number) {
   const messages: Array<Record<string, unknown>> = [{ role: 'system', content: 'You are a coding agent.' }];
   for (let i = 0; i < 10; i += 1) {
     messages.push({ role: 'user', content: text(`request ${i}`, 600) });
-    messages.push({ role: 'assistant', content: [{ type: 'text', text: `running step ${i}` }, { type: 'tool_use', id: `c${i}`, name: 'Bash', input: { command: `make step-${i}` } }] });
+    messages.push({
+      role: 'assistant',
+      content: [
+        { type: 'text', text: `running step ${i}` },
+        { type: 'tool_use', id: `c${i}`, name: 'Bash', input: { command: `make step-${i}` } },
+      ],
+    });
     messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `c${i}`, content: text(`output ${i}`, 1500) }] });
     messages.push({ role: 'assistant', content: text(`done ${i}`, 900) });
   }
@@ -80,7 +97,12 @@ describe('pinned at append', () => {
         method: 'POST',
         url: '/v1/conversations/append-pins/messages',
         headers: stack.auth(),
-        payload: { messages: [{ role: 'user', content: 'fine' }, { role: 'user', content: 'bad', pinned: value }] },
+        payload: {
+          messages: [
+            { role: 'user', content: 'fine' },
+            { role: 'user', content: 'bad', pinned: value },
+          ],
+        },
       });
       expect(res.statusCode).toBe(400);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -92,13 +114,22 @@ describe('pinned at append', () => {
 
 describe('PUT and DELETE …/messages/:seq/pin', () => {
   beforeAll(async () => {
-    await create('pin-routes', [{ role: 'user', content: 'first' }, { role: 'assistant', content: 'second' }]);
+    await create('pin-routes', [
+      { role: 'user', content: 'first' },
+      { role: 'assistant', content: 'second' },
+    ]);
   });
 
   it('pins and unpins an active message, idempotently, answering with the message', async () => {
     const pinned = await pinRequest('PUT', 'pin-routes', 2);
     expect(pinned.statusCode, pinned.body).toBe(200);
-    expect(pinned.json()).toMatchObject({ seq: 2, role: 'assistant', kind: 'message', pinned: true, content: [{ type: 'text', text: 'second' }] });
+    expect(pinned.json()).toMatchObject({
+      seq: 2,
+      role: 'assistant',
+      kind: 'message',
+      pinned: true,
+      content: [{ type: 'text', text: 'second' }],
+    });
     expect((await pinRequest('PUT', 'pin-routes', 2)).json()).toMatchObject({ seq: 2, pinned: true });
     expect((await activeMessages(stack, 'pin-routes')).map((m) => (m as Listed).pinned)).toEqual([false, true]);
 

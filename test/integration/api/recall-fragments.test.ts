@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { NormalizedMessage } from '../../../src/compaction/types.js';
 import { indexArchiveForRecall } from '../../../src/db/repos/recall-index.js';
 import { createRecallBackfill } from '../../../src/worker/recall-indexing.js';
@@ -26,13 +27,38 @@ interface Hit {
 
 const ROOT = '/home/dev/projects/spotter';
 const crafted: NormalizedMessage[] = [
-  { role: 'user', content: [{ type: 'text', text: 'Fix the registry crash. The deploy key is kestrel-7731.\nDo not touch the migrations.' }] },
-  { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_r1', name: 'Read', input: { file_path: `${ROOT}/lib/spotter/services/session_registry.ex` } }] },
   {
     role: 'user',
-    content: [{ type: 'tool_result', tool_use_id: 'toolu_r1', content: 'defmodule Spotter.Services.SessionRegistry do\n  use GenServer\n  def fetch_pane(id), do: :ok\nend' }],
+    content: [{ type: 'text', text: 'Fix the registry crash. The deploy key is kestrel-7731.\nDo not touch the migrations.' }],
   },
-  { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_b1', name: 'Bash', input: { command: 'mix test test/spotter/session_registry_test.exs --trace 2>&1 | tail -40', description: 'run the registry tests' } }] },
+  {
+    role: 'assistant',
+    content: [{ type: 'tool_use', id: 'toolu_r1', name: 'Read', input: { file_path: `${ROOT}/lib/spotter/services/session_registry.ex` } }],
+  },
+  {
+    role: 'user',
+    content: [
+      {
+        type: 'tool_result',
+        tool_use_id: 'toolu_r1',
+        content: 'defmodule Spotter.Services.SessionRegistry do\n  use GenServer\n  def fetch_pane(id), do: :ok\nend',
+      },
+    ],
+  },
+  {
+    role: 'assistant',
+    content: [
+      {
+        type: 'tool_use',
+        id: 'toolu_b1',
+        name: 'Bash',
+        input: {
+          command: 'mix test test/spotter/session_registry_test.exs --trace 2>&1 | tail -40',
+          description: 'run the registry tests',
+        },
+      },
+    ],
+  },
   {
     role: 'user',
     content: [
@@ -40,13 +66,24 @@ const crafted: NormalizedMessage[] = [
         type: 'tool_result',
         tool_use_id: 'toolu_b1',
         is_error: true,
-        content: [{ type: 'text', text: 'Compiling 3 files (.ex)\n** (CompileError) lib/spotter/services/session_registry.ex:42: undefined function fetch_pane/2\n    (elixir 1.17.2) lib/kernel/parallel_compiler.ex:410' }],
+        content: [
+          {
+            type: 'text',
+            text: 'Compiling 3 files (.ex)\n** (CompileError) lib/spotter/services/session_registry.ex:42: undefined function fetch_pane/2\n    (elixir 1.17.2) lib/kernel/parallel_compiler.ex:410',
+          },
+        ],
       },
     ],
   },
-  { role: 'assistant', content: [{ type: 'text', text: 'Coverage is 100% now; run 0b6c1e9a-5f7d-4c1e-9b1e-2f1f0c7d9a11 closed bead spotter-4te.' }] },
+  {
+    role: 'assistant',
+    content: [{ type: 'text', text: 'Coverage is 100% now; run 0b6c1e9a-5f7d-4c1e-9b1e-2f1f0c7d9a11 closed bead spotter-4te.' }],
+  },
   { role: 'assistant', content: [{ type: 'text', text: 'The slow query took 1000ms, about 100 pct over budget.' }] },
-  { role: 'assistant', content: [{ type: 'text', text: 'Set key_id in the config, and keyXid stays unset. Windows path C:\\temp\\build.log' }] },
+  {
+    role: 'assistant',
+    content: [{ type: 'text', text: 'Set key_id in the config, and keyXid stays unset. Windows path C:\\temp\\build.log' }],
+  },
   { role: 'assistant', content: [{ type: 'text', text: `${'x'.repeat(900)} needle-in-a-long-line ${'y'.repeat(900)}` }] },
   { role: 'user', content: [{ type: 'text', text: 'Still active: session_registry.ex stays in context.' }] },
   { role: 'assistant', content: [{ type: 'text', text: 'Understood.' }] },
@@ -61,7 +98,15 @@ beforeAll(async () => {
   for (const id of ['recall-indexed', 'recall-backlog']) {
     await createWithMessages(t, id, crafted);
     const conversation = await conversationByExternalId(t.db.db, id);
-    jobs.set(id, await simulateCompaction(t.db.db, conversation, { chunks: [{ seqs: ARCHIVED, summary: 'The registry crash was investigated.' }] }, { indexAfterCommit: false }));
+    jobs.set(
+      id,
+      await simulateCompaction(
+        t.db.db,
+        conversation,
+        { chunks: [{ seqs: ARCHIVED, summary: 'The registry crash was investigated.' }] },
+        { indexAfterCommit: false },
+      ),
+    );
   }
 });
 afterAll(async () => {
@@ -69,7 +114,11 @@ afterAll(async () => {
 });
 
 async function search(id: string, q: string): Promise<Hit[]> {
-  const res = await t.app.inject({ method: 'GET', url: `/v1/conversations/${id}/archive/search?q=${encodeURIComponent(q)}&limit=20`, headers: t.auth() });
+  const res = await t.app.inject({
+    method: 'GET',
+    url: `/v1/conversations/${id}/archive/search?q=${encodeURIComponent(q)}&limit=20`,
+    headers: t.auth(),
+  });
   expect(res.statusCode, res.body).toBe(200);
   return res.json().hits as Hit[];
 }
@@ -88,7 +137,9 @@ describe('indexArchiveForRecall', () => {
       [4, true],
       [1, false],
     ]);
-    const [counted] = await t.db.db.execute<{ n: string }>(sql`select count(*) as n from archived_recall_pieces where conversation_id = ${conversation.id}`);
+    const [counted] = await t.db.db.execute<{ n: string }>(
+      sql`select count(*) as n from archived_recall_pieces where conversation_id = ${conversation.id}`,
+    );
     expect(Number(counted!.n)).toBe(passes.reduce((sum, p) => sum + p.pieces, 0));
     expect(await indexArchiveForRecall(t.db.db, conversation.id, { limit: 4 })).toEqual({ messages: 0, pieces: 0, more: false });
     // the tool result's pieces carry the tool of the call that an earlier pass indexed
@@ -113,7 +164,10 @@ describe.each(['recall-indexed', 'recall-backlog'])('GET …/archive/search by f
     for (const q of ['services/session_registry.ex', 'lib/spotter/services/session_registry.ex']) {
       const hits = await search(id, q);
       // the Read call, and the compile error naming the file (never the active message 10)
-      expect(hits.map((h) => h.seq).sort((a, b) => a - b), q).toEqual([2, 5]);
+      expect(
+        hits.map((h) => h.seq).sort((a, b) => a - b),
+        q,
+      ).toEqual([2, 5]);
       expect(hits.every((h) => h.match === 'fragment' && h.rank >= 1)).toBe(true);
     }
     expect(await seqsOf(`${ROOT}/lib/spotter/services/session_registry.ex`)).toEqual([2]);
@@ -199,7 +253,9 @@ describe('the maintenance backfill', () => {
     // the same answers from the pieces and the full-text vectors the indexer wrote
     const [hit] = await search('recall-backlog', 'undefined function fetch_pane/2');
     expect(hit).toMatchObject({ seq: 5, tool: 'Bash', match: 'fragment' });
-    const [withoutVector] = await t.db.db.execute<{ n: string }>(sql`select count(*) as n from archived_recall_indexed where search_text is null`);
+    const [withoutVector] = await t.db.db.execute<{ n: string }>(
+      sql`select count(*) as n from archived_recall_indexed where search_text is null`,
+    );
     expect(Number(withoutVector!.n)).toBe(0);
     expect((await search('recall-backlog', 'deploying keys')).map((h) => [h.seq, h.match])).toEqual([[1, 'words']]);
   });

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { createDb, type DbHandle, type Tx } from '../../../src/db/client.js';
 import { withConversationLock } from '../../../src/db/locks.js';
 import { listChunks } from '../../../src/db/repos/chunks.js';
@@ -73,7 +74,9 @@ async function committedNotIndexed(externalId: string): Promise<{ jobId: string;
   const chunks = await listChunks(deps.db, job.id);
   await Promise.all(chunks.map((_, chunkIndex) => processSummarizeChunk({ jobId: job.id, chunkIndex }, deps)));
   await processFinalize({ jobId: job.id }, deps);
-  const [row] = await deps.db.execute<{ conversation_id: string; status: string }>(sql`select conversation_id, status from compaction_jobs where id = ${job.id}`);
+  const [row] = await deps.db.execute<{ conversation_id: string; status: string }>(
+    sql`select conversation_id, status from compaction_jobs where id = ${job.id}`,
+  );
   expect(row?.status).toBe('completed');
   const conversationId = row!.conversation_id;
   await deps.db.execute(sql`delete from archived_recall_indexed where conversation_id = ${conversationId}`);
@@ -171,29 +174,32 @@ describe('a recall indexer pass that starts while the archive is being deleted',
     { what: 'an erase of the conversation', remove: (ids: { jobId: string; externalId: string }) => erase(ids.externalId), status: 204 },
   ];
 
-  it.each(removers)('waits for $what to commit and finds nothing to index (it never fails on the rows removed)', async ({ what, remove, status }) => {
-    const externalId = `race-removed-${status}`;
-    const { jobId, conversationId } = await committedNotIndexed(externalId);
-    const hold = holdOpen(holder, async (tx) => {
-      await tx.execute(sql`select 1 from compaction_jobs where id = ${jobId} for no key update`);
-    });
-    await hold.held;
-    const removing = remove({ jobId, externalId });
-    await until(`${what} parked on the job row`, (s) => s.length > 0);
+  it.each(removers)(
+    'waits for $what to commit and finds nothing to index (it never fails on the rows removed)',
+    async ({ what, remove, status }) => {
+      const externalId = `race-removed-${status}`;
+      const { jobId, conversationId } = await committedNotIndexed(externalId);
+      const hold = holdOpen(holder, async (tx) => {
+        await tx.execute(sql`select 1 from compaction_jobs where id = ${jobId} for no key update`);
+      });
+      await hold.held;
+      const removing = remove({ jobId, externalId });
+      await until(`${what} parked on the job row`, (s) => s.length > 0);
 
-    const pass = indexArchiveForRecall(indexer.db, conversationId, { limit: 200 });
-    await until('the indexer waiting', (s) => s.some((x) => x.application_name === INDEXER));
-    hold.release();
-    await hold.done;
+      const pass = indexArchiveForRecall(indexer.db, conversationId, { limit: 200 });
+      await until('the indexer waiting', (s) => s.some((x) => x.application_name === INDEXER));
+      hold.release();
+      await hold.done;
 
-    const res = await removing;
-    expect(res.statusCode, res.body).toBe(status);
-    await expect(pass).resolves.toEqual({ messages: 0, pieces: 0, more: false });
-    const [left] = await deps.db.execute<{ archived: number; indexed: number }>(sql`
+      const res = await removing;
+      expect(res.statusCode, res.body).toBe(status);
+      await expect(pass).resolves.toEqual({ messages: 0, pieces: 0, more: false });
+      const [left] = await deps.db.execute<{ archived: number; indexed: number }>(sql`
       select (select count(*)::int from archived_messages where conversation_id = ${conversationId} and job_id = ${jobId}) as archived,
              (select count(*)::int from archived_recall_indexed where conversation_id = ${conversationId}) as indexed`);
-    expect(left).toEqual({ archived: 0, indexed: 0 });
-  });
+      expect(left).toEqual({ archived: 0, indexed: 0 });
+    },
+  );
 });
 
 describe('a revert Postgres rolls back for another transaction', () => {
@@ -225,7 +231,9 @@ describe('a revert Postgres rolls back for another transaction', () => {
     cycle.release();
     await cycle.done;
 
-    const [job] = await deps.db.execute<{ reverted: boolean }>(sql`select result ? 'revertedAt' as reverted from compaction_jobs where id = ${jobId}`);
+    const [job] = await deps.db.execute<{ reverted: boolean }>(
+      sql`select result ? 'revertedAt' as reverted from compaction_jobs where id = ${jobId}`,
+    );
     expect(job?.reverted).toBe(false);
     expect(await archivedOriginals(jobId)).toHaveLength(archivedBefore);
     const again = await revert(jobId);

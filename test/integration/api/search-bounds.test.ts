@@ -1,9 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
+
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { buildApp } from '../../../src/api/app.js';
 import { loadConfig } from '../../../src/config/env.js';
 import { createDb, type DbHandle } from '../../../src/db/client.js';
@@ -13,7 +15,7 @@ import { archiveMessages } from '../../../src/db/repos/compaction-writes.js';
 import { indexArchiveForRecall } from '../../../src/db/repos/recall-index.js';
 import { countTokens } from '../../../src/lib/count-tokens.js';
 import { conversationByExternalId } from '../../helpers/archive-seed.js';
-import { startPrivatePostgres, type PrivatePostgres } from '../../helpers/private-services.js';
+import { type PrivatePostgres, startPrivatePostgres } from '../../helpers/private-services.js';
 import { TEST_REDIS_URL } from '../../helpers/services.js';
 
 /**
@@ -46,7 +48,20 @@ function fill(bytes: number, unit: (i: number) => string): string {
 }
 
 const hex = (i: number) => ((i * 2654435761) >>> 0).toString(16).padStart(8, '0');
-const VOCABULARY = ['deploy', 'service', 'region', 'timeout', 'the', 'database', 'connection', 'failed', 'retry', 'config', 'quokka', 'logs'];
+const VOCABULARY = [
+  'deploy',
+  'service',
+  'region',
+  'timeout',
+  'the',
+  'database',
+  'connection',
+  'failed',
+  'retry',
+  'config',
+  'quokka',
+  'logs',
+];
 
 /** Worst cases found for Postgres' text search, each ~2 MB of UTF-8 (the JSON stays under the limit). */
 const SHAPES: Record<string, string> = {
@@ -60,7 +75,10 @@ const SHAPES: Record<string, string> = {
   // unique 3-byte letters hyphen-joined: ~4 bytes of tsvector per byte of text
   cjkCompounds: fill(MAX_MESSAGE_BYTES - 4096, (i) => `${String.fromCodePoint(0x4e00 + (i % 20900))}${i % 500 === 499 ? ' ' : '-'}`),
   // 4-byte letters (CJK extension B)
-  astralCompounds: fill(MAX_MESSAGE_BYTES - 4096, (i) => `${String.fromCodePoint(0x20000 + ((i * 7) % 42000))}${String.fromCodePoint(0x20000 + ((i * 13) % 42000))}-`),
+  astralCompounds: fill(
+    MAX_MESSAGE_BYTES - 4096,
+    (i) => `${String.fromCodePoint(0x20000 + ((i * 7) % 42000))}${String.fromCodePoint(0x20000 + ((i * 13) % 42000))}-`,
+  ),
   oneLongWord: fill(MAX_MESSAGE_BYTES - 4096, () => 'x'.repeat(1000)),
   // one lexeme at every position
   manyPositions: fill(MAX_MESSAGE_BYTES - 4096, () => 'b '),
@@ -94,7 +112,12 @@ beforeAll(async () => {
     compactions: { enqueue: async () => {}, cancel: async () => {} },
   });
   ({ key } = await createApiKey(db.db, { tenantName: 't1' }));
-  const created = await app.inject({ method: 'POST', url: '/v1/conversations', headers: auth(), payload: { id: 'huge', contextLimit: 200_000 } });
+  const created = await app.inject({
+    method: 'POST',
+    url: '/v1/conversations',
+    headers: auth(),
+    payload: { id: 'huge', contextLimit: 200_000 },
+  });
   expect(created.statusCode, created.body).toBe(201);
   const conversation = await conversationByExternalId(db.db, 'huge');
   // Stored directly (the append path's token counting is another item's bound): the archive is under test.
@@ -111,7 +134,13 @@ beforeAll(async () => {
   await db.db.transaction(async (tx) => {
     const job = await tx.execute<{ id: string }>(sql`insert into compaction_jobs (tenant_id, conversation_id, status, trigger)
       values (${conversation.tenantId}, ${conversation.id}, 'completed', 'api') returning id`);
-    await archiveMessages(tx, { conversationId: conversation.id, jobId: job[0]!.id, reason: 'summarized', seqs: [...seqOf.values()], remove: true });
+    await archiveMessages(tx, {
+      conversationId: conversation.id,
+      jobId: job[0]!.id,
+      reason: 'summarized',
+      seqs: [...seqOf.values()],
+      remove: true,
+    });
   });
   // The search index, written after the commit: the statement that computes every piece's vector.
   while ((await indexArchiveForRecall(db.db, conversation.id, { limit: 200 })).more);

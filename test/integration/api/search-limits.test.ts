@@ -1,6 +1,7 @@
 import pino from 'pino';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { buildApp } from '../../../src/api/app.js';
 import { createDeps } from '../../../src/app/deps.js';
 import { runShutdown } from '../../../src/app/shutdown.js';
@@ -94,10 +95,15 @@ describe('concurrent searches per tenant', () => {
     });
     // the abandoned searches end when the lock goes; then all the slots are free again
     await waitFor(async () => (await searchesWaiting()) === 0, 20_000, 50, 'abandoned searches done');
-    await waitFor(async () => {
-      const results = await Promise.all(Array.from({ length: MAX_SEARCHES }, () => search()));
-      return results.every((r) => r.statusCode === 200);
-    }, 20_000, 100, 'every slot free');
+    await waitFor(
+      async () => {
+        const results = await Promise.all(Array.from({ length: MAX_SEARCHES }, () => search()));
+        return results.every((r) => r.statusCode === 200);
+      },
+      20_000,
+      100,
+      'every slot free',
+    );
   });
 });
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { NormalizedMessage } from '../../../src/compaction/types.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
 import {
@@ -25,14 +26,20 @@ const crafted: NormalizedMessage[] = [
   { role: 'system', content: [{ type: 'text', text: 'You are a careful deployment agent.' }] },
   { role: 'user', content: [{ type: 'text', text: 'Deploy the service. The deploy key is kestrel-7731 and the region is eu-west-3.' }] },
   { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_s1', name: 'bash', input: { command: 'psql -h db.internal -p 5432' } }] },
-  { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_s1', content: 'psql: error: connection to server failed: ECONNREFUSED' }] },
+  {
+    role: 'user',
+    content: [{ type: 'tool_result', tool_use_id: 'toolu_s1', content: 'psql: error: connection to server failed: ECONNREFUSED' }],
+  },
   { role: 'assistant', content: [{ type: 'text', text: 'A quokka, a quokka, and one more quokka live in the burrow.' }] },
   {
     role: 'user',
     content: [{ type: 'text', text: `Some notes: ${'the weather was mild and the logs were quiet, '.repeat(20)}and somewhere a quokka.` }],
   },
   { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_s2', name: 'read_file', input: { path: 'config/birds.yaml' } }] },
-  { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_s2', content: [{ type: 'text', text: 'albatross_threshold: 42' }] }] },
+  {
+    role: 'user',
+    content: [{ type: 'tool_result', tool_use_id: 'toolu_s2', content: [{ type: 'text', text: 'albatross_threshold: 42' }] }],
+  },
   { role: 'user', content: [{ type: 'text', text: 'Still active: the cormorant stays in context.' }] },
   { role: 'assistant', content: [{ type: 'text', text: 'Understood.' }] },
 ];
@@ -135,7 +142,11 @@ describe('GET /v1/conversations/:id/archive/search', () => {
       expect(res.statusCode).toBe(400);
       expect(res.json().errors[0].field).toBe('querystring.q');
     }
-    const other = await t.app.inject({ method: 'GET', url: '/v1/conversations/search-conv/archive/search?q=kestrel', headers: t.auth(t.otherKey) });
+    const other = await t.app.inject({
+      method: 'GET',
+      url: '/v1/conversations/search-conv/archive/search?q=kestrel',
+      headers: t.auth(t.otherKey),
+    });
     expect(other.statusCode).toBe(404);
   });
 });

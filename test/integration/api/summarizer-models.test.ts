@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { createTestApi, type TestApi } from '../../helpers/api.js';
 
 /**
@@ -57,13 +58,17 @@ describe('compaction request model', () => {
   it('accepts the local summarizer by name', async () => {
     const res = await compaction(localOnly, 'local');
     expect(res.statusCode).toBe(202);
-    expect((await localOnly.app.inject({ method: 'DELETE', url: `/v1/jobs/${res.json().id}`, headers: localOnly.auth() })).statusCode).toBe(200);
+    expect((await localOnly.app.inject({ method: 'DELETE', url: `/v1/jobs/${res.json().id}`, headers: localOnly.auth() })).statusCode).toBe(
+      200,
+    );
   });
 
   it('against the vendor API, knows the registry: known models pass, unknown and foreign ones are refused', async () => {
     const known = await compaction(anthropic, 'anthropic:claude-haiku-4-5');
     expect(known.statusCode).toBe(202);
-    expect((await anthropic.app.inject({ method: 'DELETE', url: `/v1/jobs/${known.json().id}`, headers: anthropic.auth() })).statusCode).toBe(200);
+    expect(
+      (await anthropic.app.inject({ method: 'DELETE', url: `/v1/jobs/${known.json().id}`, headers: anthropic.auth() })).statusCode,
+    ).toBe(200);
     for (const [model, message] of [
       ['anthropic:claude-imaginary-9', /unknown model "claude-imaginary-9" for anthropic/],
       ['anthropic:gpt-4o', /gpt-4o is a model of openai, not served by anthropic/],
@@ -79,7 +84,9 @@ describe('compaction request model', () => {
   it('behind a custom base URL, accepts any model name (vLLM, Ollama, proxies serve their own)', async () => {
     const res = await compaction(compatible, 'openai:qwen2.5-7b-instruct');
     expect(res.statusCode).toBe(202);
-    expect((await compatible.app.inject({ method: 'DELETE', url: `/v1/jobs/${res.json().id}`, headers: compatible.auth() })).statusCode).toBe(200);
+    expect(
+      (await compatible.app.inject({ method: 'DELETE', url: `/v1/jobs/${res.json().id}`, headers: compatible.auth() })).statusCode,
+    ).toBe(200);
     expect((await compaction(compatible, 'anthropic:claude-haiku-4-5')).statusCode).toBe(400);
   });
 });
@@ -89,7 +96,12 @@ describe('policy model', () => {
     const created = await createWithPolicyModel(localOnly, 'openai:gpt-4o');
     expect(created.statusCode).toBe(400);
     expect(created.json()).toMatchObject({ code: 'MODEL_UNAVAILABLE', errors: [{ field: 'body.policy.model' }] });
-    const patched = await localOnly.app.inject({ method: 'PATCH', url: '/v1/conversations/m', headers: localOnly.auth(), payload: { policy: { model: 'claude-haiku-4-5' } } });
+    const patched = await localOnly.app.inject({
+      method: 'PATCH',
+      url: '/v1/conversations/m',
+      headers: localOnly.auth(),
+      payload: { policy: { model: 'claude-haiku-4-5' } },
+    });
     expect(patched.statusCode).toBe(400);
     expect(patched.json().errors[0].field).toBe('body.policy.model');
     expect((await createWithPolicyModel(anthropic, 'claude-haiku-4-5')).statusCode).toBe(201);

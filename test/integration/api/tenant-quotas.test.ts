@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { autoTriggerAfterAppend } from '../../../src/api/auto-trigger.js';
 import { createApiKey } from '../../../src/db/repos/api-keys.js';
 import { setTenantQuotas } from '../../../src/db/repos/tenant-quotas.js';
@@ -11,19 +12,32 @@ import { createTestApi, type TestApi } from '../../helpers/api.js';
  */
 let t: TestApi;
 beforeAll(async () => {
-  t = await createTestApi({ afterAppend: autoTriggerAfterAppend }, { COMPACTD_TENANT_MAX_ACTIVE: '2', COMPACTD_TENANT_COMPACTIONS_PER_MINUTE: '1000' });
+  t = await createTestApi(
+    { afterAppend: autoTriggerAfterAppend },
+    { COMPACTD_TENANT_MAX_ACTIVE: '2', COMPACTD_TENANT_COMPACTIONS_PER_MINUTE: '1000' },
+  );
 });
 afterAll(async () => {
   await t?.close();
 });
 
 async function createConversation(key: string, id: string, policy: Record<string, unknown> = {}) {
-  const res = await t.app.inject({ method: 'POST', url: '/v1/conversations', headers: t.auth(key), payload: { id, contextLimit: 2000, policy } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/v1/conversations',
+    headers: t.auth(key),
+    payload: { id, contextLimit: 2000, policy },
+  });
   expect(res.statusCode, res.body).toBe(201);
 }
 
 const compact = (key: string, id: string, headers: Record<string, string> = {}) =>
-  t.app.inject({ method: 'POST', url: `/v1/conversations/${id}/compactions`, headers: { ...t.auth(key), ...headers }, payload: { strategy: 'mask' } });
+  t.app.inject({
+    method: 'POST',
+    url: `/v1/conversations/${id}/compactions`,
+    headers: { ...t.auth(key), ...headers },
+    payload: { strategy: 'mask' },
+  });
 
 function expectQuotaProblem(res: Awaited<ReturnType<typeof compact>>, code: string) {
   expect(res.statusCode, res.body).toBe(429);
@@ -61,7 +75,10 @@ describe('the active-compactions quota', () => {
 
   it("skips an append's auto compaction over the quota: the append is a 201 that says so, and no job is created", async () => {
     await createConversation(t.key, 'auto', { minMessages: 0, cooldownMessages: 0 });
-    const messages = Array.from({ length: 10 }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: `message ${i}: ${'the deploy failed again on the staging host '.repeat(20)}` }));
+    const messages = Array.from({ length: 10 }, (_, i) => ({
+      role: i % 2 === 0 ? 'user' : 'assistant',
+      content: `message ${i}: ${'the deploy failed again on the staging host '.repeat(20)}`,
+    }));
     const res = await t.app.inject({ method: 'POST', url: '/v1/conversations/auto/messages', headers: t.auth(), payload: { messages } });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json().compaction).toBeNull();

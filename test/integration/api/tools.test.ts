@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { tenants } from '../../../src/db/schema.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
 
@@ -30,7 +31,10 @@ describe('GET /v1/tools/:name', () => {
     const before = (await get('/v1/tools/compact')).json().description as string;
     expect(before).toContain('fewer than 10,000 tokens');
     const [tenant] = await t.db.db.select().from(tenants).where(eq(tenants.name, 't1'));
-    await t.db.db.update(tenants).set({ policy: { toolMinTokens: 40_000 } }).where(eq(tenants.id, tenant!.id));
+    await t.db.db
+      .update(tenants)
+      .set({ policy: { toolMinTokens: 40_000 } })
+      .where(eq(tenants.id, tenant!.id));
     expect((await get('/v1/tools/compact?format=openai')).json().function.description).toContain('fewer than 40,000 tokens');
     // another tenant keeps the default
     expect((await get('/v1/tools/compact', t.auth(t.otherKey))).json().description).toContain('fewer than 10,000 tokens');
@@ -49,7 +53,9 @@ describe('OpenAPI', () => {
   it('documents the archive and tool routes, the export as NDJSON', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/docs/json' });
     expect(res.statusCode).toBe(200);
-    const { paths } = res.json() as { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>> };
+    const { paths } = res.json() as {
+      paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>;
+    };
     for (const path of [
       '/v1/conversations/{id}/batches',
       '/v1/batches/{id}',

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { autoTriggerAfterAppend } from '../../../src/api/auto-trigger.js';
 import type { AppendEffects } from '../../../src/api/deps.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
@@ -21,7 +22,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-const put = (url: string, payload: unknown, key?: string) => t.app.inject({ method: 'PUT', url, headers: t.auth(key), payload: payload as Record<string, unknown> });
+const put = (url: string, payload: unknown, key?: string) =>
+  t.app.inject({ method: 'PUT', url, headers: t.auth(key), payload: payload as Record<string, unknown> });
 const get = (url: string, key?: string) => t.app.inject({ method: 'GET', url, headers: t.auth(key) });
 
 describe('webhook configuration', () => {
@@ -38,8 +40,14 @@ describe('webhook configuration', () => {
     expect(read.secret).toBeUndefined();
     expect(read.secretHint).toBe(body.secretHint);
 
-    const updated = (await put('/v1/webhook', { url: 'https://hooks.example/v2', events: ['compaction.completed', 'compaction.failed'] })).json();
-    expect(updated).toMatchObject({ url: 'https://hooks.example/v2', events: ['compaction.completed', 'compaction.failed'], secretHint: body.secretHint });
+    const updated = (
+      await put('/v1/webhook', { url: 'https://hooks.example/v2', events: ['compaction.completed', 'compaction.failed'] })
+    ).json();
+    expect(updated).toMatchObject({
+      url: 'https://hooks.example/v2',
+      events: ['compaction.completed', 'compaction.failed'],
+      secretHint: body.secretHint,
+    });
     expect(updated.secret).toBeUndefined();
 
     const rotated = (await put('/v1/webhook', { url: 'https://hooks.example/v2', secret: 'my-own-secret-0123456789' })).json();
@@ -127,7 +135,12 @@ describe('webhook targets the service may not reach', () => {
       },
     });
     try {
-      const inside = await api.app.inject({ method: 'PUT', url: '/v1/webhook', headers: api.auth(), payload: { url: 'https://hooks.inside.test/x' } });
+      const inside = await api.app.inject({
+        method: 'PUT',
+        url: '/v1/webhook',
+        headers: api.auth(),
+        payload: { url: 'https://hooks.inside.test/x' },
+      });
       expect(inside.statusCode).toBe(400);
       expect(inside.json().errors[0].field).toBe('body.url');
       expect(inside.body).not.toContain('10.1.2.3');
@@ -160,7 +173,12 @@ describe('webhook targets the service may not reach', () => {
 
 describe('context.warning and the delivery log', () => {
   const append = (id: string, text: string) =>
-    t.app.inject({ method: 'POST', url: `/v1/conversations/${id}/messages`, headers: t.auth(), payload: { messages: [{ role: 'user', content: text }] } });
+    t.app.inject({
+      method: 'POST',
+      url: `/v1/conversations/${id}/messages`,
+      headers: t.auth(),
+      payload: { messages: [{ role: 'user', content: text }] },
+    });
 
   it('records one delivery when the warning flag turns on, for the endpoint that applies', async () => {
     await put('/v1/webhook', { url: 'https://hooks.example/tenant' });
@@ -180,8 +198,20 @@ describe('context.warning and the delivery log', () => {
     const log = (await get('/v1/webhooks/deliveries?conversationId=conv-b')).json();
     expect(log.deliveries).toHaveLength(1);
     const [delivery] = log.deliveries;
-    expect(delivery).toMatchObject({ id: ids[0], event: 'context.warning', conversationId: 'conv-b', url: 'https://hooks.example/conv-b', status: 'pending', attempts: 0 });
-    expect(delivery.payload).toMatchObject({ id: ids[0], type: 'context.warning', conversationId: 'conv-b', data: { contextLimit: 2000, warnRatio: 0.7 } });
+    expect(delivery).toMatchObject({
+      id: ids[0],
+      event: 'context.warning',
+      conversationId: 'conv-b',
+      url: 'https://hooks.example/conv-b',
+      status: 'pending',
+      attempts: 0,
+    });
+    expect(delivery.payload).toMatchObject({
+      id: ids[0],
+      type: 'context.warning',
+      conversationId: 'conv-b',
+      data: { contextLimit: 2000, warnRatio: 0.7 },
+    });
     expect(delivery.payload.data.ratio).toBeGreaterThanOrEqual(0.7);
   });
 
@@ -190,7 +220,12 @@ describe('context.warning and the delivery log', () => {
     committed.length = 0;
     expect((await append('conv-a', 'word '.repeat(1600))).statusCode).toBe(201);
     expect(committed.at(-1)!.effects.webhookDeliveryIds).toEqual([]);
-    const res = await t.app.inject({ method: 'POST', url: '/v1/conversations', headers: t.auth(), payload: { id: 'conv-c', contextLimit: 2000 } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/conversations',
+      headers: t.auth(),
+      payload: { id: 'conv-c', contextLimit: 2000 },
+    });
     expect(res.statusCode).toBe(201);
     await put('/v1/webhook', { url: 'https://hooks.example/tenant', enabled: false });
     expect((await append('conv-c', 'word '.repeat(1600))).statusCode).toBe(201);

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
+
 import { createDb } from '../../../src/db/client.js';
 
 /**

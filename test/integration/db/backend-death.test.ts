@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+
 import { describe, expect, it } from 'vitest';
+
 import { databaseUrl } from '../../helpers/services.js';
 
 const CHILD = fileURLToPath(new URL('./backend-death-child.ts', import.meta.url));
@@ -21,7 +23,9 @@ function runChild(url: string): Promise<ChildRun> {
     child.once('error', reject);
     child.once('exit', (code, signal) => {
       const lines = stdout.split('\n').filter((line) => line.startsWith('{'));
-      const steps = Object.fromEntries(lines.map((line) => JSON.parse(line) as { step: string; result: string }).map((s) => [s.step, s.result]));
+      const steps = Object.fromEntries(
+        lines.map((line) => JSON.parse(line) as { step: string; result: string }).map((s) => [s.step, s.result]),
+      );
       resolve({ exit: code ?? signal ?? 'unknown', steps, stderr });
     });
   });

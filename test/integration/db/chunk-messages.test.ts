@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { loadChunkMessages } from '../../../src/db/repos/chunks.js';
 import { listActiveMessages } from '../../../src/db/repos/messages.js';
 import { toHistoryMessage } from '../../../src/db/repos/snapshot.js';

@@ -1,7 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
+
 import { runMigrations } from '../../../src/db/migrate.js';
 import { databaseUrl, TEST_DB_PREFIX } from '../../helpers/services.js';
 
@@ -30,7 +32,16 @@ describe('migrations', () => {
     try {
       const tables = await sql<{ tablename: string }[]>`select tablename from pg_tables where schemaname = 'public' order by 1`;
       expect(tables.map((t) => t.tablename)).toEqual(
-        expect.arrayContaining(['tenants', 'api_keys', 'conversations', 'messages', 'archived_messages', 'batches', 'compaction_jobs', 'compaction_chunks']),
+        expect.arrayContaining([
+          'tenants',
+          'api_keys',
+          'conversations',
+          'messages',
+          'archived_messages',
+          'batches',
+          'compaction_jobs',
+          'compaction_chunks',
+        ]),
       );
       const applied = await sql<{ n: number }[]>`select count(*)::int as n from drizzle.__drizzle_migrations`;
       const journal = (await import('../../../migrations/meta/_journal.json', { with: { type: 'json' } })).default;

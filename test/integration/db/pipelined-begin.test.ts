@@ -1,5 +1,6 @@
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { databaseUrl } from '../../helpers/services.js';
 
 // Under a storm of requests every pooled connection is busy, so postgres.js pipelines a

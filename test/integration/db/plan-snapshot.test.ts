@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { markMetaTurn } from '../../../src/compaction/meta-turns.js';
-import { countMessageTokens } from '../../../src/compaction/tokens.js';
-import { isUserTextMessage } from '../../../src/compaction/render.js';
 import { keywordMatchers, scoreUnit } from '../../../src/compaction/plan/score.js';
-import type { HistoryMessage } from '../../../src/compaction/types.js';
 import { groupUnits } from '../../../src/compaction/plan/units.js';
+import { isUserTextMessage } from '../../../src/compaction/render.js';
+import { countMessageTokens } from '../../../src/compaction/tokens.js';
+import type { HistoryMessage } from '../../../src/compaction/types.js';
 import { mergePolicy } from '../../../src/config/policy.js';
 import { insertMessages } from '../../../src/db/repos/messages.js';
-import { loadPlanHistory, loadRewriteCandidates } from '../../../src/db/repos/plan-snapshot.js';
 import { listActiveMessages } from '../../../src/db/repos/messages.js';
+import { loadPlanHistory, loadRewriteCandidates } from '../../../src/db/repos/plan-snapshot.js';
 import { toHistoryMessage } from '../../../src/db/repos/snapshot.js';
 import { conversations, tenants } from '../../../src/db/schema.js';
 import { countTokens } from '../../../src/lib/count-tokens.js';
@@ -46,7 +47,14 @@ describe('plan history from metadata', () => {
     expect(messages.map((m) => m.seq)).toEqual(full.map((m) => m.seq));
     for (const [i, m] of messages.entries()) {
       const original = full[i]!;
-      expect(m).toMatchObject({ role: original.role, kind: original.kind, tokens: original.tokens, toolUseIds: original.toolUseIds, toolResultIds: original.toolResultIds, content: [] });
+      expect(m).toMatchObject({
+        role: original.role,
+        kind: original.kind,
+        tokens: original.tokens,
+        toolUseIds: original.toolUseIds,
+        toolResultIds: original.toolResultIds,
+        content: [],
+      });
       expect(m.features?.userText, `seq ${m.seq}`).toBe(isUserTextMessage(original));
     }
   });
@@ -75,7 +83,10 @@ describe('plan history from metadata', () => {
     const all = await loadPlanHistory(db.db, conversationId, policy.scoring.keywords);
     for (const [i, keyword] of policy.scoring.keywords.entries()) {
       const { messages } = await loadPlanHistory(db.db, conversationId, [keyword]);
-      expect(messages.map((m) => m.features?.keywords), keyword).toEqual(all.messages.map((m) => (m.features?.keywords.includes(i) ? [0] : [])));
+      expect(
+        messages.map((m) => m.features?.keywords),
+        keyword,
+      ).toEqual(all.messages.map((m) => (m.features?.keywords.includes(i) ? [0] : [])));
     }
     const none = await loadPlanHistory(db.db, conversationId, ['zz-no-such-word-zz']);
     expect(none.messages.every((m) => m.features?.keywords.length === 0)).toBe(true);
@@ -86,7 +97,11 @@ describe('plan history from metadata', () => {
   it('names the newest request, and reads content only for tool outputs Tier 1/2 may rewrite and their calls', async () => {
     const full = await fullHistory();
     const { latestRequestSeq } = await loadPlanHistory(db.db, conversationId, policy.scoring.keywords);
-    const requests = full.filter((m) => isUserTextMessage(m) && !/^\s*<(returncode|output)\b/.test(m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n')));
+    const requests = full.filter(
+      (m) =>
+        isUserTextMessage(m) &&
+        !/^\s*<(returncode|output)\b/.test(m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n')),
+    );
     expect(latestRequestSeq).toBe(requests.at(-1)?.seq ?? null);
     // the session's meta turns are never the request, and the plan history says which they are
     const { messages } = await loadPlanHistory(db.db, conversationId, policy.scoring.keywords);
@@ -100,7 +115,10 @@ describe('plan history from metadata', () => {
     expect(large.length).toBeGreaterThan(0);
     for (const m of large) expect(candidates.get(m.seq)).toEqual(m.content);
     const calls = new Set(large.flatMap((m) => m.toolResultIds));
-    const expected = new Set([...large.map((m) => m.seq), ...full.filter((m) => m.toolUseIds.some((id) => calls.has(id))).map((m) => m.seq)]);
+    const expected = new Set([
+      ...large.map((m) => m.seq),
+      ...full.filter((m) => m.toolUseIds.some((id) => calls.has(id))).map((m) => m.seq),
+    ]);
     expect(new Set(candidates.keys())).toEqual(expected);
     expect(candidates.size).toBeLessThan(full.length);
   });
@@ -109,11 +127,17 @@ describe('plan history from metadata', () => {
 describe('meta turns in the plan history', () => {
   it('are neither the latest request nor user text, and carry meta: true', async () => {
     const [tenant] = await db.db.insert(tenants).values({ name: 'meta-turns' }).returning();
-    const [conversation] = await db.db.insert(conversations).values({ tenantId: tenant!.id, externalId: 'meta-turns', contextLimit: 200_000 }).returning();
+    const [conversation] = await db.db
+      .insert(conversations)
+      .values({ tenantId: tenant!.id, externalId: 'meta-turns', contextLimit: 200_000 })
+      .returning();
     const texts = [
       ['user', 'Fix the flaky login test, and never touch the public API.'],
       ['assistant', 'On it.'],
-      ['user', '<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>\nRead the output file to retrieve the result: /tmp/b1.output'],
+      [
+        'user',
+        '<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>\nRead the output file to retrieve the result: /tmp/b1.output',
+      ],
       ['user', '<command-name>/mcp</command-name>\n<command-message>mcp</command-message>\n<command-args></command-args>'],
       ['user', '<local-command-stdout>Reconnected to tidewave.</local-command-stdout>'],
     ] as const;

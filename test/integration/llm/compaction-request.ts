@@ -1,5 +1,5 @@
-import type { CountTokens, SummarizeMessage, SummarizeRequest } from '../../../src/compaction/types.js';
 import { blockText } from '../../../src/compaction/tokens.js';
+import type { CountTokens, SummarizeMessage, SummarizeRequest } from '../../../src/compaction/types.js';
 import { loadRealTranscript } from '../../helpers/transcripts.js';
 
 /**

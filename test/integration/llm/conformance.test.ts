@@ -1,5 +1,6 @@
 import { countTokens } from 'gpt-tokenizer';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import type { SummarizeRequest } from '../../../src/compaction/types.js';
 import { createAnthropicSummarizer } from '../../../src/llm/anthropic.js';
 import { createLocalSummarizer } from '../../../src/llm/local.js';
@@ -9,8 +10,8 @@ import { withResilience } from '../../../src/llm/resilient.js';
 import { isRetryable } from '../../../src/llm/retry.js';
 import type { CallRecord } from '../../../src/llm-sim/state.js';
 import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
-import { SECTION_HEADINGS, captureError } from './support.js';
 import { waitFor } from '../../helpers/wait-for.js';
+import { captureError, SECTION_HEADINGS } from './support.js';
 
 /**
  * One conformance suite for every Summarizer (STYLE §9): the same cases run against the

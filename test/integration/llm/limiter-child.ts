@@ -1,5 +1,7 @@
 import { createInterface } from 'node:readline';
+
 import { Redis } from 'ioredis';
+
 import { createProviderLimiter } from '../../../src/llm/rate-limit.js';
 
 /**
@@ -8,7 +10,8 @@ import { createProviderLimiter } from '../../../src/llm/rate-limit.js';
  *   work: after "go" on stdin, run `tasks` calls at once; each call counts itself in
  *         `${keyPrefix}:active` for `holdMs` and records the count it saw (prints "done").
  */
-const [redisUrl = '', keyPrefix = '', mode = '', concurrency = '1', leaseTtlMs = '30000', tasks = '1', holdMs = '50'] = process.argv.slice(2);
+const [redisUrl = '', keyPrefix = '', mode = '', concurrency = '1', leaseTtlMs = '30000', tasks = '1', holdMs = '50'] =
+  process.argv.slice(2);
 const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
 const limiter = createProviderLimiter(redis, {
   keyPrefix,

@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { countTokens } from '../../../src/lib/count-tokens.js';
 import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
 import { captureError } from './support.js';
@@ -31,14 +32,21 @@ beforeEach(() => {
 
 /** Distinct lines of log-like text, ~25 tokens each. */
 const lines = (tag: string, count: number): string =>
-  Array.from({ length: count }, (_, i) => `${tag} line ${i}: the worker retried job ${i * 7} after a timeout in src/queue/worker-${i % 13}.ts.`).join('\n');
+  Array.from(
+    { length: count },
+    (_, i) => `${tag} line ${i}: the worker retried job ${i * 7} after a timeout in src/queue/worker-${i % 13}.ts.`,
+  ).join('\n');
 /** A message's tokens as the sim counts them: its text plus 4. */
 const tok = (text: string): number => countTokens(text) + 4;
 const SONNET = 'claude-opus-4-5';
 const HAIKU = 'claude-haiku-4-5';
 
 type Text = Anthropic.TextBlockParam;
-const cached = (text: string, ttl?: '5m' | '1h'): Text => ({ type: 'text', text, cache_control: { type: 'ephemeral', ...(ttl === undefined ? {} : { ttl }) } });
+const cached = (text: string, ttl?: '5m' | '1h'): Text => ({
+  type: 'text',
+  text,
+  cache_control: { type: 'ephemeral', ...(ttl === undefined ? {} : { ttl }) },
+});
 
 describe('Anthropic cache_control breakpoints', () => {
   const system = lines('system', 90);
@@ -48,10 +56,18 @@ describe('Anthropic cache_control breakpoints', () => {
   it('writes the prefix up to a breakpoint on a miss and reads it on the next request; input_tokens is the rest', async () => {
     expect(tok(system)).toBeGreaterThan(1_024);
     const first = await ask('What failed?');
-    expect(first.usage).toMatchObject({ cache_creation_input_tokens: tok(system), cache_read_input_tokens: 0, input_tokens: tok('What failed?') });
+    expect(first.usage).toMatchObject({
+      cache_creation_input_tokens: tok(system),
+      cache_read_input_tokens: 0,
+      input_tokens: tok('What failed?'),
+    });
     expect(first.usage.cache_creation).toEqual({ ephemeral_5m_input_tokens: tok(system), ephemeral_1h_input_tokens: 0 });
     const second = await ask('And what then?');
-    expect(second.usage).toMatchObject({ cache_creation_input_tokens: 0, cache_read_input_tokens: tok(system), input_tokens: tok('And what then?') });
+    expect(second.usage).toMatchObject({
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: tok(system),
+      input_tokens: tok('And what then?'),
+    });
     // the call log records what each call was billed
     expect(sim.control.callLog().map((call) => call.usage)).toEqual([
       { input: tok('What failed?'), cacheRead: 0, cacheWrite: tok(system), output: first.usage.output_tokens },
@@ -65,7 +81,11 @@ describe('Anthropic cache_control breakpoints', () => {
       system: [{ type: 'text', text: system }],
       messages: [{ role: 'user', content: [cached('Which file?')] }],
     });
-    expect(moved.usage).toMatchObject({ cache_read_input_tokens: tok(system), cache_creation_input_tokens: tok('Which file?'), input_tokens: 0 });
+    expect(moved.usage).toMatchObject({
+      cache_read_input_tokens: tok(system),
+      cache_creation_input_tokens: tok('Which file?'),
+      input_tokens: 0,
+    });
   });
 
   it('reads the previous turn through the lookback when the breakpoint moves to the new last message, within 20 blocks', async () => {
@@ -73,14 +93,19 @@ describe('Anthropic cache_control breakpoints', () => {
       { role: 'user', content: lines('paste', 60) },
       { role: 'assistant', content: 'Noted.' },
     ];
-    const turn = (question: string) => anthropic.messages.create({ model: SONNET, max_tokens: 50, messages: [...history, { role: 'user', content: [cached(question)] }] });
+    const turn = (question: string) =>
+      anthropic.messages.create({ model: SONNET, max_tokens: 50, messages: [...history, { role: 'user', content: [cached(question)] }] });
     const first = await turn('What is failing?');
     const firstTotal = tok(lines('paste', 60)) + tok('Noted.') + tok('What is failing?');
     expect(first.usage).toMatchObject({ cache_creation_input_tokens: firstTotal, cache_read_input_tokens: 0, input_tokens: 0 });
 
     history.push({ role: 'user', content: 'What is failing?' }, { role: 'assistant', content: 'The worker.' });
     const second = await turn('Which one?');
-    expect(second.usage).toMatchObject({ cache_read_input_tokens: firstTotal, cache_creation_input_tokens: tok('The worker.') + tok('Which one?'), input_tokens: 0 });
+    expect(second.usage).toMatchObject({
+      cache_read_input_tokens: firstTotal,
+      cache_creation_input_tokens: tok('The worker.') + tok('Which one?'),
+      input_tokens: 0,
+    });
 
     // 22 more blocks between the cached boundary and the new breakpoint: beyond the lookback, a miss
     for (let i = 0; i < 11; i += 1) history.push({ role: 'user', content: `Step ${i}?` }, { role: 'assistant', content: `Done ${i}.` });
@@ -94,7 +119,11 @@ describe('Anthropic cache_control breakpoints', () => {
     sim.control.advanceClock(4 * 60_000);
     expect((await ask('Four minutes later?')).usage.cache_read_input_tokens).toBe(tok(system));
     // the hit refreshed it: 8 minutes after the write, 4 after the hit
-    const moved = await fetch(`${sim.url}/_sim/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceMs: 4 * 60_000 }) });
+    const moved = await fetch(`${sim.url}/_sim/clock`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ advanceMs: 4 * 60_000 }),
+    });
     expect(await moved.json()).toMatchObject({ clockOffsetMs: 8 * 60_000 });
     expect((await ask('Eight minutes later?')).usage.cache_read_input_tokens).toBe(tok(system));
     sim.control.advanceClock(5 * 60_000 + 1);
@@ -108,7 +137,13 @@ describe('Anthropic cache_control breakpoints', () => {
     sim.control.advanceClock(1_001);
     expect((await ask('Later?')).usage.cache_read_input_tokens).toBe(0);
 
-    const hour = () => anthropic.messages.create({ model: SONNET, max_tokens: 50, system: [cached(system, '1h')], messages: [{ role: 'user', content: 'Hi?' }] });
+    const hour = () =>
+      anthropic.messages.create({
+        model: SONNET,
+        max_tokens: 50,
+        system: [cached(system, '1h')],
+        messages: [{ role: 'user', content: 'Hi?' }],
+      });
     sim.control.clearCache();
     expect((await hour()).usage.cache_creation).toEqual({ ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: tok(system) });
     sim.control.advanceClock(30 * 60_000);
@@ -119,10 +154,15 @@ describe('Anthropic cache_control breakpoints', () => {
     const medium = lines('medium', 55);
     expect(tok(medium)).toBeGreaterThan(1_024);
     expect(tok(medium)).toBeLessThan(2_048);
-    const call = (model: string) => anthropic.messages.create({ model, max_tokens: 50, system: [cached(medium)], messages: [{ role: 'user', content: 'Q?' }] });
+    const call = (model: string) =>
+      anthropic.messages.create({ model, max_tokens: 50, system: [cached(medium)], messages: [{ role: 'user', content: 'Q?' }] });
     for (let i = 0; i < 2; i += 1) {
       const haiku = await call(HAIKU);
-      expect(haiku.usage).toMatchObject({ cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: tok(medium) + tok('Q?') });
+      expect(haiku.usage).toMatchObject({
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        input_tokens: tok(medium) + tok('Q?'),
+      });
     }
     expect((await call(SONNET)).usage.cache_creation_input_tokens).toBe(tok(medium));
     expect((await call(SONNET)).usage.cache_read_input_tokens).toBe(tok(medium));
@@ -143,8 +183,14 @@ describe('Anthropic cache_control breakpoints', () => {
     expect(tok(system)).toBeGreaterThan(2_048);
     await ask('First?', HAIKU);
     expect((await ask('Same key and model?', HAIKU)).usage.cache_read_input_tokens).toBe(tok(system));
-    expect((await ask('Another key?', HAIKU, anthropicWith('key-b'))).usage).toMatchObject({ cache_read_input_tokens: 0, cache_creation_input_tokens: tok(system) });
-    expect((await ask('Another model?', SONNET)).usage).toMatchObject({ cache_read_input_tokens: 0, cache_creation_input_tokens: tok(system) });
+    expect((await ask('Another key?', HAIKU, anthropicWith('key-b'))).usage).toMatchObject({
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: tok(system),
+    });
+    expect((await ask('Another model?', SONNET)).usage).toMatchObject({
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: tok(system),
+    });
     const entries = (await (await fetch(`${sim.url}/_sim/cache`)).json()) as { entries: Array<{ scope: string; tokens: number }> };
     expect(entries.entries).toHaveLength(3);
     expect(entries.entries.every((entry) => entry.tokens === tok(system) && !entry.scope.includes('key-'))).toBe(true);
@@ -153,9 +199,19 @@ describe('Anthropic cache_control breakpoints', () => {
   });
 
   it('hashes tools before system before messages: a changed tool definition misses', async () => {
-    const tool = (description: string): Anthropic.Tool => ({ name: 'read_file', description, input_schema: { type: 'object', properties: { path: { type: 'string' } } } });
+    const tool = (description: string): Anthropic.Tool => ({
+      name: 'read_file',
+      description,
+      input_schema: { type: 'object', properties: { path: { type: 'string' } } },
+    });
     const call = (description: string) =>
-      anthropic.messages.create({ model: SONNET, max_tokens: 50, tools: [tool(description)], system: [cached(system)], messages: [{ role: 'user', content: 'Q?' }] });
+      anthropic.messages.create({
+        model: SONNET,
+        max_tokens: 50,
+        tools: [tool(description)],
+        system: [cached(system)],
+        messages: [{ role: 'user', content: 'Q?' }],
+      });
     await call('Reads a file.');
     expect((await call('Reads a file.')).usage.cache_read_input_tokens).toBe(tok(system));
     expect((await call('Reads one file.')).usage.cache_read_input_tokens).toBe(0);
@@ -163,24 +219,43 @@ describe('Anthropic cache_control breakpoints', () => {
 
   it('refuses more than 4 breakpoints and an unknown cache_control type; the cache can be switched off', async () => {
     const blocks = Array.from({ length: 5 }, (_, i) => cached(`Part ${i}.`));
-    const error = await captureError(anthropic.messages.create({ model: SONNET, max_tokens: 50, system: blocks, messages: [{ role: 'user', content: 'Q?' }] }));
+    const error = await captureError(
+      anthropic.messages.create({ model: SONNET, max_tokens: 50, system: blocks, messages: [{ role: 'user', content: 'Q?' }] }),
+    );
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
     expect((error as Error).message).toContain('A maximum of 4 blocks with cache_control may be provided. Found 5.');
     const typed = await captureError(
-      anthropic.messages.create({ model: SONNET, max_tokens: 50, system: [{ type: 'text', text: 'x', cache_control: { type: 'persistent' } as never }], messages: [{ role: 'user', content: 'Q?' }] }),
+      anthropic.messages.create({
+        model: SONNET,
+        max_tokens: 50,
+        system: [{ type: 'text', text: 'x', cache_control: { type: 'persistent' } as never }],
+        messages: [{ role: 'user', content: 'Q?' }],
+      }),
     );
     expect((typed as Error).message).toContain("system.0.cache_control.type: Input should be 'ephemeral'");
 
-    const config = await fetch(`${sim.url}/_sim/config`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ cache: { enabled: false } }) });
+    const config = await fetch(`${sim.url}/_sim/config`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ cache: { enabled: false } }),
+    });
     expect(await config.json()).toMatchObject({ cache: { enabled: false, ttlMs: 300_000 } });
     await ask('Off?');
-    expect((await ask('Still off?')).usage).toMatchObject({ cache_read_input_tokens: 0, cache_creation_input_tokens: 0, input_tokens: tok(system) + tok('Still off?') });
+    expect((await ask('Still off?')).usage).toMatchObject({
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+      input_tokens: tok(system) + tok('Still off?'),
+    });
   });
 
   it('the fixed promptCache figures still replace the emulation while set', async () => {
     sim.control.configure({ promptCache: { readTokens: 20, writeTokens: 7 } });
     const answer = await ask('Fixed?');
-    expect(answer.usage).toMatchObject({ cache_read_input_tokens: 20, cache_creation_input_tokens: 7, input_tokens: tok(system) + tok('Fixed?') - 27 });
+    expect(answer.usage).toMatchObject({
+      cache_read_input_tokens: 20,
+      cache_creation_input_tokens: 7,
+      input_tokens: tok(system) + tok('Fixed?') - 27,
+    });
   });
 });
 
@@ -188,7 +263,14 @@ describe('OpenAI automatic prefix caching', () => {
   const system = lines('system', 60);
 
   it('chat completions: a prompt of 1,024 tokens or more is cached; the next one reads its longest cached prefix in 128-token steps', async () => {
-    const first = await openai.chat.completions.create({ model: 'gpt-4.1-mini', max_tokens: 100, messages: [{ role: 'system', content: system }, { role: 'user', content: 'What failed?' }] });
+    const first = await openai.chat.completions.create({
+      model: 'gpt-4.1-mini',
+      max_tokens: 100,
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: 'What failed?' },
+      ],
+    });
     expect(first.usage?.prompt_tokens_details?.cached_tokens).toBe(0);
     const prefix = tok(system) + tok('What failed?');
     expect(first.usage?.prompt_tokens).toBe(prefix);
@@ -207,9 +289,20 @@ describe('OpenAI automatic prefix caching', () => {
     expect(second.usage?.prompt_tokens_details?.cached_tokens).toBe(cachedTokens);
     // prompt_tokens includes the cached ones; the log bills them apart, and OpenAI writes nothing
     expect(second.usage?.prompt_tokens).toBe(sim.control.callLog()[1]?.inputTokens);
-    expect(sim.control.callLog()[1]?.usage).toMatchObject({ cacheRead: cachedTokens, cacheWrite: 0, input: (second.usage?.prompt_tokens ?? 0) - cachedTokens });
+    expect(sim.control.callLog()[1]?.usage).toMatchObject({
+      cacheRead: cachedTokens,
+      cacheWrite: 0,
+      input: (second.usage?.prompt_tokens ?? 0) - cachedTokens,
+    });
     // another model: its own cache
-    const other = await openai.chat.completions.create({ model: 'gpt-4o-mini', max_tokens: 100, messages: [{ role: 'system', content: system }, { role: 'user', content: 'What failed?' }] });
+    const other = await openai.chat.completions.create({
+      model: 'gpt-4o-mini',
+      max_tokens: 100,
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: 'What failed?' },
+      ],
+    });
     expect(other.usage?.prompt_tokens_details?.cached_tokens).toBe(0);
   });
 
@@ -217,10 +310,15 @@ describe('OpenAI automatic prefix caching', () => {
     const short = lines('short', 20);
     expect(tok(short)).toBeLessThan(1_024);
     for (let i = 0; i < 2; i += 1) {
-      const answer = await openai.chat.completions.create({ model: 'gpt-4.1-mini', max_tokens: 50, messages: [{ role: 'user', content: short }] });
+      const answer = await openai.chat.completions.create({
+        model: 'gpt-4.1-mini',
+        max_tokens: 50,
+        messages: [{ role: 'user', content: short }],
+      });
       expect(answer.usage?.prompt_tokens_details?.cached_tokens).toBe(0);
     }
-    const long = () => openai.chat.completions.create({ model: 'gpt-4.1-mini', max_tokens: 50, messages: [{ role: 'user', content: system }] });
+    const long = () =>
+      openai.chat.completions.create({ model: 'gpt-4.1-mini', max_tokens: 50, messages: [{ role: 'user', content: system }] });
     await long();
     sim.control.advanceClock(300_001);
     expect((await long()).usage?.prompt_tokens_details?.cached_tokens).toBe(0);

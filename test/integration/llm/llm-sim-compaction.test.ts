@@ -1,8 +1,14 @@
 import Anthropic from '@anthropic-ai/sdk';
-import type { BetaCompactionBlock, BetaMessage, BetaMessageParam, MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type {
+  BetaCompactionBlock,
+  BetaMessage,
+  BetaMessageParam,
+  MessageCreateParamsNonStreaming,
+} from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import OpenAI from 'openai';
 import type { ResponseInputItem } from 'openai/resources/responses/responses';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { countTokens } from '../../../src/lib/count-tokens.js';
 import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
 import { captureError } from './support.js';
@@ -31,7 +37,10 @@ beforeEach(() => {
 });
 
 const lines = (tag: string, count: number): string =>
-  Array.from({ length: count }, (_, i) => `${tag} line ${i}: the worker retried job ${i * 7} after a timeout in src/queue/worker-${i % 13}.ts.`).join('\n');
+  Array.from(
+    { length: count },
+    (_, i) => `${tag} line ${i}: the worker retried job ${i * 7} after a timeout in src/queue/worker-${i % 13}.ts.`,
+  ).join('\n');
 const tok = (text: string): number => countTokens(text) + 4;
 const MODEL = 'claude-opus-4-5';
 const BETA = 'compact-2026-09-04';
@@ -43,10 +52,26 @@ const history = (): BetaMessageParam[] => [
   { role: 'user', content: 'Please fix src/queue/worker-3.ts next, and never touch migrations/0001_init.sql.' },
   { role: 'assistant', content: 'I will patch the timeout in src/queue/worker-3.ts and run the tests.' },
 ];
-const compactParams = (messages = history()): MessageCreateParamsNonStreaming => ({ model: MODEL, max_tokens: 4_000, betas: [BETA], system: SYSTEM, messages, compaction: { type: 'summarize' } });
+const compactParams = (messages = history()): MessageCreateParamsNonStreaming => ({
+  model: MODEL,
+  max_tokens: 4_000,
+  betas: [BETA],
+  system: SYSTEM,
+  messages,
+  compaction: { type: 'summarize' },
+});
 const blockOf = (message: BetaMessage): BetaCompactionBlock => message.content[0] as BetaCompactionBlock;
 const continueFrom = (block: BetaCompactionBlock | Record<string, unknown>, betas: string[] = [BETA]) =>
-  anthropic.beta.messages.create({ model: MODEL, max_tokens: 100, betas, system: SYSTEM, messages: [{ role: 'assistant', content: [block as BetaCompactionBlock] }, { role: 'user', content: 'Continue.' }] });
+  anthropic.beta.messages.create({
+    model: MODEL,
+    max_tokens: 100,
+    betas,
+    system: SYSTEM,
+    messages: [
+      { role: 'assistant', content: [block as BetaCompactionBlock] },
+      { role: 'user', content: 'Continue.' },
+    ],
+  });
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 describe('Anthropic on-demand compaction (compact-2026-09-04)', () => {
@@ -61,16 +86,35 @@ describe('Anthropic on-demand compaction (compact-2026-09-04)', () => {
     expect(block.content).toContain('## NEXT STEPS');
     expect(block.signature).toMatch(/^simsig1\./);
     const input = tok(SYSTEM) + history().reduce((sum, m) => sum + tok(m.content as string), 0);
-    expect(answer.usage.iterations).toEqual([{ type: 'compaction', input_tokens: input, output_tokens: countTokens(block.content ?? ''), cache_read_input_tokens: 0, cache_creation_input_tokens: 0 }]);
+    expect(answer.usage.iterations).toEqual([
+      {
+        type: 'compaction',
+        input_tokens: input,
+        output_tokens: countTokens(block.content ?? ''),
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+      },
+    ]);
     expect(answer.usage).toMatchObject({ input_tokens: input, output_tokens: countTokens(block.content ?? '') });
-    expect(sim.control.callLog()[0]).toMatchObject({ compaction: 'summarize', usage: { input, cacheRead: 0, cacheWrite: 0, output: answer.usage.output_tokens } });
+    expect(sim.control.callLog()[0]).toMatchObject({
+      compaction: 'summarize',
+      usage: { input, cacheRead: 0, cacheWrite: 0, output: answer.usage.output_tokens },
+    });
 
     // the block opens the next request, byte-exact, and the model reads from it on
     const next = await continueFrom(block);
     expect(next.stop_reason).toBe('end_turn');
-    expect(sim.control.callLog()[1]).toMatchObject({ compaction: null, inputTokens: tok(SYSTEM) + tok(block.content ?? '') + tok('Continue.') });
+    expect(sim.control.callLog()[1]).toMatchObject({
+      compaction: null,
+      inputTokens: tok(SYSTEM) + tok(block.content ?? '') + tok('Continue.'),
+    });
     // in a user turn too, followed by other blocks
-    await anthropic.beta.messages.create({ model: MODEL, max_tokens: 50, betas: [BETA], messages: [{ role: 'user', content: [block, { type: 'text', text: 'Go on.' }] }] });
+    await anthropic.beta.messages.create({
+      model: MODEL,
+      max_tokens: 50,
+      betas: [BETA],
+      messages: [{ role: 'user', content: [block, { type: 'text', text: 'Go on.' }] }],
+    });
   });
 
   it('streams the compaction: the SDK assembles the same message', async () => {
@@ -82,14 +126,24 @@ describe('Anthropic on-demand compaction (compact-2026-09-04)', () => {
     expect(streamed.content).toEqual(plain.content);
     expect(streamed.stop_reason).toBe('compaction');
     expect(streamed.usage.iterations).toEqual(plain.usage.iterations);
-    expect(events).toEqual(['message_start', 'content_block_start', 'compaction_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(events).toEqual([
+      'message_start',
+      'content_block_start',
+      'compaction_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
     await continueFrom(blockOf(streamed));
   });
 
   it('reads the agent cached prefix when the compaction request repeats its system, tools and messages', async () => {
     const messages = history();
     const last = messages[messages.length - 1] as BetaMessageParam;
-    messages[messages.length - 1] = { role: last.role, content: [{ type: 'text', text: last.content as string, cache_control: { type: 'ephemeral' } }] };
+    messages[messages.length - 1] = {
+      role: last.role,
+      content: [{ type: 'text', text: last.content as string, cache_control: { type: 'ephemeral' } }],
+    };
     const agent = await anthropic.beta.messages.create({ model: MODEL, max_tokens: 50, system: SYSTEM, messages });
     const prefix = agent.usage.cache_creation_input_tokens ?? 0;
     expect(prefix).toBeGreaterThan(1_000);
@@ -106,7 +160,9 @@ describe('Anthropic on-demand compaction (compact-2026-09-04)', () => {
     expect(forged).toBeInstanceOf(Anthropic.BadRequestError);
     expect(messageOf(forged)).toMatch(/compaction_signature_invalid: messages\.0\.content\.0\.signature/);
     expect(messageOf(await captureError(continueFrom({ ...block, signature: 'not-a-signature' })))).toMatch(/compaction_signature_invalid/);
-    expect(messageOf(await captureError(continueFrom({ type: 'compaction', content: block.content })))).toMatch(/compaction_signature_invalid/);
+    expect(messageOf(await captureError(continueFrom({ type: 'compaction', content: block.content })))).toMatch(
+      /compaction_signature_invalid/,
+    );
 
     const edited = await captureError(continueFrom({ ...block, content: `${block.content ?? ''} ` }));
     expect(edited).toBeInstanceOf(Anthropic.BadRequestError);
@@ -117,13 +173,25 @@ describe('Anthropic on-demand compaction (compact-2026-09-04)', () => {
         model: MODEL,
         max_tokens: 50,
         betas: [BETA],
-        messages: [{ role: 'user', content: 'Earlier.' }, { role: 'assistant', content: [block] }, { role: 'user', content: 'Continue.' }],
+        messages: [
+          { role: 'user', content: 'Earlier.' },
+          { role: 'assistant', content: [block] },
+          { role: 'user', content: 'Continue.' },
+        ],
       }),
     );
     expect(later).toBeInstanceOf(Anthropic.BadRequestError);
     expect(messageOf(later)).toMatch(/compaction_block_misplaced: messages\.1\.content\.0/);
     const twice = await captureError(
-      anthropic.beta.messages.create({ model: MODEL, max_tokens: 50, betas: [BETA], messages: [{ role: 'assistant', content: [block, block] }, { role: 'user', content: 'Continue.' }] }),
+      anthropic.beta.messages.create({
+        model: MODEL,
+        max_tokens: 50,
+        betas: [BETA],
+        messages: [
+          { role: 'assistant', content: [block, block] },
+          { role: 'user', content: 'Continue.' },
+        ],
+      }),
     );
     expect(messageOf(twice)).toMatch(/compaction_block_misplaced: messages\.0\.content\.1: a request carries at most one compaction block/);
   });
@@ -163,15 +231,32 @@ describe('Anthropic on-demand compaction (compact-2026-09-04)', () => {
     sim.control.setFaults({ script: ['empty'] });
     const failed = await anthropic.beta.messages.create(compactParams());
     expect(failed.content).toEqual([{ type: 'compaction', content: null, signature: null }]);
-    await anthropic.beta.messages.create({ model: MODEL, max_tokens: 50, betas: [BETA], messages: [{ role: 'user', content: 'Hi.' }, { role: 'assistant', content: failed.content }, { role: 'user', content: 'Again.' }] });
+    await anthropic.beta.messages.create({
+      model: MODEL,
+      max_tokens: 50,
+      betas: [BETA],
+      messages: [
+        { role: 'user', content: 'Hi.' },
+        { role: 'assistant', content: failed.content },
+        { role: 'user', content: 'Again.' },
+      ],
+    });
   });
 });
 
 describe('Anthropic threshold mode (compact_20260112)', () => {
-  const managed = (value: number, extra: Record<string, unknown> = {}) => ({ edits: [{ type: 'compact_20260112' as const, trigger: { type: 'input_tokens' as const, value }, ...extra }] });
+  const managed = (value: number, extra: Record<string, unknown> = {}) => ({
+    edits: [{ type: 'compact_20260112' as const, trigger: { type: 'input_tokens' as const, value }, ...extra }],
+  });
 
   it('over the trigger, the answer starts with the compaction block, then the answer; the next request counts from the block on', async () => {
-    const answer = await anthropic.beta.messages.create({ model: MODEL, max_tokens: 300, system: SYSTEM, messages: history(), context_management: managed(500) });
+    const answer = await anthropic.beta.messages.create({
+      model: MODEL,
+      max_tokens: 300,
+      system: SYSTEM,
+      messages: history(),
+      context_management: managed(500),
+    });
     expect(answer.stop_reason).toBe('end_turn');
     const [block, text] = answer.content;
     expect(Object.keys(block ?? {})).toEqual(['type', 'content', 'encrypted_content']);
@@ -184,7 +269,13 @@ describe('Anthropic threshold mode (compact_20260112)', () => {
     // the top level is the message iteration, as the API reports it
     expect(answer.usage).toMatchObject({ input_tokens: answering?.input_tokens, output_tokens: answering?.output_tokens });
     const [call] = sim.control.callLog();
-    expect(call).toMatchObject({ compaction: 'compact_20260112', usage: { input: (compacting?.input_tokens ?? 0) + (answering?.input_tokens ?? 0), output: compactionOut + (answering?.output_tokens ?? 0) } });
+    expect(call).toMatchObject({
+      compaction: 'compact_20260112',
+      usage: {
+        input: (compacting?.input_tokens ?? 0) + (answering?.input_tokens ?? 0),
+        output: compactionOut + (answering?.output_tokens ?? 0),
+      },
+    });
 
     const next = await anthropic.beta.messages.create({
       model: MODEL,
@@ -199,10 +290,20 @@ describe('Anthropic threshold mode (compact_20260112)', () => {
   });
 
   it('under the trigger nothing is compacted; paused, the block comes alone with stop_reason compaction', async () => {
-    const under = await anthropic.beta.messages.create({ model: MODEL, max_tokens: 100, messages: history(), context_management: managed(100_000) });
+    const under = await anthropic.beta.messages.create({
+      model: MODEL,
+      max_tokens: 100,
+      messages: history(),
+      context_management: managed(100_000),
+    });
     expect(under.content.map((b) => b.type)).toEqual(['text']);
     expect(under.usage.iterations ?? undefined).toBeUndefined();
-    const paused = await anthropic.beta.messages.create({ model: MODEL, max_tokens: 100, messages: history(), context_management: managed(500, { pause_after_compaction: true }) });
+    const paused = await anthropic.beta.messages.create({
+      model: MODEL,
+      max_tokens: 100,
+      messages: history(),
+      context_management: managed(500, { pause_after_compaction: true }),
+    });
     expect(paused.stop_reason).toBe('compaction');
     expect(paused.content.map((b) => b.type)).toEqual(['compaction']);
     expect(sim.control.callLog().map((call) => call.compaction)).toEqual([null, 'compact_20260112']);
@@ -217,11 +318,29 @@ describe('Anthropic threshold mode (compact_20260112)', () => {
 
     const block = plain.content[0] as BetaCompactionBlock;
     const carry = (changed: Record<string, unknown>) =>
-      anthropic.beta.messages.create({ model: MODEL, max_tokens: 50, messages: [{ role: 'user', content: 'Start.' }, { role: 'assistant', content: [changed as unknown as BetaCompactionBlock] }, { role: 'user', content: 'Go on.' }] });
-    expect(messageOf(await captureError(carry({ ...block, encrypted_content: 'simenc1.AAAA' })))).toMatch(/compaction_signature_invalid: messages\.1\.content\.0\.encrypted_content/);
+      anthropic.beta.messages.create({
+        model: MODEL,
+        max_tokens: 50,
+        messages: [
+          { role: 'user', content: 'Start.' },
+          { role: 'assistant', content: [changed as unknown as BetaCompactionBlock] },
+          { role: 'user', content: 'Go on.' },
+        ],
+      });
+    expect(messageOf(await captureError(carry({ ...block, encrypted_content: 'simenc1.AAAA' })))).toMatch(
+      /compaction_signature_invalid: messages\.1\.content\.0\.encrypted_content/,
+    );
     expect(messageOf(await captureError(carry({ ...block, content: 'Something else entirely.' })))).toMatch(/compaction_content_mismatch/);
     const misplaced = await captureError(
-      anthropic.beta.messages.create({ model: MODEL, max_tokens: 50, messages: [{ role: 'user', content: [{ type: 'text', text: 'Start.' }, block] }, { role: 'assistant', content: 'Ok.' }, { role: 'user', content: 'Go.' }] }),
+      anthropic.beta.messages.create({
+        model: MODEL,
+        max_tokens: 50,
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'Start.' }, block] },
+          { role: 'assistant', content: 'Ok.' },
+          { role: 'user', content: 'Go.' },
+        ],
+      }),
     );
     expect(messageOf(misplaced)).toMatch(/compaction_block_misplaced: messages\.0\.content\.1/);
   });
@@ -238,7 +357,13 @@ describe('OpenAI Responses API', () => {
     expect(plain.output[0]).toMatchObject({ type: 'message', role: 'assistant', status: 'completed' });
     expect(plain.output_text).toContain('src/queue/worker-3.ts');
     const input = tok(instructions) + tok(params.input);
-    expect(plain.usage).toEqual({ input_tokens: input, input_tokens_details: { cached_tokens: 0 }, output_tokens: countTokens(plain.output_text), output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input + countTokens(plain.output_text) });
+    expect(plain.usage).toEqual({
+      input_tokens: input,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: countTokens(plain.output_text),
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: input + countTokens(plain.output_text),
+    });
 
     const stream = openai.responses.stream(params);
     const events: string[] = [];
@@ -258,15 +383,24 @@ describe('OpenAI Responses API', () => {
     const output: ResponseInputItem = { type: 'function_call_output', call_id: 'call_1', output: 'export const a = 1;' };
     const ok = await openai.responses.create({ model: 'gpt-4.1-mini', input: [{ role: 'user', content: 'Read src/a.ts.' }, call, output] });
     expect(ok.status).toBe('completed');
-    const missing = await captureError(openai.responses.create({ model: 'gpt-4.1-mini', input: [{ role: 'user', content: 'Read src/a.ts.' }, call] }));
+    const missing = await captureError(
+      openai.responses.create({ model: 'gpt-4.1-mini', input: [{ role: 'user', content: 'Read src/a.ts.' }, call] }),
+    );
     expect(missing).toBeInstanceOf(OpenAI.BadRequestError);
     expect(messageOf(missing)).toContain('No tool output found for function call call_1');
     const stray = await captureError(openai.responses.create({ model: 'gpt-4.1-mini', input: [{ role: 'user', content: 'Hi.' }, output] }));
     expect(messageOf(stray)).toContain('No tool call found for function call output with call_id call_1');
     // Codex's local shell calls are answered by function_call_output items
-    const shell = { type: 'local_shell_call', call_id: 'call_2', status: 'completed', action: { type: 'exec', command: ['ls'] } } as ResponseInputItem;
+    const shell = {
+      type: 'local_shell_call',
+      call_id: 'call_2',
+      status: 'completed',
+      action: { type: 'exec', command: ['ls'] },
+    } as ResponseInputItem;
     const listed: ResponseInputItem = { type: 'function_call_output', call_id: 'call_2', output: 'src\ntest' };
-    expect((await openai.responses.create({ model: 'gpt-4.1-mini', input: [{ role: 'user', content: 'List.' }, shell, listed] })).status).toBe('completed');
+    expect(
+      (await openai.responses.create({ model: 'gpt-4.1-mini', input: [{ role: 'user', content: 'List.' }, shell, listed] })).status,
+    ).toBe('completed');
     const previous = await captureError(openai.responses.create({ model: 'gpt-4.1-mini', previous_response_id: 'resp_123', input: 'Hi.' }));
     expect((previous as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('previous_response_not_found');
   });
@@ -274,7 +408,14 @@ describe('OpenAI Responses API', () => {
 
 describe('OpenAI compaction', () => {
   const instructions = `You are a coding agent.\n${lines('rules', 50)}`;
-  const tools = [{ type: 'function' as const, name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } }, strict: false }];
+  const tools = [
+    {
+      type: 'function' as const,
+      name: 'read_file',
+      parameters: { type: 'object', properties: { path: { type: 'string' } } },
+      strict: false,
+    },
+  ];
   const items = (): ResponseInputItem[] => [
     { role: 'user', content: `Here is the worker log.\n${lines('log', 40)}` },
     { role: 'assistant', content: 'The worker times out in src/queue/worker-3.ts.' },
@@ -297,7 +438,11 @@ describe('OpenAI compaction', () => {
     expect(compacted.usage.output_tokens).toBeGreaterThan(0);
     expect(sim.control.callLog()[0]).toMatchObject({ endpoint: '/v1/responses/compact', compaction: 'responses_compact' });
 
-    const next = await openai.responses.create({ model: 'gpt-4.1-mini', instructions, input: [...(compacted.output as ResponseInputItem[]), { role: 'user', content: 'What is next?' }] });
+    const next = await openai.responses.create({
+      model: 'gpt-4.1-mini',
+      instructions,
+      input: [...(compacted.output as ResponseInputItem[]), { role: 'user', content: 'What is next?' }],
+    });
     expect(next.status).toBe('completed');
     // the model reads the kept user messages, the hidden summary (what the compaction wrote) and the new turn
     const users = items().flatMap((i) => ('role' in i && i.role === 'user' ? [tok(i.content as string)] : []));
@@ -305,10 +450,22 @@ describe('OpenAI compaction', () => {
     expect(sim.control.callLog()[1]?.inputTokens).toBe(expected);
 
     // Codex's older item name is the same item
-    await openai.responses.create({ model: 'gpt-4.1-mini', input: [{ type: 'compaction_summary', encrypted_content: item.encrypted_content } as unknown as ResponseInputItem, { role: 'user', content: 'Next?' }] });
+    await openai.responses.create({
+      model: 'gpt-4.1-mini',
+      input: [
+        { type: 'compaction_summary', encrypted_content: item.encrypted_content } as unknown as ResponseInputItem,
+        { role: 'user', content: 'Next?' },
+      ],
+    });
 
     const forged = await captureError(
-      openai.responses.create({ model: 'gpt-4.1-mini', input: [{ type: 'compaction', encrypted_content: `${item.encrypted_content.slice(0, -6)}AAAAAA` }, { role: 'user', content: 'Next?' }] }),
+      openai.responses.create({
+        model: 'gpt-4.1-mini',
+        input: [
+          { type: 'compaction', encrypted_content: `${item.encrypted_content.slice(0, -6)}AAAAAA` },
+          { role: 'user', content: 'Next?' },
+        ],
+      }),
     );
     expect(forged).toBeInstanceOf(OpenAI.BadRequestError);
     expect((forged as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('invalid_encrypted_content');
@@ -334,12 +491,19 @@ describe('OpenAI compaction', () => {
     for await (const event of stream) events.push(event.type);
     const streamed = await stream.finalResponse();
     const summary = (output: unknown[]) =>
-      (output as Array<{ type: string; role?: string; content?: Array<{ text: string }>; encrypted_content?: string }>).map((item) => [item.type, item.role, item.content?.[0]?.text, item.encrypted_content]);
+      (output as Array<{ type: string; role?: string; content?: Array<{ text: string }>; encrypted_content?: string }>).map((item) => [
+        item.type,
+        item.role,
+        item.content?.[0]?.text,
+        item.encrypted_content,
+      ]);
     expect(summary(streamed.output)).toEqual(summary(triggered.output));
     expect(events.filter((type) => type === 'response.output_item.done')).toHaveLength(3);
     expect(events.at(-1)).toBe('response.completed');
 
-    const notLast = await captureError(openai.responses.create({ ...params, input: [{ type: 'compaction_trigger' } as ResponseInputItem, ...items()] }));
+    const notLast = await captureError(
+      openai.responses.create({ ...params, input: [{ type: 'compaction_trigger' } as ResponseInputItem, ...items()] }),
+    );
     expect(messageOf(notLast)).toContain("a 'compaction_trigger' item must be the final input item");
   });
 });

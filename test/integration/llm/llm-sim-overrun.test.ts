@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { countTokens } from 'gpt-tokenizer';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { LENGTH_PREFIX } from '../../../src/compaction/summarize/prompt.js';
 import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
 import { realCompactionRequest } from './compaction-request.js';
@@ -32,9 +33,12 @@ beforeEach(() => {
 const base = realCompactionRequest(countTokens, 6_000, 4_000);
 const ASKED = 500;
 const messages = base.messages.map((m, i) =>
-  i === base.messages.length - 1 ? { role: 'user' as const, content: `${m.content}\n\n${LENGTH_PREFIX}300 words.` } : { role: m.role as 'user' | 'assistant', content: m.content },
+  i === base.messages.length - 1
+    ? { role: 'user' as const, content: `${m.content}\n\n${LENGTH_PREFIX}300 words.` }
+    : { role: m.role as 'user' | 'assistant', content: m.content },
 );
-const ask = (maxTokens: number) => anthropic.messages.create({ model: 'claude-haiku-4-5', max_tokens: maxTokens, system: base.system, messages });
+const ask = (maxTokens: number) =>
+  anthropic.messages.create({ model: 'claude-haiku-4-5', max_tokens: maxTokens, system: base.system, messages });
 
 describe('llm-sim length overrun', () => {
   it('answers within the requested length when no answer overruns, whatever max_tokens allows', async () => {
@@ -56,7 +60,11 @@ describe('llm-sim length overrun', () => {
     expect(capped.stop_reason).toBe('max_tokens');
     expect(capped.usage.output_tokens).toBe(700);
 
-    const chat = await openai.chat.completions.create({ model: 'gpt-4o-mini', max_tokens: 700, messages: [{ role: 'system', content: base.system }, ...messages] });
+    const chat = await openai.chat.completions.create({
+      model: 'gpt-4o-mini',
+      max_tokens: 700,
+      messages: [{ role: 'system', content: base.system }, ...messages],
+    });
     expect(chat.choices[0]?.finish_reason).toBe('length');
     expect(chat.usage?.completion_tokens).toBe(700);
     expect(sim.control.callLog().map((c) => c.overrun)).toEqual([true, true, true]);
@@ -84,7 +92,11 @@ describe('llm-sim length overrun', () => {
   });
 
   it('rejects an out-of-range overrun over the control endpoint', async () => {
-    const response = await fetch(`${sim.url}/_sim/config`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ overrun: { factor: 0.5 } }) });
+    const response = await fetch(`${sim.url}/_sim/config`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ overrun: { factor: 0.5 } }),
+    });
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/overrun\.factor/);
     const config = (await (await fetch(`${sim.url}/_sim/config`)).json()) as { overrun: unknown };

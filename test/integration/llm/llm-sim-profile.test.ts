@@ -1,9 +1,10 @@
 import { countTokens } from 'gpt-tokenizer';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+
 import { loadConfig } from '../../../src/config/env.js';
 import { availableProviders, createSummarizers, summarizerFor } from '../../../src/llm/create-summarizer.js';
 import { selectSummarizerModel } from '../../../src/llm/models.js';
-import { PROFILES, plannedTiming } from '../../../src/llm-sim/profiles.js';
+import { plannedTiming, PROFILES } from '../../../src/llm-sim/profiles.js';
 import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
 import { realCompactionRequest } from './compaction-request.js';
 

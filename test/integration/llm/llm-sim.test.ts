@@ -2,12 +2,13 @@ import Anthropic from '@anthropic-ai/sdk';
 import { countTokens } from 'gpt-tokenizer';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { extractIdentifiers, findMissingIdentifiers } from '../../../src/compaction/summarize/index.js';
 import { startLlmSim } from '../../../src/llm-sim/server.js';
 import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
-import { realCompactionRequest } from './compaction-request.js';
-import { SECTION_HEADINGS, captureError } from './support.js';
 import { waitFor } from '../../helpers/wait-for.js';
+import { realCompactionRequest } from './compaction-request.js';
+import { captureError, SECTION_HEADINGS } from './support.js';
 
 /** llm-sim as the official SDKs and other processes see it: streaming, control endpoints, faults, loss. */
 
@@ -71,11 +72,10 @@ describe('streaming through the SDKs', () => {
     sim.control.setProfile({ name: 'test', firstTokenMs: 200, prefillTokensPerSecond: Infinity, outputTokensPerSecond: 500 });
     const startedAt = performance.now();
     let firstAt = 0;
-    let outputTokens = 0;
     const stream = anthropic.messages.stream(anthropicParams).on('text', () => {
       firstAt ||= performance.now() - startedAt;
     });
-    outputTokens = (await stream.finalMessage()).usage.output_tokens;
+    const outputTokens = (await stream.finalMessage()).usage.output_tokens;
     const totalMs = performance.now() - startedAt;
     expect(firstAt).toBeGreaterThanOrEqual(195);
     expect(firstAt).toBeLessThan(600);
@@ -93,7 +93,10 @@ describe('answers', () => {
   });
 
   it('echoes the input identifiers, and drops a seeded fraction of them with a loss rate', async () => {
-    const input = request.messages.slice(0, -1).map((m) => m.content).join('\n');
+    const input = request.messages
+      .slice(0, -1)
+      .map((m) => m.content)
+      .join('\n');
     const text = async (): Promise<string> => {
       const message = await anthropic.messages.create({ ...anthropicParams, max_tokens: 4_000 });
       return message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');

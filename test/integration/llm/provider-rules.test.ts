@@ -1,8 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
+
 import { ANTHROPIC_RULES, OPENAI_RULES } from '../../fixtures/provider-rules.js';
+import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
 import { captureError } from './support.js';
 
 /**
@@ -35,9 +36,14 @@ describe('Anthropic Messages rules through the SDK', () => {
     it(c.rule, async () => {
       const accepted = await anthropic.messages.create({ model: 'claude-haiku-4-5', max_tokens: 200, ...c.accepted } as AnthropicBody);
       expect(accepted.type).toBe('message');
-      const error = await captureError(anthropic.messages.create({ model: 'claude-haiku-4-5', max_tokens: 200, ...c.rejected } as AnthropicBody));
+      const error = await captureError(
+        anthropic.messages.create({ model: 'claude-haiku-4-5', max_tokens: 200, ...c.rejected } as AnthropicBody),
+      );
       expect(error).toBeInstanceOf(Anthropic.BadRequestError);
-      const body = (error as InstanceType<typeof Anthropic.BadRequestError>).error as { type: string; error: { type: string; message: string } };
+      const body = (error as InstanceType<typeof Anthropic.BadRequestError>).error as {
+        type: string;
+        error: { type: string; message: string };
+      };
       expect(body.type).toBe('error');
       expect(body.error.type).toBe('invalid_request_error');
       expect(body.error.message.startsWith(`${c.at}: `)).toBe(true);
@@ -46,13 +52,19 @@ describe('Anthropic Messages rules through the SDK', () => {
   }
 
   it('a streamed request is refused before any event, the same way', async () => {
-    const error = await captureError(anthropic.messages.stream({ model: 'claude-haiku-4-5', max_tokens: 200, ...ANTHROPIC_RULES[4]!.rejected } as AnthropicBody).finalMessage());
+    const error = await captureError(
+      anthropic.messages
+        .stream({ model: 'claude-haiku-4-5', max_tokens: 200, ...ANTHROPIC_RULES[4]!.rejected } as AnthropicBody)
+        .finalMessage(),
+    );
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
   });
 
   it('count_tokens applies the same rules', async () => {
     const bad = ANTHROPIC_RULES[0]!.rejected;
-    const error = await captureError(anthropic.messages.countTokens({ model: 'claude-haiku-4-5', ...bad } as Anthropic.Messages.MessageCountTokensParams));
+    const error = await captureError(
+      anthropic.messages.countTokens({ model: 'claude-haiku-4-5', ...bad } as Anthropic.Messages.MessageCountTokensParams),
+    );
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
   });
 });
@@ -62,7 +74,9 @@ describe('OpenAI Chat Completions rules through the SDK', () => {
     it(c.rule, async () => {
       const accepted = await openai.chat.completions.create({ model: 'gpt-4o-mini', max_tokens: 200, ...c.accepted } as OpenAIBody);
       expect(accepted.object).toBe('chat.completion');
-      const error = await captureError(openai.chat.completions.create({ model: 'gpt-4o-mini', max_tokens: 200, ...c.rejected } as OpenAIBody));
+      const error = await captureError(
+        openai.chat.completions.create({ model: 'gpt-4o-mini', max_tokens: 200, ...c.rejected } as OpenAIBody),
+      );
       expect(error).toBeInstanceOf(OpenAI.BadRequestError);
       const apiError = error as InstanceType<typeof OpenAI.BadRequestError>;
       expect(apiError.status).toBe(400);
@@ -75,7 +89,13 @@ describe('OpenAI Chat Completions rules through the SDK', () => {
 
   it('a streamed request is refused before any chunk, the same way', async () => {
     const c = OPENAI_RULES[2]!;
-    const error = await captureError(openai.chat.completions.create({ model: 'gpt-4o-mini', stream: true, ...c.rejected } as OpenAI.Chat.ChatCompletionCreateParamsStreaming));
+    const error = await captureError(
+      openai.chat.completions.create({
+        model: 'gpt-4o-mini',
+        stream: true,
+        ...c.rejected,
+      } as OpenAI.Chat.ChatCompletionCreateParamsStreaming),
+    );
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe(c.at);
   });

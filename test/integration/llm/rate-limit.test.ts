@@ -1,8 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
 import { LlmError } from '../../../src/llm/port.js';
 import { createProviderLimiter } from '../../../src/llm/rate-limit.js';
 import { TEST_REDIS_URL } from '../../helpers/services.js';
@@ -93,7 +95,12 @@ describe('provider limiter across processes', () => {
       acquiredAt = performance.now();
     });
     // The live holder renews its lease past the first expiry, and the waiter stays blocked.
-    await waitFor(async () => Number((await redis.zrange(leasesKey, '0', '0', 'WITHSCORES'))[1]) > Number(firstExpiry) + leaseTtlMs / 2, 5_000, 25, 'a renewal');
+    await waitFor(
+      async () => Number((await redis.zrange(leasesKey, '0', '0', 'WITHSCORES'))[1]) > Number(firstExpiry) + leaseTtlMs / 2,
+      5_000,
+      25,
+      'a renewal',
+    );
     expect(acquiredAt).toBeUndefined();
 
     const killedAt = performance.now();
@@ -137,7 +144,12 @@ describe('provider limiter rate', () => {
 
 describe('a provider that answers 429 with a retry-after', () => {
   it('is paused for that long: beyond what calls wait out, they fail fast with the rest of the wait; another provider is untouched', async () => {
-    const limiter = createProviderLimiter(redis, { keyPrefix: newPrefix(), concurrency: 4, requestsPerMinute: 6_000, maxPauseWaitMs: 1_000 });
+    const limiter = createProviderLimiter(redis, {
+      keyPrefix: newPrefix(),
+      concurrency: 4,
+      requestsPerMinute: 6_000,
+      maxPauseWaitMs: 1_000,
+    });
     const limited = new LlmError('rate_limit', '429', { retryAfterMs: 5_000, provider: 'anthropic' });
     await expect(limiter.run('anthropic', async () => Promise.reject(limited))).rejects.toBe(limited);
 
@@ -157,7 +169,12 @@ describe('a provider that answers 429 with a retry-after', () => {
   });
 
   it('has a short pause waited out before the call', async () => {
-    const limiter = createProviderLimiter(redis, { keyPrefix: newPrefix(), concurrency: 4, requestsPerMinute: 6_000, maxPauseWaitMs: 1_000 });
+    const limiter = createProviderLimiter(redis, {
+      keyPrefix: newPrefix(),
+      concurrency: 4,
+      requestsPerMinute: 6_000,
+      maxPauseWaitMs: 1_000,
+    });
     const limited = new LlmError('rate_limit', '429', { retryAfterMs: 400, provider: 'anthropic' });
     await expect(limiter.run('anthropic', async () => Promise.reject(limited))).rejects.toBe(limited);
     const started = Date.now();

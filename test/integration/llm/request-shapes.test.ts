@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import type { SummarizeRequest } from '../../../src/compaction/types.js';
 import { createAnthropicSummarizer, LEADING_USER_TURN } from '../../../src/llm/anthropic.js';
 import { createOpenAISummarizer } from '../../../src/llm/openai.js';

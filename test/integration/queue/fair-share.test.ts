@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { Worker, type Job } from 'bullmq';
+
+import { type Job, Worker } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { deleteQueueKeys } from '../../../src/queue/cleanup.js';
 import { createProducerConnection, createWorkerConnection, type RedisConnection } from '../../../src/queue/connection.js';
 import { advanceFairClock, fairShareKey, MAX_PRIORITY, REBASE_AT, rebaseFairShare } from '../../../src/queue/fair-share.js';
-import { queuePrefix, QUEUES, type QueueName } from '../../../src/queue/names.js';
+import { type QueueName, queuePrefix, QUEUES } from '../../../src/queue/names.js';
 import { closeQueues, createQueues, enqueueCompaction, enqueueSummarizeFlow, type Queues } from '../../../src/queue/producer.js';
 import { TEST_REDIS_URL } from '../../helpers/services.js';
 import { waitFor } from '../../helpers/wait-for.js';

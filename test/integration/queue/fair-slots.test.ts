@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { deleteQueueKeys } from '../../../src/queue/cleanup.js';
 import { createProducerConnection, createWorkerConnection, type RedisConnection } from '../../../src/queue/connection.js';
 import { createFairSlots, type FairSlots, type FairSlotsOptions, type SlotEntry } from '../../../src/queue/fair-slots.js';

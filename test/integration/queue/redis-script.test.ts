@@ -1,6 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
+
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { runScript } from '../../../src/queue/redis-script.js';
 import { TEST_REDIS_URL } from '../../helpers/services.js';
 
@@ -26,6 +28,8 @@ describe('runScript', () => {
   });
 
   it('passes a script error through', async () => {
-    await expect(runScript(redis, `-- ${randomUUID()}\nreturn redis.error_reply('BROKEN on purpose')`, 0)).rejects.toThrow('BROKEN on purpose');
+    await expect(runScript(redis, `-- ${randomUUID()}\nreturn redis.error_reply('BROKEN on purpose')`, 0)).rejects.toThrow(
+      'BROKEN on purpose',
+    );
   });
 });

@@ -1,5 +1,6 @@
 import { countTokens } from 'gpt-tokenizer';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { chunkOutputBudget, outputCap } from '../../../src/compaction/plan/budget.js';
 import { buildSummarizeRequest, rankChunkIdentifiers } from '../../../src/compaction/summarize/index.js';
 import type { HistoryMessage } from '../../../src/compaction/types.js';
@@ -51,7 +52,12 @@ function summarize(paces: PaceBook, signal = new AbortController().signal) {
   const summarizers = createSummarizers(loadConfig({ ANTHROPIC_BASE_URL: sim.url, COMPACTD_LLM_MAX_ATTEMPTS: '2' }));
   return summarizeGuarded({
     buildRequest: (target, cap) =>
-      buildSummarizeRequest(messages, null, policy, { countTokens, fenceId: 'feedc0de00000001', maxOutputTokens: target, ...(cap === undefined ? {} : { capTokens: cap }) }),
+      buildSummarizeRequest(messages, null, policy, {
+        countTokens,
+        fenceId: 'feedc0de00000001',
+        maxOutputTokens: target,
+        ...(cap === undefined ? {} : { capTokens: cap }),
+      }),
     budget,
     identifiers: rankChunkIdentifiers(messages).ordered,
     selection: { provider: 'anthropic', model: MODEL },

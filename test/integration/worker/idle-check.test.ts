@@ -1,16 +1,18 @@
 import { randomUUID } from 'node:crypto';
+
 import { eq } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { ensureTenant } from '../../../src/db/repos/api-keys.js';
-import { insertConversation, type ConversationRow } from '../../../src/db/repos/conversations.js';
+import { type ConversationRow, insertConversation } from '../../../src/db/repos/conversations.js';
 import { insertJob } from '../../../src/db/repos/jobs.js';
 import { compactionJobs, conversations } from '../../../src/db/schema.js';
 import { createMetrics } from '../../../src/obs/metrics.js';
 import { JOBS } from '../../../src/queue/catalog.js';
 import { closeQueues, createQueues, type Queues } from '../../../src/queue/producer.js';
-import { processIdleCheck, type IdleDeps } from '../../../src/worker/processors/idle.js';
+import { type IdleDeps, processIdleCheck } from '../../../src/worker/processors/idle.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { TEST_REDIS_URL } from '../../helpers/services.js';
 
@@ -42,7 +44,14 @@ const IDLE = { schedule: 'idle', idleSeconds: 60, idleRatio: 0.5, targetRatio: 0
 
 /** A conversation of 40 messages at `ratio` of a 10k window, last touched at `updatedAt`. */
 async function conversation(policy: Record<string, unknown>, state: Partial<ConversationRow> = {}): Promise<ConversationRow> {
-  const row = await insertConversation(db.db, { tenantId, externalId: `c-${randomUUID()}`, model: null, contextLimit: 10_000, policy, metadata: {} });
+  const row = await insertConversation(db.db, {
+    tenantId,
+    externalId: `c-${randomUUID()}`,
+    model: null,
+    contextLimit: 10_000,
+    policy,
+    metadata: {},
+  });
   const [updated] = await db.db
     .update(conversations)
     .set({ activeTokens: 6_000, messageCount: 40, nextSeq: 41, updatedAt: new Date('2026-01-01T00:00:00Z'), ...state })

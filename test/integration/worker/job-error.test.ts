@@ -1,8 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import { sql } from 'drizzle-orm';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { redactError } from '../../../src/obs/redact-error.js';
 import { compact, seedConversation, waitForJob } from '../../helpers/conversation.js';
 import { createStack, type Stack } from '../../helpers/stack.js';
@@ -44,10 +46,12 @@ beforeAll(async () => {
     payload: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, secret: SECRET, events: ['compaction.failed'] },
   });
   expect(res.statusCode, res.body).toBe(200);
-  await stack.db.db.execute(sql.raw(`
+  await stack.db.db.execute(
+    sql.raw(`
     create function refuse_batch() returns trigger language plpgsql as $$
     begin raise exception '${TRIGGER_MESSAGE}' using errcode = '22003'; end $$;
-    create trigger refuse_batch before insert on batches for each row execute function refuse_batch();`));
+    create trigger refuse_batch before insert on batches for each row execute function refuse_batch();`),
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -56,11 +60,24 @@ afterAll(async () => {
 });
 
 /** Anything that tells how the database is built, or what a failed query carried. */
-const LEAKS = [/insert into/i, /"batches"/, /Failed query/, /params:/, /\$\d/, new RegExp(TRIGGER_MESSAGE), /22003/, /refuse_batch/, /plpgsql/i];
+const LEAKS = [
+  /insert into/i,
+  /"batches"/,
+  /Failed query/,
+  /params:/,
+  /\$\d/,
+  new RegExp(TRIGGER_MESSAGE),
+  /22003/,
+  /refuse_batch/,
+  /plpgsql/i,
+];
 
 describe('a step that fails on a Postgres error', () => {
   it('fails the job with a stable code and a short message, in the row, the API and the webhook; the SQL is in the log only', async () => {
-    const messages = loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl').conversations[0]!.messages.slice(0, 40);
+    const messages = loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl').conversations[0]!.messages.slice(
+      0,
+      40,
+    );
     await seedConversation(stack, 'job-error', messages, { policy: { auto: false } });
     const job = await compact(stack, 'job-error', { strategy: 'summarize', keepRecent: 4 });
     // finalize retries (a database error may be transient) before the job fails for good

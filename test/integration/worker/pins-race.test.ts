@@ -1,5 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { JobPlan } from '../../../src/compaction/plan-types.js';
 import { listChunks } from '../../../src/db/repos/chunks.js';
 import { getJob } from '../../../src/db/repos/jobs.js';
@@ -29,7 +30,8 @@ afterAll(async () => {
   await stack?.close();
 });
 
-const session = () => loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl').conversations[0]!.messages.slice(0, 80);
+const session = () =>
+  loadRealTranscript('spotter-claude-code/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl').conversations[0]!.messages.slice(0, 80);
 const pin = (method: 'PUT' | 'DELETE', seq: number) =>
   stack.app.inject({ method, url: `/v1/conversations/race/messages/${seq}/pin`, headers: stack.auth() });
 
@@ -58,6 +60,11 @@ describe('a pin during a compaction', () => {
     expect((await getJob(deps.db, job.id))?.status).toBe('completed');
     const committed = await activeMessages(stack, 'race');
     expect(committed.some((m) => m.seq === target && m.kind === 'message')).toBe(false);
-    expect(await deps.db.select().from(batches).where(and(eq(batches.jobId, job.id), eq(batches.level, 0)))).toHaveLength(chunks.length);
+    expect(
+      await deps.db
+        .select()
+        .from(batches)
+        .where(and(eq(batches.jobId, job.id), eq(batches.level, 0))),
+    ).toHaveLength(chunks.length);
   });
 });

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { Block } from '../../../src/compaction/types.js';
 import { listChunks } from '../../../src/db/repos/chunks.js';
 import { getJob } from '../../../src/db/repos/jobs.js';
@@ -101,10 +103,17 @@ async function expectFound(id: string, fragment: string, callSeqs: ReadonlySet<n
   const fragmentHits = hits.filter((h) => h.match === 'fragment');
   expect(fragmentHits.length, `"${fragment}" found nothing`).toBeGreaterThan(0);
   for (const hit of fragmentHits) {
-    expect(hit.lines.some((l) => l.match && l.text.toLowerCase().includes(fragment.toLowerCase())), `${fragment} in seq ${hit.seq}`).toBe(true);
+    expect(
+      hit.lines.some((l) => l.match && l.text.toLowerCase().includes(fragment.toLowerCase())),
+      `${fragment} in seq ${hit.seq}`,
+    ).toBe(true);
   }
   // the call that touched it is among the hits unless the fragment is in more than 100 messages
-  if (fragmentHits.length < 100) expect(fragmentHits.some((h) => callSeqs.has(h.seq)), `"${fragment}": no hit at the call`).toBe(true);
+  if (fragmentHits.length < 100)
+    expect(
+      fragmentHits.some((h) => callSeqs.has(h.seq)),
+      `"${fragment}": no hit at the call`,
+    ).toBe(true);
 }
 
 describe('recall over the real Claude Code sessions', () => {

@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { prepareAppend, storeAppend } from '../../../src/api/append-messages.js';
 import type { NormalizedMessage } from '../../../src/compaction/types.js';
 import { createDb, type DbHandle } from '../../../src/db/client.js';
@@ -92,7 +93,14 @@ function history(turns: number, tag: string): NormalizedMessage[] {
 
 // maxLiveBatches above the chunk count and a clip-archive budget out of reach: no consolidation is recorded
 // (one statement more when it is)
-const POLICY = { auto: false, chunkTokens: 1500, summaryMaxTokens: 400, keepRecent: 6, maxLiveBatches: 100, clipArchiveMaxTokens: 1_000_000 };
+const POLICY = {
+  auto: false,
+  chunkTokens: 1500,
+  summaryMaxTokens: 400,
+  keepRecent: 6,
+  maxLiveBatches: 100,
+  clipArchiveMaxTokens: 1_000_000,
+};
 
 async function compactionSteps(id: string, turns: number) {
   await seedConversation(stack, id, history(turns, id), { policy: POLICY });

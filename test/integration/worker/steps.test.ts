@@ -1,15 +1,16 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { chunkOutputBudget, consolidationOutputBudget, outputCap } from '../../../src/compaction/plan/budget.js';
-import { outputLimitFor } from '../../../src/llm/models.js';
-import { requestedLengthTokens, wordsFor } from '../../../src/compaction/summarize/prompt.js';
-import { tighterTarget } from '../../../src/worker/hedged-answer.js';
-import { mergePolicy } from '../../../src/config/policy.js';
-import { IDENTIFIERS_HEADING } from '../../../src/compaction/summarize/index.js';
+
 import { LedgerSchema } from '../../../src/compaction/ledger/index.js';
+import { chunkOutputBudget, consolidationOutputBudget, outputCap } from '../../../src/compaction/plan/budget.js';
+import { IDENTIFIERS_HEADING } from '../../../src/compaction/summarize/index.js';
+import { requestedLengthTokens, wordsFor } from '../../../src/compaction/summarize/prompt.js';
+import { mergePolicy } from '../../../src/config/policy.js';
 import { listChunks } from '../../../src/db/repos/chunks.js';
 import { getJob } from '../../../src/db/repos/jobs.js';
+import { outputLimitFor } from '../../../src/llm/models.js';
 import type { WorkerDeps } from '../../../src/worker/deps.js';
+import { tighterTarget } from '../../../src/worker/hedged-answer.js';
 import { processFinalize } from '../../../src/worker/processors/finalize.js';
 import { processPlan } from '../../../src/worker/processors/plan.js';
 import { processSummarizeChunk } from '../../../src/worker/processors/summarize.js';
@@ -96,8 +97,16 @@ describe('summarize step', () => {
     await runChunks(jobId, chunks.length);
     expect(bodies()).toHaveLength(chunks.length);
     // the directive asks for the budget; max_tokens is the runaway cap above it
-    expect(bodies().map((b) => b.max_tokens).sort()).toEqual(chunks.map((c) => capOf(c.outputBudget)).sort());
-    expect(bodies().map((b) => requestedLengthTokens(lastText(b))).sort()).toEqual(chunks.map((c) => askedFor(c.outputBudget)).sort());
+    expect(
+      bodies()
+        .map((b) => b.max_tokens)
+        .sort(),
+    ).toEqual(chunks.map((c) => capOf(c.outputBudget)).sort());
+    expect(
+      bodies()
+        .map((b) => requestedLengthTokens(lastText(b)))
+        .sort(),
+    ).toEqual(chunks.map((c) => askedFor(c.outputBudget)).sort());
     const done = await listChunks(deps.db, jobId);
     expect(done.every((c) => c.status === 'done' && c.fallback === null && (c.summary ?? '').length > 0)).toBe(true);
     // the gate list is every identifier of the source; the answer is counted against it, never padded with a list
@@ -179,7 +188,11 @@ describe('finalize and the commit', () => {
     expect(clipText.indexOf('<compactd-state>')).toBeLessThan(clipText.indexOf('<compactd-summary'));
     expect(clipText).toMatch(/archived verbatim in \d+ batch(es)?; `recall` finds any of them/);
     // figures measured on what the commit wrote
-    const result = job?.result as { context: { tokens: number; clipArchiveTokens: number }; ledger: { files: number }; forgotten: { total: number } };
+    const result = job?.result as {
+      context: { tokens: number; clipArchiveTokens: number };
+      ledger: { files: number };
+      forgotten: { total: number };
+    };
     const [stored] = await deps.db.execute<{ total: number; clip: number }>(sql`
       select sum(m.tokens)::int as total, sum(m.tokens) filter (where m.kind = 'clip_archive')::int as clip
         from messages m join conversations c on c.id = m.conversation_id where c.external_id = 'commit'`);
@@ -218,23 +231,32 @@ describe('finalize and the commit', () => {
     const [merge] = await listChunks(deps.db, consolidationId);
     expect(merge?.absorbedBatchIds.length).toBe(chunks.length - 1);
     // within what the merged summary is worth, and within what the clip-archive budget leaves it
-    expect(merge?.outputBudget).toBe(consolidationOutputBudget(mergePolicy({ ...POLICY, maxLiveBatches: 2, clipArchiveMaxTokens: 100_000 }), merge!.sourceTokens));
+    expect(merge?.outputBudget).toBe(
+      consolidationOutputBudget(mergePolicy({ ...POLICY, maxLiveBatches: 2, clipArchiveMaxTokens: 100_000 }), merge!.sourceTokens),
+    );
     await processSummarizeChunk({ jobId: consolidationId, chunkIndex: 0 }, deps);
     await processFinalize({ jobId: consolidationId }, deps);
     const consolidation = await getJob(deps.db, consolidationId);
     expect(consolidation?.status).toBe('completed');
     expect(bodies().map((b) => b.max_tokens)).toEqual([capOf(merge!.outputBudget), capOf(merge!.outputBudget)]);
-    expect(bodies().map((b) => requestedLengthTokens(lastText(b)))).toEqual([askedFor(merge!.outputBudget), askedFor(tighterTarget(merge!.outputBudget))]);
+    expect(bodies().map((b) => requestedLengthTokens(lastText(b)))).toEqual([
+      askedFor(merge!.outputBudget),
+      askedFor(tighterTarget(merge!.outputBudget)),
+    ]);
     expect(consolidation?.result?.['fallbacks']).toEqual([]);
     const identifiers = consolidation?.result?.['identifiers'] as { found: number; total: number };
     expect(identifiers.found).toBeLessThanOrEqual(identifiers.total);
     // the merged batch carries the exact merge of the absorbed batches' ledgers
     const [mergedChunk] = await listChunks(deps.db, consolidationId);
     const summarized = await listChunks(deps.db, job.id);
-    const absorbedFiles = new Set(summarized.slice(0, merge!.absorbedBatchIds.length).flatMap((c) => LedgerSchema.parse(c.ledger).files.map((f) => f.path)));
+    const absorbedFiles = new Set(
+      summarized.slice(0, merge!.absorbedBatchIds.length).flatMap((c) => LedgerSchema.parse(c.ledger).files.map((f) => f.path)),
+    );
     expect(new Set(LedgerSchema.parse(mergedChunk?.ledger).files.map((f) => f.path))).toEqual(absorbedFiles);
 
-    const live = await deps.db.execute<{ n: number }>(sql`select count(*)::int as n from batches b join conversations c on c.id = b.conversation_id
+    const live = await deps.db.execute<{
+      n: number;
+    }>(sql`select count(*)::int as n from batches b join conversations c on c.id = b.conversation_id
       where c.external_id = 'consolidate' and b.superseded_by is null`);
     expect(live[0]?.n).toBe(2);
     const clips = (await activeMessages(stack, 'consolidate')).filter((m) => m.kind === 'clip_archive');
@@ -281,7 +303,12 @@ describe('the clip-archive budget (SPEC §5.7)', () => {
 describe('the outbox (SPEC §5.5 step 3)', () => {
   it('writes the terminal event with the commit: a worker that dies right after it loses nothing', async () => {
     await seedConversation(stack, 'outbox', session(), { policy: POLICY });
-    const hook = await stack.app.inject({ method: 'PUT', url: '/v1/conversations/outbox/webhook', headers: stack.auth(), payload: { url: 'https://hooks.example/outbox' } });
+    const hook = await stack.app.inject({
+      method: 'PUT',
+      url: '/v1/conversations/outbox/webhook',
+      headers: stack.auth(),
+      payload: { url: 'https://hooks.example/outbox' },
+    });
     expect(hook.statusCode, hook.body).toBe(200);
     const job = await compact(stack, 'outbox', { strategy: 'summarize' });
     await processPlan({ jobId: job.id }, deps);
@@ -297,7 +324,12 @@ describe('the outbox (SPEC §5.5 step 3)', () => {
 
   it('records the cancellation event with the cancel', async () => {
     await seedConversation(stack, 'outbox-cancel', session(), { policy: POLICY });
-    await stack.app.inject({ method: 'PUT', url: '/v1/conversations/outbox-cancel/webhook', headers: stack.auth(), payload: { url: 'https://hooks.example/cancel' } });
+    await stack.app.inject({
+      method: 'PUT',
+      url: '/v1/conversations/outbox-cancel/webhook',
+      headers: stack.auth(),
+      payload: { url: 'https://hooks.example/cancel' },
+    });
     const job = await compact(stack, 'outbox-cancel', { strategy: 'summarize' });
     const cancelled = await stack.app.inject({ method: 'DELETE', url: `/v1/jobs/${job.id}`, headers: stack.auth() });
     expect(cancelled.statusCode, cancelled.body).toBe(200);

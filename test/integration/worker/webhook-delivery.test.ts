@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import { eq } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { ensureTenant } from '../../../src/db/repos/api-keys.js';
 import { insertConversation } from '../../../src/db/repos/conversations.js';
 import { recordWebhookEvent, upsertWebhookEndpoint } from '../../../src/db/repos/webhooks.js';
 import { webhookDeliveries } from '../../../src/db/schema.js';
-import { EMPTY_ALLOW_LIST, parseWebhookAllowList, type HostResolver, type WebhookAllowList } from '../../../src/lib/webhook-target.js';
+import { EMPTY_ALLOW_LIST, type HostResolver, parseWebhookAllowList, type WebhookAllowList } from '../../../src/lib/webhook-target.js';
 import { createWebhookQueue } from '../../../src/queue/webhooks.js';
 import type { WebhookSettings } from '../../../src/worker/deps.js';
 import { processWebhookDelivery, WebhookDeliveryError } from '../../../src/worker/processors/webhook.js';
@@ -39,19 +41,32 @@ let conversationId: string;
 beforeAll(async () => {
   db = await createTestDatabase();
   redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
-  settings = { queue: createWebhookQueue(redis, `t${randomUUID().replaceAll('-', '').slice(0, 12)}`), attempts: 3, backoffMs: 10, timeoutMs: 5_000 };
+  settings = {
+    queue: createWebhookQueue(redis, `t${randomUUID().replaceAll('-', '').slice(0, 12)}`),
+    attempts: 3,
+    backoffMs: 10,
+    timeoutMs: 5_000,
+  };
   receiver = createServer((request, response) => {
     hits.push({ host: request.headers.host, path: request.url ?? '/' });
     request.resume();
     request.on('end', () => {
-      if (request.url === '/broken') response.writeHead(500, { 'content-type': 'text/plain' }).end('redis_version:7.2.4 internal-db.corp:5432');
+      if (request.url === '/broken')
+        response.writeHead(500, { 'content-type': 'text/plain' }).end('redis_version:7.2.4 internal-db.corp:5432');
       else response.writeHead(204).end();
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   port = (receiver.address() as AddressInfo).port;
   tenantId = (await ensureTenant(db.db, 'hooks-tenant')).id;
-  conversationId = (await insertConversation(db.db, { tenantId, externalId: 'hooked', model: null, contextLimit: 10_000, policy: {}, metadata: {} }))!.id;
+  conversationId = (await insertConversation(db.db, {
+    tenantId,
+    externalId: 'hooked',
+    model: null,
+    contextLimit: 10_000,
+    policy: {},
+    metadata: {},
+  }))!.id;
 });
 afterAll(async () => {
   await settings?.queue.close();
@@ -74,11 +89,22 @@ const answering =
 /** Sets the conversation's webhook straight in the database (as it was accepted earlier) and records one event. */
 async function deliveryTo(url: string): Promise<string> {
   await upsertWebhookEndpoint(db.db, { tenantId, conversationId, url, secret: 'whsec_integration_0123456789', events: [], enabled: true });
-  const id = await recordWebhookEvent(db.db, { tenantId, conversationId, conversationExternalId: 'hooked', type: 'context.warning', data: {} });
+  const id = await recordWebhookEvent(db.db, {
+    tenantId,
+    conversationId,
+    conversationExternalId: 'hooked',
+    type: 'context.warning',
+    data: {},
+  });
   return id!;
 }
 
-async function attempt(id: string, allow: WebhookAllowList, resolveHost?: HostResolver, final = false): Promise<typeof webhookDeliveries.$inferSelect> {
+async function attempt(
+  id: string,
+  allow: WebhookAllowList,
+  resolveHost?: HostResolver,
+  final = false,
+): Promise<typeof webhookDeliveries.$inferSelect> {
   const webhooks: WebhookSettings = { ...settings, allow, ...(resolveHost ? { resolveHost } : {}) };
   try {
     await processWebhookDelivery({ deliveryId: id }, { db: db.db, logger: pino({ level: 'silent' }), webhooks }, { final });
@@ -104,9 +130,15 @@ describe('webhook delivery: the target is checked again when connecting', () => 
 
   it('refuses a name whose DNS answer turned to loopback (rebinding), checking every address of the answer', async () => {
     const id = await deliveryTo(`http://hooks.rebind.test:${port}/rebind`);
-    expect(await attempt(id, EMPTY_ALLOW_LIST, answering('127.0.0.1'))).toMatchObject({ status: 'failed', lastError: 'target_not_allowed' });
+    expect(await attempt(id, EMPTY_ALLOW_LIST, answering('127.0.0.1'))).toMatchObject({
+      status: 'failed',
+      lastError: 'target_not_allowed',
+    });
     const mixed = await deliveryTo(`http://hooks.rebind.test:${port}/rebind`);
-    expect(await attempt(mixed, EMPTY_ALLOW_LIST, answering('93.184.215.14', '::ffff:127.0.0.1'))).toMatchObject({ status: 'failed', lastError: 'target_not_allowed' });
+    expect(await attempt(mixed, EMPTY_ALLOW_LIST, answering('93.184.215.14', '::ffff:127.0.0.1'))).toMatchObject({
+      status: 'failed',
+      lastError: 'target_not_allowed',
+    });
     expect(hitsOn('/rebind')).toEqual([]);
   });
 
@@ -117,14 +149,17 @@ describe('webhook delivery: the target is checked again when connecting', () => 
     expect(hitsOn('/checked')).toEqual([{ host: `hooks.rebind.test:${port}`, path: '/checked' }]);
   });
 
-  it.each(['127.0.0.1', '2130706433', '0x7f.1', '127.1', '[::ffff:127.0.0.1]'])('refuses the address literal %s without a lookup', async (host) => {
-    const noLookup: HostResolver = async () => {
-      throw new Error('an address literal must not be looked up');
-    };
-    const row = await attempt(await deliveryTo(`http://${host}:${port}/literal`), EMPTY_ALLOW_LIST, noLookup);
-    expect(row).toMatchObject({ status: 'failed', lastError: 'target_not_allowed' });
-    expect(hitsOn('/literal')).toEqual([]);
-  });
+  it.each(['127.0.0.1', '2130706433', '0x7f.1', '127.1', '[::ffff:127.0.0.1]'])(
+    'refuses the address literal %s without a lookup',
+    async (host) => {
+      const noLookup: HostResolver = async () => {
+        throw new Error('an address literal must not be looked up');
+      };
+      const row = await attempt(await deliveryTo(`http://${host}:${port}/literal`), EMPTY_ALLOW_LIST, noLookup);
+      expect(row).toMatchObject({ status: 'failed', lastError: 'target_not_allowed' });
+      expect(hitsOn('/literal')).toEqual([]);
+    },
+  );
 
   it('logs only a generic code for a connection that fails, and only the status of an answer', async () => {
     const closed = createServer();
@@ -140,6 +175,7 @@ describe('webhook delivery: the target is checked again when connecting', () => 
     const broken = await attempt(await deliveryTo(`http://127.0.0.1:${port}/broken`), allowList('127.0.0.1'));
     expect(broken).toMatchObject({ status: 'pending', lastStatusCode: 500, lastError: 'HTTP 500' });
     const stored = JSON.stringify([refusedConnection, unresolvable, broken].map((row) => [row.attemptLog, row.lastError]));
-    for (const leak of ['ECONNREFUSED', 'ENOTFOUND', String(closedPort), 'redis_version', 'internal-db']) expect(stored).not.toContain(leak);
+    for (const leak of ['ECONNREFUSED', 'ENOTFOUND', String(closedPort), 'redis_version', 'internal-db'])
+      expect(stored).not.toContain(leak);
   });
 });

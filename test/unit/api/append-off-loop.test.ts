@@ -1,16 +1,24 @@
 import { describe, expect, it } from 'vitest';
+
 import { OFF_LOOP_MIN_CHARS, prepareAppend, prepareAppendOffLoop } from '../../../src/api/append-messages.js';
 import { countTokens } from '../../../src/lib/count-tokens.js';
 import { bigText } from '../../helpers/big-texts.js';
 
 const MAX = 2 * 1024 * 1024;
-const appendOf = (...texts: string[]) => ({ format: 'anthropic' as const, messages: texts.map((text) => ({ role: 'user', content: text })) });
+const appendOf = (...texts: string[]) => ({
+  format: 'anthropic' as const,
+  messages: texts.map((text) => ({ role: 'user', content: text })),
+});
 
 describe('prepareAppendOffLoop', () => {
   it('counts a small append inline, without a round trip to a thread', async () => {
     const sent: string[] = [];
     const input = appendOf('hello', 'world '.repeat(100));
-    const prepared = await prepareAppendOffLoop(input, { countTokens, countTokensOffLoop: async (text) => (sent.push(text), countTokens(text)), maxMessageBytes: MAX });
+    const prepared = await prepareAppendOffLoop(input, {
+      countTokens,
+      countTokensOffLoop: async (text) => (sent.push(text), countTokens(text)),
+      maxMessageBytes: MAX,
+    });
     expect(sent).toEqual([]);
     expect(prepared).toEqual(prepareAppend(input, { countTokens, maxMessageBytes: MAX }));
   });
@@ -19,7 +27,11 @@ describe('prepareAppendOffLoop', () => {
     const big = bigText('base64', OFF_LOOP_MIN_CHARS);
     const sent: string[] = [];
     const input = appendOf(big, 'short', big);
-    const prepared = await prepareAppendOffLoop(input, { countTokens, countTokensOffLoop: async (text) => (sent.push(text), countTokens(text)), maxMessageBytes: MAX });
+    const prepared = await prepareAppendOffLoop(input, {
+      countTokens,
+      countTokensOffLoop: async (text) => (sent.push(text), countTokens(text)),
+      maxMessageBytes: MAX,
+    });
     expect(sent).toEqual([big]);
     expect(prepared).toEqual(prepareAppend(input, { countTokens, maxMessageBytes: MAX }));
   });
@@ -29,7 +41,12 @@ describe('prepareAppendOffLoop', () => {
     for (const threads of [1, 3]) {
       const sent: string[] = [];
       const input = appendOf(...texts);
-      const prepared = await prepareAppendOffLoop(input, { countTokens, countTokensOffLoop: async (text) => (sent.push(text), countTokens(text)), offLoopThreads: threads, maxMessageBytes: MAX });
+      const prepared = await prepareAppendOffLoop(input, {
+        countTokens,
+        countTokensOffLoop: async (text) => (sent.push(text), countTokens(text)),
+        offLoopThreads: threads,
+        maxMessageBytes: MAX,
+      });
       const share = sent.reduce((sum, text) => sum + text.length, 0) / texts.reduce((sum, text) => sum + text.length, 0);
       expect(share).toBeCloseTo(threads / (threads + 1), 1);
       expect(prepared).toEqual(prepareAppend(input, { countTokens, maxMessageBytes: MAX }));
@@ -51,7 +68,11 @@ describe('prepareAppendOffLoop', () => {
 
   it('rejects a message over the limit before counting anything', async () => {
     const sent: string[] = [];
-    const run = prepareAppendOffLoop(appendOf(bigText('prose', 600)), { countTokens, countTokensOffLoop: async (text) => (sent.push(text), 1), maxMessageBytes: 512 });
+    const run = prepareAppendOffLoop(appendOf(bigText('prose', 600)), {
+      countTokens,
+      countTokensOffLoop: async (text) => (sent.push(text), 1),
+      maxMessageBytes: 512,
+    });
     await expect(run).rejects.toMatchObject({ code: 'MESSAGE_TOO_LARGE', status: 413 });
     expect(sent).toEqual([]);
   });

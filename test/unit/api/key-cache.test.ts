@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { createKeyCache } from '../../../src/api/key-cache.js';
 
 describe('API key cache', () => {
@@ -34,7 +35,7 @@ describe('API key cache', () => {
     expect(new Set(await Promise.all(burst))).toEqual(new Set(['tenant-b']));
     expect(lookups).toBe(1);
     let unknownLookups = 0;
-    for (let i = 0; i < 3; i += 1) await cache.tenantOf('cpd_unknown', async () => (unknownLookups += 1, null));
+    for (let i = 0; i < 3; i += 1) await cache.tenantOf('cpd_unknown', async () => ((unknownLookups += 1), null));
     expect(unknownLookups).toBe(3);
   });
 

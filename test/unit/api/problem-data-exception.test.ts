@@ -2,6 +2,7 @@ import { DrizzleQueryError } from 'drizzle-orm/errors';
 import Fastify from 'fastify';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
+
 import { handleError } from '../../../src/api/problem.js';
 
 /**
@@ -20,7 +21,11 @@ function appThrowing(error: Error) {
 }
 
 const failedQuery = (code: string, message: string) =>
-  new DrizzleQueryError('select * from "compaction_jobs" where "created_at" < $1', ['0000-01-01T00:00:00.000Z'], new postgres.PostgresError({ severity: 'ERROR', code, message } as never));
+  new DrizzleQueryError(
+    'select * from "compaction_jobs" where "created_at" < $1',
+    ['0000-01-01T00:00:00.000Z'],
+    new postgres.PostgresError({ severity: 'ERROR', code, message } as never),
+  );
 
 describe('a Postgres data exception reaching the error handler', () => {
   it.each([

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+
 import { createTenantSlots } from '../../../src/api/tenant-slots.js';
 
 describe('createTenantSlots', () => {

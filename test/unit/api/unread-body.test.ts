@@ -1,7 +1,9 @@
-import { request as httpRequest, type ClientRequest } from 'node:http';
+import { type ClientRequest, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { unreadBodyHooks } from '../../../src/api/unread-body.js';
 
 /**
@@ -29,7 +31,10 @@ afterEach(async () => {
 
 /** Declares `declared` bytes and sends 1 kB every 20 ms until told to stop: a slow client. */
 function trickle(url: string, declared: number) {
-  const request: ClientRequest = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(declared) } });
+  const request: ClientRequest = httpRequest(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-length': String(declared) },
+  });
   const timer = setInterval(() => request.write(Buffer.alloc(1024, 0x20)), 20);
   const response = new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
     request.on('response', (res) => {

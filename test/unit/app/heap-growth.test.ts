@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
+
 import { describe, expect, it } from 'vitest';
+
 import { boundHeapGrowth } from '../../../src/app/heap-growth.js';
 
 describe('the worker bounds V8 heap growth', () => {
@@ -11,7 +13,10 @@ describe('the worker bounds V8 heap growth', () => {
   });
 
   it('cannot be set through NODE_OPTIONS (Node refuses it there), so only the command line is read', () => {
-    const refused = spawnSync(process.execPath, ['-e', ''], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '--heap-growing-percent=25' } });
+    const refused = spawnSync(process.execPath, ['-e', ''], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '--heap-growing-percent=25' },
+    });
     expect(refused.status).not.toBe(0);
   });
 

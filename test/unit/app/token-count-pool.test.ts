@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+
 import { createTokenCountPool } from '../../../src/app/token-count-pool.js';
 import { countTokens } from '../../../src/lib/count-tokens.js';
 import { BIG_TEXT_SHAPES, bigText } from '../../helpers/big-texts.js';

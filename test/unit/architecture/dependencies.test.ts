@@ -1,12 +1,15 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+
 import { describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 
 describe('architecture', () => {
   it('respects the dependency rules of STYLE.md §2 (dependency-cruiser)', async () => {
-    const result = await run('npx', ['depcruise', 'src', '--config', '.dependency-cruiser.cjs', '--output-type', 'err'], { maxBuffer: 16 * 1024 * 1024 }).then(
+    const result = await run('npx', ['depcruise', 'src', '--config', '.dependency-cruiser.cjs', '--output-type', 'err'], {
+      maxBuffer: 16 * 1024 * 1024,
+    }).then(
       (r) => ({ code: 0, output: r.stdout + r.stderr }),
       (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, output: error.stdout + error.stderr }),
     );

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { describe, expect, it } from 'vitest';
 
 /**
@@ -108,7 +109,10 @@ interface Reference {
 const SECTION = String.raw`(\d+(?:\.\d+)*[a-z]?)`;
 const FIRST = new RegExp(String.raw`\b(SPEC|STYLE)(?:\.md)? ?§ ?${SECTION}`, 'g');
 /** what may follow a reference and still cite the same document: `, §7`, `/§5.6a`, `–5.3`, after `step 4` */
-const MORE = new RegExp(String.raw`(?: steps? \d+(?: ?[–-] ?\d+)?| \(\d+\))?(?: ?(?:,|/|and|&) ?§ ?${SECTION}| ?[–-] ?§? ?${SECTION})`, 'y');
+const MORE = new RegExp(
+  String.raw`(?: steps? \d+(?: ?[–-] ?\d+)?| \(\d+\))?(?: ?(?:,|/|and|&) ?§ ?${SECTION}| ?[–-] ?§? ?${SECTION})`,
+  'y',
+);
 
 function lineOf(text: string, index: number): number {
   return text.slice(0, index).split('\n').length;

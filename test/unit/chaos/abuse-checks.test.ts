@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { maxSizeMessage, messageBytes, NEEDLE, whitespaceText } from '../../../chaos/lib/abuse-texts.js';
 import { internalsShown } from '../../../chaos/lib/job-errors.js';
 import { overlapping, readFigures } from '../../../chaos/lib/read-probe.js';
@@ -7,7 +8,8 @@ import { overlapping, readFigures } from '../../../chaos/lib/read-probe.js';
 describe('abuse suite: job error check', () => {
   it('flags what a failing query leaked into a job error (SQL, parameters, stack frames)', () => {
     // shaped after a real job error on the code before issue 26 (drizzle's message for a failed commit)
-    const leaked = 'Failed query: \n    with archived as (\n      insert into archived_messages\n        (id, seq)\n      select m.id, $1 from "messages" m\nparams: c57e796a,1,2';
+    const leaked =
+      'Failed query: \n    with archived as (\n      insert into archived_messages\n        (id, seq)\n      select m.id, $1 from "messages" m\nparams: c57e796a,1,2';
     expect(internalsShown(leaked)).not.toBeNull();
     expect(internalsShown('delete from "messages" where conversation_id = x')).toBe('SQL statement');
     expect(internalsShown('update "compaction_jobs" set status = 1')).toBe('SQL statement');

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createClient, isCompactdError, parseRetryAfter, type CompactdError } from 'compactd/client';
+
+import { type CompactdError, createClient, isCompactdError, parseRetryAfter } from 'compactd/client';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /**
@@ -38,7 +39,15 @@ async function serve(handler: Handler): Promise<{ url: string; seen: Seen[] }> {
 
 const problem = (res: ServerResponse, status: number, code: string, headers: Record<string, string> = {}) => {
   res.writeHead(status, { 'content-type': 'application/problem+json', ...headers });
-  res.end(JSON.stringify({ type: `https://compactd.dev/problems/${code.toLowerCase()}`, title: 'Too Many Requests', status, code, detail: `${code} detail` }));
+  res.end(
+    JSON.stringify({
+      type: `https://compactd.dev/problems/${code.toLowerCase()}`,
+      title: 'Too Many Requests',
+      status,
+      code,
+      detail: `${code} detail`,
+    }),
+  );
 };
 const json = (res: ServerResponse, body: unknown, status = 200) => {
   res.writeHead(status, { 'content-type': 'application/json' });
@@ -56,7 +65,9 @@ async function caught(promise: Promise<unknown>): Promise<CompactdError> {
 
 describe('client retries', () => {
   it('waits what retry-after asks on 429, then succeeds with the same Idempotency-Key', async () => {
-    const { url, seen } = await serve((_req, res, i) => (i === 0 ? problem(res, 429, 'RATE_LIMITED', { 'retry-after': '1' }) : json(res, { id: 'c1' }, 201)));
+    const { url, seen } = await serve((_req, res, i) =>
+      i === 0 ? problem(res, 429, 'RATE_LIMITED', { 'retry-after': '1' }) : json(res, { id: 'c1' }, 201),
+    );
     const client = createClient({ baseUrl: url, apiKey: 'k' });
     const created = await client.createConversation({ id: 'c1' });
     expect(created.id).toBe('c1');
@@ -78,7 +89,13 @@ describe('client retries', () => {
   it('gives up after `retries` and throws the last problem with retryAfterMs', async () => {
     const { url, seen } = await serve((_req, res) => problem(res, 429, 'RATE_LIMITED', { 'retry-after': '0' }));
     const error = await caught(createClient({ baseUrl: url, retries: 2 }).getConversation('x'));
-    expect(error).toMatchObject({ status: 429, code: 'RATE_LIMITED', title: 'Too Many Requests', detail: 'RATE_LIMITED detail', retryAfterMs: 0 });
+    expect(error).toMatchObject({
+      status: 429,
+      code: 'RATE_LIMITED',
+      title: 'Too Many Requests',
+      detail: 'RATE_LIMITED detail',
+      retryAfterMs: 0,
+    });
     expect(seen).toHaveLength(3);
   });
 
@@ -149,9 +166,11 @@ describe('client limits and streams', () => {
       res.end('{"seq":1}\nnot json\n');
     });
     const lines = createClient({ baseUrl: url }).exportConversation('c');
-    const error = await caught((async () => {
-      for await (const _line of lines) void _line;
-    })());
+    const error = await caught(
+      (async () => {
+        for await (const _line of lines) void _line;
+      })(),
+    );
     expect(error).toMatchObject({ code: 'INVALID_RESPONSE', detail: expect.stringContaining('line 2') });
   });
 

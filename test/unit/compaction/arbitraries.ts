@@ -1,7 +1,8 @@
 import fc from 'fast-check';
-import type { PolicyOverride } from '../../../src/config/policy.js';
+
 import type { LiveBatch, PlanRequest } from '../../../src/compaction/plan-types.js';
 import type { Block, HistoryMessage, Role } from '../../../src/compaction/types.js';
+import type { PolicyOverride } from '../../../src/config/policy.js';
 import { filler, makeBatch, makeMessage, text, toolResult, toolUse } from '../../fixtures/builders.js';
 
 /**
@@ -53,7 +54,10 @@ class Writer {
   readonly messages: HistoryMessage[] = [];
   private seq: number;
   private ids = 0;
-  constructor(start: number, private readonly gaps: number[]) {
+  constructor(
+    start: number,
+    private readonly gaps: number[],
+  ) {
     this.seq = start;
   }
   push(role: Role, content: string | Block[], kind: 'message' | 'clip_archive' = 'message'): void {

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { mergePolicy } from '../../../src/config/policy.js';
+
 import { buildSummarizeRequest, clippedMarker } from '../../../src/compaction/summarize/prompt.js';
 import { readFence } from '../../../src/compaction/summarize/request-fence.js';
 import { headWithin, tailWithin, truncateMiddle, WINDOW_CHARS_PER_TOKEN } from '../../../src/compaction/text.js';
 import type { CountTokens } from '../../../src/compaction/types.js';
+import { mergePolicy } from '../../../src/config/policy.js';
 import { conversation, countTokens } from '../../fixtures/builders.js';
 
 /**
@@ -45,7 +46,11 @@ describe('a huge message is clipped for the summarizer (issue 26 item 2)', () =>
     // the worker's chunks carry the size counted at ingest
     chunk[1]!.tokens = countTokens(huge);
     const meter = meteredCounter();
-    const request = buildSummarizeRequest(chunk, null, policy, { countTokens: meter.count, storedTokens: true, fenceId: 'abcdef0123456789' });
+    const request = buildSummarizeRequest(chunk, null, policy, {
+      countTokens: meter.count,
+      storedTokens: true,
+      fenceId: 'abcdef0123456789',
+    });
     const turns = readFence(request.messages[1]!.content)!.turns;
     const clipped = turns[1]!.content;
     expect(clipped.startsWith('START ')).toBe(true);

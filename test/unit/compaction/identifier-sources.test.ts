@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { blockCommands, commandIdentifier, extractCommands, extractIds, isObservation } from '../../../src/compaction/identifier-sources.js';
+
+import {
+  blockCommands,
+  commandIdentifier,
+  extractCommands,
+  extractIds,
+  isObservation,
+} from '../../../src/compaction/identifier-sources.js';
 import { extractChunkIdentifiers, rankChunkIdentifiers } from '../../../src/compaction/summarize/identifiers.js';
 import { conversation, text, toolUse } from '../../fixtures/builders.js';
 
@@ -21,7 +28,9 @@ describe('identifier sources the path and error patterns miss', () => {
   });
 
   it('takes commands from tool inputs and from fenced shell actions of the assistant only', () => {
-    expect(blockCommands(toolUse('t', 'Bash', { command: 'pytest -x tests/test_api.py' }), 'assistant')).toEqual(['pytest -x tests/test_api.py']);
+    expect(blockCommands(toolUse('t', 'Bash', { command: 'pytest -x tests/test_api.py' }), 'assistant')).toEqual([
+      'pytest -x tests/test_api.py',
+    ]);
     expect(blockCommands(text('Run this:\n```bash\nmake build\n```'), 'assistant')).toEqual(['make build']);
     expect(blockCommands(text('```bash\nrm -rf /\n```'), 'user')).toEqual([]);
     const messages = conversation().assistant('```sh\nls -la\n```').exchange('a', 'Bash', { command: 'ls -la' }, 'ok').build();
@@ -29,7 +38,9 @@ describe('identifier sources the path and error patterns miss', () => {
   });
 
   it('finds letter-digit codes, ISO dates and e-mail addresses, not plain words or numbers with units', () => {
-    const found = extractIds('Reservation NM1VX1 on flight HAT300 for sophia_silva_7557 on 2024-05-15, mail ops@example.com; took 250ms over 3 retries');
+    const found = extractIds(
+      'Reservation NM1VX1 on flight HAT300 for sophia_silva_7557 on 2024-05-15, mail ops@example.com; took 250ms over 3 retries',
+    );
     expect(found).toEqual(expect.arrayContaining(['NM1VX1', 'HAT300', 'sophia_silva_7557', '2024-05-15', 'ops@example.com']));
     expect(found).not.toContain('250ms');
     expect(found).not.toContain('retries');
@@ -48,7 +59,9 @@ describe('the gate extracts every kind from a chunk, uncapped', () => {
     for (let i = 0; i < 80; i += 1) builder.exchange(`c${i}`, 'Bash', { command: `cat /srv/app/file${i}.log` }, `line ${i}`);
     const messages = builder.build();
     const all = extractChunkIdentifiers(messages);
-    expect(all).toEqual(expect.arrayContaining(['NM1VX1', '2024-05-15', 'ops@example.com', 'cat /srv/app/file79.log', '/srv/app/file79.log']));
+    expect(all).toEqual(
+      expect.arrayContaining(['NM1VX1', '2024-05-15', 'ops@example.com', 'cat /srv/app/file79.log', '/srv/app/file79.log']),
+    );
     expect(all.length).toBeGreaterThan(160);
     const ranked = rankChunkIdentifiers(messages);
     expect(ranked.ordered).toEqual(all);

@@ -1,13 +1,14 @@
 import { expect } from 'vitest';
-import type { Policy } from '../../../src/config/policy.js';
+
 import { clipOverhead } from '../../../src/compaction/context/clip-archive.js';
 import { planCompaction, resolveTarget } from '../../../src/compaction/plan/plan.js';
-import type { CompactionPlan, PlanRequest, PlanResult, PlanSnapshot } from '../../../src/compaction/plan-types.js';
-import { isUserTextMessage } from '../../../src/compaction/render.js';
 import { summaryEstimate } from '../../../src/compaction/plan/select.js';
 import { splitOptions, splitUnits } from '../../../src/compaction/plan/split.js';
-import type { CountTokens, HistoryMessage } from '../../../src/compaction/types.js';
 import { groupUnits } from '../../../src/compaction/plan/units.js';
+import type { CompactionPlan, PlanRequest, PlanResult, PlanSnapshot } from '../../../src/compaction/plan-types.js';
+import { isUserTextMessage } from '../../../src/compaction/render.js';
+import type { CountTokens, HistoryMessage } from '../../../src/compaction/types.js';
+import type { Policy } from '../../../src/config/policy.js';
 
 /**
  * The planner's invariants, checked on any snapshot: used by the property tests and by the
@@ -121,7 +122,13 @@ function checkProjection(plan: CompactionPlan, snapshot: PlanSnapshot, policy: P
 }
 
 /** When summarizing every candidate would reach the target, the plan's projection reaches it too. */
-function checkTargetReached(result: PlanResult, snapshot: PlanSnapshot, policy: Policy, request: PlanRequest, countTokens: CountTokens): void {
+function checkTargetReached(
+  result: PlanResult,
+  snapshot: PlanSnapshot,
+  policy: Policy,
+  request: PlanRequest,
+  countTokens: CountTokens,
+): void {
   const strategy = request.strategy ?? policy.strategy;
   const target = result.kind === 'plan' ? result.targetTokens : null;
   if (result.kind !== 'plan' || target === null || (strategy !== 'auto' && strategy !== 'summarize')) return;

@@ -1,14 +1,23 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mergePolicy } from '../../../src/config/policy.js';
+
 import { buildChunkHeader } from '../../../src/compaction/context/header.js';
 import { parseSections, summarizeLocally } from '../../../src/compaction/local/local-summarizer.js';
-import { INTERRUPTION_NOTICES, isMetaContent, isMetaText, isMetaTurn, markMetaTurn, META_TURN_MARKER, META_WRAPPER_TAGS } from '../../../src/compaction/meta-turns.js';
+import {
+  INTERRUPTION_NOTICES,
+  isMetaContent,
+  isMetaText,
+  isMetaTurn,
+  markMetaTurn,
+  META_TURN_MARKER,
+  META_WRAPPER_TAGS,
+} from '../../../src/compaction/meta-turns.js';
 import { planCompaction } from '../../../src/compaction/plan/plan.js';
+import { isUserTextMessage } from '../../../src/compaction/render.js';
 import { buildSummarizeRequest } from '../../../src/compaction/summarize/prompt.js';
 import { readRequest } from '../../../src/compaction/summarize/read-request.js';
-import { isUserTextMessage } from '../../../src/compaction/render.js';
 import type { HistoryMessage } from '../../../src/compaction/types.js';
+import { mergePolicy } from '../../../src/config/policy.js';
 import { conversation, countTokens, makeSnapshot } from '../../fixtures/builders.js';
 
 /** Wrappers as Claude Code writes them (taken from the shared sessions' shapes). */
@@ -16,7 +25,8 @@ const TASK_NOTIFICATION =
   '<task-notification>\n<task-id>b0be39e</task-id>\n<output-file>/tmp/claude-1000/tasks/b0be39e.output</output-file>\n<status>completed</status>\n' +
   '<summary>Background command "Run resource tests" completed (exit code 0)</summary>\n</task-notification>\n' +
   'Read the output file to retrieve the result: /tmp/claude-1000/tasks/b0be39e.output';
-const SLASH_COMMAND = '<command-name>/compact</command-name>\n            <command-message>compact</command-message>\n            <command-args>and continue</command-args>';
+const SLASH_COMMAND =
+  '<command-name>/compact</command-name>\n            <command-message>compact</command-message>\n            <command-args>and continue</command-args>';
 const COMMAND_OUTPUT = '<local-command-stdout>Reconnected to tidewave.</local-command-stdout>';
 const REMINDER = '<system-reminder>\nPostToolUse:Edit hook additional context: [CREDO]\n</system-reminder>';
 const REQUEST = 'Make the importer keep the model’s own tool calls, and never drop an error detail.';
@@ -28,14 +38,27 @@ function withMetaFlag(messages: HistoryMessage[], seqs: number[]): HistoryMessag
 }
 
 describe('meta turns are recognized by their wrappers', () => {
-  it.each([TASK_NOTIFICATION, SLASH_COMMAND, COMMAND_OUTPUT, REMINDER, `  \n${REMINDER}`, ...INTERRUPTION_NOTICES, '[Request interrupted by user]\n'])('%#: a wrapper or an interruption notice is meta text', (text) => {
+  it.each([
+    TASK_NOTIFICATION,
+    SLASH_COMMAND,
+    COMMAND_OUTPUT,
+    REMINDER,
+    `  \n${REMINDER}`,
+    ...INTERRUPTION_NOTICES,
+    '[Request interrupted by user]\n',
+  ])('%#: a wrapper or an interruption notice is meta text', (text) => {
     expect(isMetaText(text)).toBe(true);
     expect(isMetaContent('user', [{ type: 'text', text }])).toBe(true);
   });
 
   it('a typed request, a request beside a reminder, a wrapper quoted mid-text and non-user roles are not meta', () => {
     expect(isMetaContent('user', [{ type: 'text', text: REQUEST }])).toBe(false);
-    expect(isMetaContent('user', [{ type: 'text', text: REMINDER }, { type: 'text', text: REQUEST }])).toBe(false);
+    expect(
+      isMetaContent('user', [
+        { type: 'text', text: REMINDER },
+        { type: 'text', text: REQUEST },
+      ]),
+    ).toBe(false);
     expect(isMetaContent('user', [{ type: 'text', text: `please read ${COMMAND_OUTPUT}` }])).toBe(false);
     expect(isMetaContent('user', [{ type: 'text', text: '[Request interrupted by user] now fix the parser instead' }])).toBe(false);
     expect(isMetaContent('assistant', [{ type: 'text', text: REMINDER }])).toBe(false);
@@ -43,7 +66,11 @@ describe('meta turns are recognized by their wrappers', () => {
   });
 
   it('markMetaTurn sets metadata.meta, keeps the content and other metadata, and an explicit flag wins', () => {
-    const marked = markMetaTurn({ role: 'user' as const, content: [{ type: 'text' as const, text: SLASH_COMMAND }], metadata: { uuid: 'u1' } });
+    const marked = markMetaTurn({
+      role: 'user' as const,
+      content: [{ type: 'text' as const, text: SLASH_COMMAND }],
+      metadata: { uuid: 'u1' },
+    });
     expect(marked).toEqual({ role: 'user', content: [{ type: 'text', text: SLASH_COMMAND }], metadata: { uuid: 'u1', meta: true } });
     const typed = { role: 'user' as const, content: [{ type: 'text' as const, text: SLASH_COMMAND }], metadata: { meta: false } };
     expect(markMetaTurn(typed)).toBe(typed);
@@ -53,17 +80,26 @@ describe('meta turns are recognized by their wrappers', () => {
 
   it('property: marking only ever adds meta: true to a user turn whose texts all open with a wrapper', () => {
     const wrapper = fc.constantFrom(...META_WRAPPER_TAGS).map((tag) => `<${tag}>`);
-    const textArb = fc.oneof(fc.string(), fc.tuple(wrapper, fc.string()).map(([open, rest]) => open + rest));
+    const textArb = fc.oneof(
+      fc.string(),
+      fc.tuple(wrapper, fc.string()).map(([open, rest]) => open + rest),
+    );
     const messageArb = fc.record({
       role: fc.constantFrom('user' as const, 'assistant' as const, 'system' as const),
-      content: fc.array(textArb.map((t) => ({ type: 'text' as const, text: t })), { maxLength: 4 }),
+      content: fc.array(
+        textArb.map((t) => ({ type: 'text' as const, text: t })),
+        { maxLength: 4 },
+      ),
     });
     fc.assert(
       fc.property(messageArb, (message) => {
         const marked: { content: unknown; metadata?: Record<string, unknown> } = markMetaTurn(message);
         expect(marked.content).toEqual(message.content);
         const texts = message.content.map((b) => b.text).filter((t) => t.trim() !== '');
-        const expected = message.role === 'user' && texts.length > 0 && texts.every((t) => (/^\s*<[a-z-]+>/.test(t) && isMetaText(t)) || (INTERRUPTION_NOTICES as readonly string[]).includes(t.trim()));
+        const expected =
+          message.role === 'user' &&
+          texts.length > 0 &&
+          texts.every((t) => (/^\s*<[a-z-]+>/.test(t) && isMetaText(t)) || (INTERRUPTION_NOTICES as readonly string[]).includes(t.trim()));
         expect(marked.metadata?.['meta'] === true).toBe(expected);
       }),
     );

@@ -1,10 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mergePolicy, type PolicyOverride } from '../../../src/config/policy.js';
+
 import { normalizeMessages } from '../../../src/compaction/normalize.js';
 import { planCompaction } from '../../../src/compaction/plan/plan.js';
 import type { CompactionPlan, PlanRequest, PlanResult } from '../../../src/compaction/plan-types.js';
 import type { HistoryMessage } from '../../../src/compaction/types.js';
+import { mergePolicy, type PolicyOverride } from '../../../src/config/policy.js';
 import { conversation, countTokens, filler, makeSnapshot } from '../../fixtures/builders.js';
 import { conversationArb, limitFactorArb, policyArb, requestArb } from './arbitraries.js';
 import { checkPlanInvariants } from './invariants.js';
@@ -79,7 +80,12 @@ describe('planCompaction: pinned messages', () => {
       .exchange('x', 'Bash', { command: 'cargo build' }, filler(300))
       .user('<task-notification>done</task-notification>')
       .build();
-    const result = expectPlan(plan(messages.map((m) => (m.seq === 8 ? { ...m, meta: true } : m)), { trigger: 'api', strategy: 'reset' }));
+    const result = expectPlan(
+      plan(
+        messages.map((m) => (m.seq === 8 ? { ...m, meta: true } : m)),
+        { trigger: 'api', strategy: 'reset' },
+      ),
+    );
     expect(result.compressedSeqs).not.toContain(4);
     expect(result.compressedSeqs).toEqual(expect.arrayContaining([2, 3, 5, 6, 7, 8]));
   });
@@ -112,7 +118,13 @@ describe('planCompaction: pinned messages', () => {
 
 describe('normalizeMessages: pinned', () => {
   it('takes pinned: true in either format and leaves unpinned messages without the field', () => {
-    const anthropic = normalizeMessages([{ role: 'user', content: 'keep this', pinned: true }, { role: 'assistant', content: 'ok', pinned: false }], 'anthropic');
+    const anthropic = normalizeMessages(
+      [
+        { role: 'user', content: 'keep this', pinned: true },
+        { role: 'assistant', content: 'ok', pinned: false },
+      ],
+      'anthropic',
+    );
     expect(anthropic).toMatchObject({ ok: true, messages: [{ role: 'user', pinned: true }, { role: 'assistant' }] });
     if (anthropic.ok) expect(anthropic.messages[1]).not.toHaveProperty('pinned');
     const openai = normalizeMessages([{ role: 'tool', tool_call_id: 'c1', content: 'output', pinned: true }], 'openai');
@@ -120,7 +132,13 @@ describe('normalizeMessages: pinned', () => {
   });
 
   it.each(['true', 1, null, {}])('refuses pinned: %j, naming the field', (value) => {
-    const result = normalizeMessages([{ role: 'user', content: 'a' }, { role: 'user', content: 'b', pinned: value }], 'anthropic');
+    const result = normalizeMessages(
+      [
+        { role: 'user', content: 'a' },
+        { role: 'user', content: 'b', pinned: value },
+      ],
+      'anthropic',
+    );
     expect(result).toEqual({ ok: false, issues: [{ field: 'messages.1.pinned', message: 'must be a boolean (true pins the message)' }] });
   });
 });

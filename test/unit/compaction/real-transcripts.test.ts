@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { mergePolicy, type PolicyOverride } from '../../../src/config/policy.js';
+
 import { planCompaction } from '../../../src/compaction/plan/plan.js';
-import type { PlanRequest, PlanSnapshot } from '../../../src/compaction/plan-types.js';
 import { groupUnits } from '../../../src/compaction/plan/units.js';
+import type { PlanRequest, PlanSnapshot } from '../../../src/compaction/plan-types.js';
+import { mergePolicy, type PolicyOverride } from '../../../src/config/policy.js';
 import { checkPlanInvariants } from './invariants.js';
 import { loadRealTranscripts, realCountTokens } from './real-transcripts.js';
 
@@ -24,7 +25,12 @@ const scenarios: Scenario[] = [
   { name: 'auto at the threshold', policy: {}, request: { trigger: 'auto' }, limitFactor: 1 / 0.85 },
   { name: 'manual summarize-all', policy: {}, request: { trigger: 'api' }, limitFactor: 2 },
   { name: 'reset', policy: {}, request: { trigger: 'api', strategy: 'reset' }, limitFactor: 2 },
-  { name: 'mask only', policy: { strategy: 'mask', tier1: { maxTokens: 800, headTokens: 300, tailTokens: 200 } }, request: { trigger: 'api' }, limitFactor: 2 },
+  {
+    name: 'mask only',
+    policy: { strategy: 'mask', tier1: { maxTokens: 800, headTokens: 300, tailTokens: 200 } },
+    request: { trigger: 'api' },
+    limitFactor: 2,
+  },
   {
     name: 'token tail, small chunks, kept users',
     policy: { keepRecentTokens: 3000, chunkTokens: 4000, summaryMaxTokens: 600, keepUserTokens: 2000 },
@@ -67,7 +73,7 @@ describe('planCompaction on real transcripts', () => {
         try {
           checkPlanInvariants(snapshot, policy, scenario.request, result, realCountTokens);
         } catch (error) {
-          throw new Error(`${transcript.name}: ${(error as Error).message}`);
+          throw new Error(`${transcript.name}: ${(error as Error).message}`, { cause: error });
         }
         const key = result.kind === 'plan' ? 'plan' : result.reason;
         kinds.set(key, (kinds.get(key) ?? 0) + 1);
@@ -81,7 +87,11 @@ describe('planCompaction on real transcripts', () => {
     const policy = mergePolicy();
     for (const transcript of transcripts.filter((t) => t.source === 'claude-code' && t.messages.length > 200)) {
       const tokens = transcript.messages.reduce((sum, m) => sum + m.tokens, 0);
-      const snapshot: PlanSnapshot = { messages: transcript.messages, contextLimit: Math.ceil(tokens / 0.85), previousSummaries: transcript.previousSummaries };
+      const snapshot: PlanSnapshot = {
+        messages: transcript.messages,
+        contextLimit: Math.ceil(tokens / 0.85),
+        previousSummaries: transcript.previousSummaries,
+      };
       const result = planCompaction(snapshot, policy, { trigger: 'auto' }, realCountTokens);
       expect(result.kind, transcript.name).toBe('plan');
       if (result.kind !== 'plan') continue;

@@ -1,10 +1,12 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+
 import { countTokens as gptCount } from 'gpt-tokenizer';
+
+import { realTranscriptsDir } from '../../../src/app/cli/shared-data.js';
 import type { LiveBatch } from '../../../src/compaction/plan-types.js';
 import { renderMessageText, toolNamesOf } from '../../../src/compaction/render.js';
 import type { Block, CountTokens, HistoryMessage, MessageKind, Role } from '../../../src/compaction/types.js';
-import { realTranscriptsDir } from '../../../src/app/cli/shared-data.js';
 
 /**
  * Minimal readers for the shared real transcripts (../shared/data/real-transcripts, see its
@@ -41,7 +43,9 @@ interface Draft {
 }
 
 function finish(drafts: readonly Draft[]): HistoryMessage[] {
-  const names = toolNamesOf(drafts.map((d, i) => ({ seq: i, role: d.role, kind: 'message', content: d.content, tokens: 0, toolUseIds: [], toolResultIds: [] })));
+  const names = toolNamesOf(
+    drafts.map((d, i) => ({ seq: i, role: d.role, kind: 'message', content: d.content, tokens: 0, toolUseIds: [], toolResultIds: [] })),
+  );
   return drafts.map((d, i) => {
     const message: HistoryMessage = {
       seq: i + 1,
@@ -69,7 +73,11 @@ function claudeBlock(raw: RawBlock): Block | null {
     case 'tool_result': {
       const content = raw['content'];
       const parts = Array.isArray(content)
-        ? (content as RawBlock[]).map((p) => (p.type === 'image' ? { type: 'image' as const, source: (p['source'] ?? {}) as Record<string, unknown> } : { type: 'text' as const, text: String(p['text'] ?? '') }))
+        ? (content as RawBlock[]).map((p) =>
+            p.type === 'image'
+              ? { type: 'image' as const, source: (p['source'] ?? {}) as Record<string, unknown> }
+              : { type: 'text' as const, text: String(p['text'] ?? '') },
+          )
         : String(content ?? '');
       const block: Block = { type: 'tool_result', tool_use_id: String(raw['tool_use_id']), content: parts };
       if (raw['is_error'] === true) block.is_error = true;
@@ -94,7 +102,10 @@ export function readClaudeCode(file: string): Array<Omit<RealTranscript, 'name' 
     if (entry['type'] === 'system' && entry['subtype'] === 'compact_boundary') after = [];
     if ((entry['type'] !== 'user' && entry['type'] !== 'assistant') || entry['isMeta'] === true) continue;
     const message = entry['message'] as { id?: string; role: string; content: string | RawBlock[] };
-    const blocks = typeof message.content === 'string' ? [{ type: 'text', text: message.content } as Block] : message.content.map(claudeBlock).filter((b): b is Block => b !== null);
+    const blocks =
+      typeof message.content === 'string'
+        ? [{ type: 'text', text: message.content } as Block]
+        : message.content.map(claudeBlock).filter((b): b is Block => b !== null);
     if (entry['isCompactSummary'] === true) {
       summary = blocks.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
       after?.push({ role: 'system', content: [{ type: 'text', text: summary }], kind: 'clip_archive' });
@@ -144,7 +155,8 @@ interface OpenAIMessage {
 }
 
 function openAIDraft(m: OpenAIMessage): Draft {
-  if (m.role === 'tool') return { role: 'tool', content: [{ type: 'tool_result', tool_use_id: m.tool_call_id ?? '', content: m.content ?? '' }] };
+  if (m.role === 'tool')
+    return { role: 'tool', content: [{ type: 'tool_result', tool_use_id: m.tool_call_id ?? '', content: m.content ?? '' }] };
   const blocks: Block[] = m.content ? [{ type: 'text', text: m.content }] : [];
   for (const call of m.tool_calls ?? []) {
     let input: unknown;
@@ -181,15 +193,30 @@ export function loadRealTranscripts(): RealTranscript[] {
   const out: RealTranscript[] = [];
   for (const file of filesUnder(path.join(TRANSCRIPTS_DIR, 'spotter-claude-code'), '.jsonl')) {
     for (const view of readClaudeCode(file)) {
-      out.push({ name: `${path.relative(TRANSCRIPTS_DIR, file)} (${view.view})`, source: 'claude-code', messages: view.messages, previousSummaries: view.previousSummaries });
+      out.push({
+        name: `${path.relative(TRANSCRIPTS_DIR, file)} (${view.view})`,
+        source: 'claude-code',
+        messages: view.messages,
+        previousSummaries: view.previousSummaries,
+      });
     }
   }
   for (const file of filesUnder(path.join(TRANSCRIPTS_DIR, 'mini-swe-agent-gemini3pro-swebench'), '.traj.json')) {
-    out.push({ name: path.relative(TRANSCRIPTS_DIR, file), source: 'mini-swe-agent', messages: readMiniSweAgent(file), previousSummaries: [] });
+    out.push({
+      name: path.relative(TRANSCRIPTS_DIR, file),
+      source: 'mini-swe-agent',
+      messages: readMiniSweAgent(file),
+      previousSummaries: [],
+    });
   }
   for (const file of filesUnder(path.join(TRANSCRIPTS_DIR, 'tau-bench'), '.json')) {
     for (const conv of readTauBench(file)) {
-      out.push({ name: `${path.relative(TRANSCRIPTS_DIR, file)} ${conv.name}`, source: 'tau-bench', messages: conv.messages, previousSummaries: [] });
+      out.push({
+        name: `${path.relative(TRANSCRIPTS_DIR, file)} ${conv.name}`,
+        source: 'tau-bench',
+        messages: conv.messages,
+        previousSummaries: [],
+      });
     }
   }
   cache = out;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { ConfigError, loadConfig } from '../../../src/config/env.js';
 
 describe('loadConfig', () => {
@@ -10,8 +11,16 @@ describe('loadConfig', () => {
   });
 
   it('parses provider:model summarizers, keeping colons inside the model name', () => {
-    expect(loadConfig({ COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5' }).summarizer).toEqual({ provider: 'anthropic', model: 'claude-haiku-4-5', explicit: true });
-    expect(loadConfig({ COMPACTD_SUMMARIZER: 'openai:llama3:8b' }).summarizer).toEqual({ provider: 'openai', model: 'llama3:8b', explicit: true });
+    expect(loadConfig({ COMPACTD_SUMMARIZER: 'anthropic:claude-haiku-4-5' }).summarizer).toEqual({
+      provider: 'anthropic',
+      model: 'claude-haiku-4-5',
+      explicit: true,
+    });
+    expect(loadConfig({ COMPACTD_SUMMARIZER: 'openai:llama3:8b' }).summarizer).toEqual({
+      provider: 'openai',
+      model: 'llama3:8b',
+      explicit: true,
+    });
   });
 
   it('tells an explicit COMPACTD_SUMMARIZER=local from the default (an empty value is unset)', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AppError } from '../../../src/lib/errors.js';
+
 import {
   DEFAULT_KEYWORDS,
   DEFAULT_POLICY,
@@ -9,6 +9,7 @@ import {
   PolicySchema,
   ScoringSchema,
 } from '../../../src/config/policy.js';
+import { AppError } from '../../../src/lib/errors.js';
 
 describe('PolicySchema defaults (SPEC §5.1–5.3, §5.6)', () => {
   it.each([

@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig, ConfigError } from '../../../src/config/env.js';
+
+import { ConfigError, loadConfig } from '../../../src/config/env.js';
 import { parseRedisUrl } from '../../../src/config/redis-url.js';
 
 describe('parseRedisUrl', () => {
   it('keeps a single-server URL as it is (ioredis reads it)', () => {
     expect(parseRedisUrl('redis://127.0.0.1:6379')).toEqual({ ok: true, target: { kind: 'single', url: 'redis://127.0.0.1:6379' } });
-    expect(parseRedisUrl('rediss://:secret@cache.internal:6380/2')).toEqual({ ok: true, target: { kind: 'single', url: 'rediss://:secret@cache.internal:6380/2' } });
+    expect(parseRedisUrl('rediss://:secret@cache.internal:6380/2')).toEqual({
+      ok: true,
+      target: { kind: 'single', url: 'rediss://:secret@cache.internal:6380/2' },
+    });
   });
 
   it('reads a cluster URL: seed nodes, default port 6379, IPv6 in brackets', () => {
@@ -42,7 +46,9 @@ describe('parseRedisUrl', () => {
         tls: true,
       },
     });
-    expect(parseRedisUrl('redis+cluster://:only-password@a:1')).toMatchObject({ target: { username: undefined, password: 'only-password' } });
+    expect(parseRedisUrl('redis+cluster://:only-password@a:1')).toMatchObject({
+      target: { username: undefined, password: 'only-password' },
+    });
   });
 
   it('accepts database 0 (the only one a cluster has) and a trailing slash', () => {
@@ -72,7 +78,9 @@ describe('parseRedisUrl', () => {
 
 describe('REDIS_URL', () => {
   it('takes a cluster URL', () => {
-    expect(loadConfig({ REDIS_URL: 'redis+cluster://127.0.0.1:7000,127.0.0.1:7001' }).redisUrl).toBe('redis+cluster://127.0.0.1:7000,127.0.0.1:7001');
+    expect(loadConfig({ REDIS_URL: 'redis+cluster://127.0.0.1:7000,127.0.0.1:7001' }).redisUrl).toBe(
+      'redis+cluster://127.0.0.1:7000,127.0.0.1:7001',
+    );
   });
 
   it('names the variable and the bad node when a cluster URL is wrong', () => {
@@ -86,6 +94,8 @@ describe('REDIS_URL', () => {
   });
 
   it('tells the accepted forms for anything else', () => {
-    expect(() => loadConfig({ REDIS_URL: 'memcached://127.0.0.1' })).toThrow(/REDIS_URL: must be redis:\/\/host:port, rediss:\/\/host:port or redis\+cluster:\/\/host:port,host:port/);
+    expect(() => loadConfig({ REDIS_URL: 'memcached://127.0.0.1' })).toThrow(
+      /REDIS_URL: must be redis:\/\/host:port, rediss:\/\/host:port or redis\+cluster:\/\/host:port,host:port/,
+    );
   });
 });

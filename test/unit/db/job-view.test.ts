@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { JobSchema } from '../../../src/api/schemas/jobs.js';
 import { toJobView } from '../../../src/api/views.js';
 import { jobEventData } from '../../../src/db/repos/job-outbox.js';
@@ -30,6 +31,7 @@ describe('the job a webhook event carries', () => {
     const { job } = jobEventData(row, 'conv-1');
     expect(job).toEqual(toJobView(row, 'conv-1'));
     expect(JobSchema.parse(job)).toEqual(job);
-    for (const internal of ['tenantId', 'plan', 'policy', 'watermark', 'attempts', 'idempotencyKey', 'updatedAt']) expect(job).not.toHaveProperty(internal);
+    for (const internal of ['tenantId', 'plan', 'policy', 'watermark', 'attempts', 'idempotencyKey', 'updatedAt'])
+      expect(job).not.toHaveProperty(internal);
   });
 });

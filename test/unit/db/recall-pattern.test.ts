@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+
 import { containsPattern, fragmentOf, queryWords } from '../../../src/db/repos/archive-search.js';
 
 /** An ILIKE evaluator for the escaped patterns containsPattern writes (`\` escapes; `%`, `_` wildcards). */
@@ -19,9 +20,13 @@ describe('containsPattern', () => {
   it('matches exactly the texts that contain the fragment, wildcards and backslashes taken literally', () => {
     const alphabet = fc.constantFrom('a', 'b', '%', '_', '\\', '/', '.');
     fc.assert(
-      fc.property(fc.string({ unit: alphabet, minLength: 1, maxLength: 6 }), fc.string({ unit: alphabet, maxLength: 12 }), (fragment, text) => {
-        expect(ilike(text, containsPattern(fragment))).toBe(text.includes(fragment));
-      }),
+      fc.property(
+        fc.string({ unit: alphabet, minLength: 1, maxLength: 6 }),
+        fc.string({ unit: alphabet, maxLength: 12 }),
+        (fragment, text) => {
+          expect(ilike(text, containsPattern(fragment))).toBe(text.includes(fragment));
+        },
+      ),
     );
   });
 });

@@ -3,7 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+
 import { beforeAll, describe, expect, it } from 'vitest';
+
 import { parseLlmSimArgs } from '../../../src/app/cli/llm-sim.js';
 import { EnvSchema, loadConfig } from '../../../src/config/env.js';
 import { parseYamlSubset, type YamlValue } from './yaml-subset.js';
@@ -93,7 +95,13 @@ describe('docker-compose.yml', () => {
     for (const name of ['migrate', 'api', 'worker']) {
       const config = loadConfig(environmentOf(services[name]!));
       const db = new URL(config.databaseUrl);
-      expect([db.hostname, db.port, db.username, db.password, db.pathname], name).toEqual(['postgres', '5432', pg['POSTGRES_USER'], pg['POSTGRES_PASSWORD'], `/${pg['POSTGRES_DB']}`]);
+      expect([db.hostname, db.port, db.username, db.password, db.pathname], name).toEqual([
+        'postgres',
+        '5432',
+        pg['POSTGRES_USER'],
+        pg['POSTGRES_PASSWORD'],
+        `/${pg['POSTGRES_DB']}`,
+      ]);
       if (name !== 'migrate') expect(new URL(config.redisUrl).hostname, name).toBe('redis');
     }
   });
@@ -110,7 +118,10 @@ describe('docker-compose.yml', () => {
   it('migrates once before api and workers start; two workers by default', () => {
     expect(services['migrate']).toMatchObject({ restart: 'no', depends_on: { postgres: { condition: 'service_healthy' } } });
     for (const name of ['api', 'worker']) {
-      expect(services[name]!.depends_on, name).toEqual({ migrate: { condition: 'service_completed_successfully' }, redis: { condition: 'service_healthy' } });
+      expect(services[name]!.depends_on, name).toEqual({
+        migrate: { condition: 'service_completed_successfully' },
+        redis: { condition: 'service_healthy' },
+      });
     }
     expect(services['worker']!.deploy?.replicas).toBe(2);
     for (const name of ['postgres', 'redis']) expect(services[name]!.healthcheck?.test[0], name).toBe('CMD');
@@ -124,7 +135,10 @@ describe('Dockerfile', () => {
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line !== '' && !line.startsWith('#'));
-  const stages = instructions.reduce<string[][]>((all, line) => (line.startsWith('FROM ') ? [...all, [line]] : (all.at(-1)?.push(line), all)), []);
+  const stages = instructions.reduce<string[][]>(
+    (all, line) => (line.startsWith('FROM ') ? [...all, [line]] : (all.at(-1)?.push(line), all)),
+    [],
+  );
 
   it('compiles in one stage, installs runtime dependencies in another, runs compiled JavaScript from a slim Node 22 one', () => {
     expect(stages.length).toBe(3);
@@ -161,7 +175,10 @@ describe('Dockerfile', () => {
 
   it('copies only paths that exist, and sets only known variables', () => {
     for (const line of instructions.filter((l) => l.startsWith('COPY ') && !l.includes('--from='))) {
-      const parts = line.split(/\s+/).slice(1).filter((p) => !p.startsWith('--'));
+      const parts = line
+        .split(/\s+/)
+        .slice(1)
+        .filter((p) => !p.startsWith('--'));
       for (const source of parts.slice(0, -1)) expect(existsSync(path.join(repoRoot, source)), source).toBe(true);
     }
     const known = new Set(Object.keys(EnvSchema.shape));
@@ -169,8 +186,11 @@ describe('Dockerfile', () => {
   });
 
   it('keeps node_modules, dist, tests and .git out of the build context', () => {
-    const ignore = read('.dockerignore').split('\n').map((l) => l.trim());
+    const ignore = read('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim());
     expect(ignore).toEqual(expect.arrayContaining(['node_modules', 'dist', '.git', 'test']));
-    for (const needed of ['src', 'samples', 'migrations', 'bin', 'tsconfig.json', 'tsconfig.build.json']) expect(ignore).not.toContain(needed);
+    for (const needed of ['src', 'samples', 'migrations', 'bin', 'tsconfig.json', 'tsconfig.build.json'])
+      expect(ignore).not.toContain(needed);
   });
 });

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { describe, expect, it } from 'vitest';
 
 /**
@@ -32,7 +33,9 @@ describe('install scripts', () => {
   });
 
   it('explains in docs/install.md why each allowed one runs', () => {
-    const allowed = Object.entries(allowScripts).filter(([, allow]) => allow).map(([name]) => name);
+    const allowed = Object.entries(allowScripts)
+      .filter(([, allow]) => allow)
+      .map(([name]) => name);
     expect(allowed.filter((name) => !installGuide.includes(`\`${name}\``))).toEqual([]);
   });
 });

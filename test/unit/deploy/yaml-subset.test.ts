@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { parseYamlSubset } from './yaml-subset.js';
 
 describe('parseYamlSubset', () => {

@@ -154,7 +154,8 @@ class Reader {
     while (this.index < this.lines.length) {
       const line = this.lines[this.index]!;
       if (line.indent < indent) break;
-      if (line.indent > indent || !(line.text === '-' || line.text.startsWith('- '))) throw new YamlSubsetError(line.number, 'expected a "- " sequence item');
+      if (line.indent > indent || !(line.text === '-' || line.text.startsWith('- ')))
+        throw new YamlSubsetError(line.number, 'expected a "- " sequence item');
       const rest = line.text.slice(1).trim();
       this.index += 1;
       if (rest === '') {
@@ -167,7 +168,9 @@ class Reader {
         continue;
       }
       // `- key: value` opens a mapping whose further keys sit two columns right of the dash.
-      const mapping: Record<string, YamlValue> = { [entry.key]: entry.rest === '' ? this.nested(indent + 2) : scalar(entry.rest, line.number) };
+      const mapping: Record<string, YamlValue> = {
+        [entry.key]: entry.rest === '' ? this.nested(indent + 2) : scalar(entry.rest, line.number),
+      };
       const next = this.lines[this.index];
       items.push(next && next.indent === indent + 2 ? this.parseMapping(indent + 2, mapping) : mapping);
     }

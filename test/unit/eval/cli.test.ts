@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { parseCliArgs } from '../../../eval/cli.js';
 
 describe('parseCliArgs', () => {

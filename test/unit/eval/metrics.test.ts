@@ -1,17 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { IDENTIFIERS_HEADING } from '../../../src/compaction/summarize/index.js';
-import type { Block, Role } from '../../../src/compaction/types.js';
+
 import {
   commandIdentifier,
   contextText,
+  type EvalMessage,
   extractCommands,
   extractIds,
   identifierRetention,
+  type SpanIdentifier,
   spanIdentifiers,
   stripIdentifierLists,
-  type EvalMessage,
-  type SpanIdentifier,
 } from '../../../eval/metrics.js';
+import { IDENTIFIERS_HEADING } from '../../../src/compaction/summarize/index.js';
+import type { Block, Role } from '../../../src/compaction/types.js';
 import { text, toolResult, toolUse } from '../../fixtures/builders.js';
 
 const msg = (role: Role, content: string | Block[], metadata?: Record<string, unknown>): EvalMessage => ({
@@ -92,7 +93,10 @@ describe('commands', () => {
 
   it('reads Bash tool inputs and fenced bash actions of the assistant, deduplicated', () => {
     const messages = [
-      msg('assistant', [toolUse('t1', 'Bash', { command: 'mix test', description: 'run tests' }), toolUse('t2', 'Read', { file_path: '/a.ex' })]),
+      msg('assistant', [
+        toolUse('t1', 'Bash', { command: 'mix test', description: 'run tests' }),
+        toolUse('t2', 'Read', { file_path: '/a.ex' }),
+      ]),
       msg('user', [toolResult('t1', 'ok'), toolResult('t2', 'x')]),
       msg('assistant', 'THOUGHT: look\n```bash\nls -la src/\n```'),
       msg('user', '```bash\nrm -rf /\n```'),

@@ -1,12 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import type { Block, Role } from '../../../src/compaction/types.js';
+
 import { loadCorpus } from '../../../eval/corpus.js';
-import { deriveProbes, scoreProbes, type Probe, type ProbeMessage } from '../../../eval/probes/index.js';
 import { errorLineOf } from '../../../eval/probes/failures.js';
+import { deriveProbes, type Probe, type ProbeMessage, scoreProbes } from '../../../eval/probes/index.js';
 import { shellFileChanges } from '../../../eval/probes/shell.js';
+import type { Block, Role } from '../../../src/compaction/types.js';
 import { text, toolResult, toolUse } from '../../fixtures/builders.js';
 
-const msg = (role: Role, content: string | Block[]): ProbeMessage => ({ role, content: typeof content === 'string' ? [text(content)] : content });
+const msg = (role: Role, content: string | Block[]): ProbeMessage => ({
+  role,
+  content: typeof content === 'string' ? [text(content)] : content,
+});
 
 const CWD = '/home/u/app';
 
@@ -18,10 +22,23 @@ const span: ProbeMessage[] = [
   msg('assistant', [toolUse('t2', 'Edit', { file_path: `${CWD}/src/login.ts`, old_string: 'a', new_string: 'b' })]),
   msg('user', [toolResult('t2', 'The file has been updated.')]),
   msg('assistant', [toolUse('t3', 'Bash', { command: 'npm test -- login\necho done' })]),
-  msg('user', [toolResult('t3', "Exit code 1\n FAIL test/login.test.ts\nTypeError: Cannot read properties of undefined (reading 'user')\n    at login (src/login.ts:3:9)", true)]),
+  msg('user', [
+    toolResult(
+      't3',
+      "Exit code 1\n FAIL test/login.test.ts\nTypeError: Cannot read properties of undefined (reading 'user')\n    at login (src/login.ts:3:9)",
+      true,
+    ),
+  ]),
   msg('assistant', [toolUse('t4', 'Bash', { command: 'rm old/legacy.ts && git mv src/a.ts src/b.ts' })]),
   msg('user', [toolResult('t4', '')]),
-  msg('assistant', [toolUse('t5', 'TodoWrite', { todos: [{ content: 'Write the validator', status: 'completed' }, { content: 'Fix the failing login test', status: 'in_progress' }] })]),
+  msg('assistant', [
+    toolUse('t5', 'TodoWrite', {
+      todos: [
+        { content: 'Write the validator', status: 'completed' },
+        { content: 'Fix the failing login test', status: 'in_progress' },
+      ],
+    }),
+  ]),
   msg('user', [toolResult('t5', 'Todos have been modified successfully.')]),
   msg('user', 'Please make sure the error message stays readable.'),
 ];
@@ -48,8 +65,14 @@ describe('deriveProbes', () => {
   });
 
   it('keeps the user constraints verbatim, the latest requests and the open tasks', () => {
-    expect(byKind(probes, 'constraint').map((p) => p.text)).toEqual(['Never commit directly to main.', 'Please make sure the error message stays readable.']);
-    expect(byKind(probes, 'request').map((p) => p.text)).toEqual(['Add input validation to the login handler.', 'Please make sure the error message stays readable.']);
+    expect(byKind(probes, 'constraint').map((p) => p.text)).toEqual([
+      'Never commit directly to main.',
+      'Please make sure the error message stays readable.',
+    ]);
+    expect(byKind(probes, 'request').map((p) => p.text)).toEqual([
+      'Add input validation to the login handler.',
+      'Please make sure the error message stays readable.',
+    ]);
     expect(byKind(probes, 'task').map((p) => p.text)).toEqual(['Fix the failing login test']);
   });
 
@@ -57,7 +80,10 @@ describe('deriveProbes', () => {
     const swe = deriveProbes(
       [
         msg('assistant', "THOUGHT: fix it\n\n```bash\nsed -i 's/a/b/' src/x.py && python repro.py\n```"),
-        msg('user', '<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n  File "repro.py", line 1\nValueError: bad value\n</output>'),
+        msg(
+          'user',
+          '<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n  File "repro.py", line 1\nValueError: bad value\n</output>',
+        ),
         msg('assistant', "THOUGHT: write a test\n\n```bash\ncat <<'EOF' > tests/test_x.py\nrm -rf /\nEOF\n```"),
         msg('user', '<returncode>0</returncode>\n<output>\n</output>'),
       ],
@@ -74,11 +100,23 @@ describe('deriveProbes', () => {
 
 describe('shellFileChanges', () => {
   it.each([
-    ['rm -f a.txt b.txt', [['a.txt', 'deleted'], ['b.txt', 'deleted']]],
+    [
+      'rm -f a.txt b.txt',
+      [
+        ['a.txt', 'deleted'],
+        ['b.txt', 'deleted'],
+      ],
+    ],
     ['mv src/a.ts src/b.ts', [['src/a.ts', 'moved']]],
     ['echo hi > out.txt 2>/dev/null', [['out.txt', 'written']]],
     ['echo hi >> log.txt', [['log.txt', 'edited']]],
-    ["sed -i 's/x/y/' a.py b.py", [['a.py', 'edited'], ['b.py', 'edited']]],
+    [
+      "sed -i 's/x/y/' a.py b.py",
+      [
+        ['a.py', 'edited'],
+        ['b.py', 'edited'],
+      ],
+    ],
     ["grep -n 'rm x' file.py", []],
     ['cat file.py | head', []],
   ])('%s', (command, expected) => {
@@ -117,7 +155,10 @@ describe('scoreProbes', () => {
       'User: **never commit directly to main.** Please make sure the error message stays readable.',
       'Add input validation to the login handler.',
     ].join('\n');
-    const score = scoreProbes(probes.filter((p) => p.kind !== 'file' && p.kind !== 'task'), context);
+    const score = scoreProbes(
+      probes.filter((p) => p.kind !== 'file' && p.kind !== 'task'),
+      context,
+    );
     expect(score.missed).toEqual([]);
     expect(score.score).toBe(1);
   });
@@ -134,20 +175,40 @@ describe('scoreProbes', () => {
 describe('probes of the real sessions', () => {
   const cases = loadCorpus({});
 
-  it.each(cases.filter((c) => c.collection !== 'tau-bench').map((c) => [c.id, c] as const))('%s: files changed, no exit-code error probes', (_id, c) => {
-    const probes = deriveProbes(c.messages, { cwd: c.cwd });
-    expect(byKind(probes, 'file').length).toBeGreaterThan(0);
-    expect(byKind(probes, 'request').length).toBeGreaterThan(0);
-    for (const p of byKind(probes, 'error')) expect(p.text).not.toMatch(/^(Exit code|<returncode>)/);
-  });
+  it.each(cases.filter((c) => c.collection !== 'tau-bench').map((c) => [c.id, c] as const))(
+    '%s: files changed, no exit-code error probes',
+    (_id, c) => {
+      const probes = deriveProbes(c.messages, { cwd: c.cwd });
+      expect(byKind(probes, 'file').length).toBeGreaterThan(0);
+      expect(byKind(probes, 'request').length).toBeGreaterThan(0);
+      for (const p of byKind(probes, 'error')) expect(p.text).not.toMatch(/^(Exit code|<returncode>)/);
+    },
+  );
 
   it('every τ-bench conversation has probes', () => {
-    for (const c of cases.filter((x) => x.collection === 'tau-bench')) expect(deriveProbes(c.messages, { cwd: c.cwd }).length, c.id).toBeGreaterThan(0);
+    for (const c of cases.filter((x) => x.collection === 'tau-bench'))
+      expect(deriveProbes(c.messages, { cwd: c.cwd }).length, c.id).toBeGreaterThan(0);
   });
 
   it('a Claude Code session answers its own probes (the transcript is the whole context)', () => {
     const c = cases.find((x) => x.collection === 'claude-code')!;
-    const whole = c.messages.map((m) => m.content.map((b) => (b.type === 'text' ? b.text : b.type === 'tool_result' ? (typeof b.content === 'string' ? b.content : '') : b.type === 'tool_use' ? JSON.stringify(b.input) : '')).join('\n')).join('\n');
+    const whole = c.messages
+      .map((m) =>
+        m.content
+          .map((b) =>
+            b.type === 'text'
+              ? b.text
+              : b.type === 'tool_result'
+                ? typeof b.content === 'string'
+                  ? b.content
+                  : ''
+                : b.type === 'tool_use'
+                  ? JSON.stringify(b.input)
+                  : '',
+          )
+          .join('\n'),
+      )
+      .join('\n');
     const probes = deriveProbes(c.messages, { cwd: c.cwd }).filter((p) => p.kind !== 'file');
     expect(scoreProbes(probes, whole).missed).toEqual([]);
   });
@@ -176,12 +237,16 @@ describe('what does not count as a change or a failure', () => {
       [
         msg('user', 'Fix the parser.'),
         // bash ends a single-quoted string at \' : the script falls apart into words sed takes for files
-        msg('assistant', [toolUse('s1', 'Bash', { command: "sed -i '3c\\    parts = auth.split(\\':\\', 1)\\n    return (\\'\\', \\'\\')' src/parse.py" })]),
+        msg('assistant', [
+          toolUse('s1', 'Bash', { command: "sed -i '3c\\    parts = auth.split(\\':\\', 1)\\n    return (\\'\\', \\'\\')' src/parse.py" }),
+        ]),
         msg('user', [toolResult('s1', "sed: can't read return: No such file or directory\nExit code 2", true)]),
       ],
       { cwd: CWD },
     );
-    expect(shellFileChanges("sed -i '3c\\    parts = auth.split(\\':\\', 1)\\n    return (\\'\\', \\'\\')' src/parse.py").map((c) => c.path)).toContain('return');
+    expect(
+      shellFileChanges("sed -i '3c\\    parts = auth.split(\\':\\', 1)\\n    return (\\'\\', \\'\\')' src/parse.py").map((c) => c.path),
+    ).toContain('return');
     expect(byKind(probes, 'file').map((p) => p.text)).not.toContain('return');
   });
 });

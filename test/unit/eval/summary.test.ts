@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
+
 import type { ContextMeasures } from '../../../eval/measure.js';
 import type { CaseReport, MeasureRow } from '../../../eval/run-case.js';
-import { aggregateByVariant, clipArchiveBudget, comparableSize, continuationGoals, meetsGoal, peerComparisons, pool } from '../../../eval/summary.js';
+import {
+  aggregateByVariant,
+  clipArchiveBudget,
+  comparableSize,
+  continuationGoals,
+  meetsGoal,
+  peerComparisons,
+  pool,
+} from '../../../eval/summary.js';
 
 function measures(found: number, total: number, reduction: number, summaryTokens = 1000): ContextMeasures {
   const r = { found, total, ratio: total === 0 ? 1 : found / total, byKind: {} };
@@ -70,13 +79,22 @@ describe('comparableSize', () => {
 
 describe('pool', () => {
   it('weighs runs by their identifier counts', () => {
-    expect(pool([measures(9, 10, 0.9).retentionAfterGate, measures(45, 90, 0.9).retentionAfterGate])).toEqual({ runs: 2, found: 54, total: 100, ratio: 0.54 });
+    expect(pool([measures(9, 10, 0.9).retentionAfterGate, measures(45, 90, 0.9).retentionAfterGate])).toEqual({
+      runs: 2,
+      found: 54,
+      total: 100,
+      ratio: 0.54,
+    });
   });
 });
 
 describe('aggregateByVariant and peerComparisons', () => {
   const cases = [
-    caseOf('a', [row('peer', measures(20, 100, 0.96, 3000), 'peer'), row('reset-local', measures(80, 100, 0.95, 4000)), row('failed', null)]),
+    caseOf('a', [
+      row('peer', measures(20, 100, 0.96, 3000), 'peer'),
+      row('reset-local', measures(80, 100, 0.95, 4000)),
+      row('failed', null),
+    ]),
     caseOf('b', [row('peer', measures(30, 100, 0.96, 3000), 'peer'), row('reset-local', measures(99, 100, 0.9, 9000))]),
   ];
 
@@ -103,7 +121,11 @@ describe('continuationGoals', () => {
   });
 
   it('checks the default reset against the probe bar, the peer + 25 points (capped), 1.25× the peer and the budget', () => {
-    const c = caseOf('cc-1', [row('peer', withProbes(6, 10, 3000), 'peer'), row('reset-local', withProbes(9, 10, 3600)), row('summarize-local', withProbes(1, 10, 9000))]);
+    const c = caseOf('cc-1', [
+      row('peer', withProbes(6, 10, 3000), 'peer'),
+      row('reset-local', withProbes(9, 10, 3600)),
+      row('summarize-local', withProbes(1, 10, 9000)),
+    ]);
     const [goals, ...rest] = continuationGoals([c], 3500);
     expect(rest).toEqual([]);
     expect(goals!.variant).toBe('reset-local');

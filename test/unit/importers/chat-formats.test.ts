@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { detectTranscriptFormat, importTranscript, TranscriptImportError, type TranscriptFormat } from '../../../src/importers/index.js';
+
+import { detectTranscriptFormat, importTranscript, type TranscriptFormat, TranscriptImportError } from '../../../src/importers/index.js';
 
 const json = (value: unknown) => JSON.stringify(value, null, 2);
 
@@ -30,7 +31,9 @@ const openAIChat = [
     refusal: null,
     function_call: null,
     annotations: [],
-    tool_calls: [{ id: 'call_1', type: 'function', index: 0, function: { name: 'search_flights', arguments: '{"from":"JFK","to":"SEA"}' } }],
+    tool_calls: [
+      { id: 'call_1', type: 'function', index: 0, function: { name: 'search_flights', arguments: '{"from":"JFK","to":"SEA"}' } },
+    ],
   },
   { role: 'tool', tool_call_id: 'call_1', name: 'search_flights', content: '[{"flight":"HAT069"}]' },
   { role: 'assistant', content: 'HAT069 is available.' },
@@ -48,7 +51,9 @@ describe('OpenAI chat JSON', () => {
 
   it('takes {messages} with an id, parsed arguments, and JSON lines', () => {
     const withParsedArgs = openAIChat.map((m) =>
-      m.tool_calls ? { ...m, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'search_flights', arguments: { from: 'JFK' } } }] } : m,
+      m.tool_calls
+        ? { ...m, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'search_flights', arguments: { from: 'JFK' } } }] }
+        : m,
     );
     const c = only(json({ id: 'conv-42', messages: withParsedArgs }));
     expect(c.id).toBe('conv-42');
@@ -72,9 +77,24 @@ describe('OpenAI chat JSON', () => {
   });
 
   it('drops an assistant message with neither text nor calls, and names an invalid message', () => {
-    const c = only(json([{ role: 'user', content: 'hi' }, { role: 'assistant', content: '' }]));
+    const c = only(
+      json([
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: '' },
+      ]),
+    );
     expect(c.stats).toMatchObject({ messages: 1, droppedLines: 1 });
-    const err = caught(() => importTranscript(json({ messages: [{ role: 'user', content: 'a' }, { role: 'robot', content: 'b' }] }), { format: 'openai' }));
+    const err = caught(() =>
+      importTranscript(
+        json({
+          messages: [
+            { role: 'user', content: 'a' },
+            { role: 'robot', content: 'b' },
+          ],
+        }),
+        { format: 'openai' },
+      ),
+    );
     expect(err.code).toBe('TRANSCRIPT_INVALID');
     expect(err.message).toMatch(/^messages\.1: role: must be one of/);
   });
@@ -109,7 +129,13 @@ describe('Anthropic messages JSON', () => {
   });
 
   it('names the message at fault, counting from the file’s messages', () => {
-    const bad = { system: 'S', messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'tool_use', name: 'x', input: {} }] }] };
+    const bad = {
+      system: 'S',
+      messages: [
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: [{ type: 'tool_use', name: 'x', input: {} }] },
+      ],
+    };
     const err = caught(() => importTranscript(json(bad)));
     expect(err.message).toMatch(/^messages\.1: content: /);
   });
@@ -149,7 +175,11 @@ describe('format detection', () => {
     ['τ-bench', json([{ task_id: 0, trial: 0, reward: 1, traj: [] }]), 'tau-bench'],
     ['OpenHands events', json([{ id: 0, source: 'user', action: 'message', args: { content: 'hi' } }]), 'openhands'],
     ['OpenHands output', JSON.stringify({ instance_id: 'i', history: [] }), 'openhands'],
-    ['Claude Code', `${JSON.stringify({ type: 'user', sessionId: 's', uuid: 'u', message: { role: 'user', content: 'hi' } })}\n`, 'claude-code'],
+    [
+      'Claude Code',
+      `${JSON.stringify({ type: 'user', sessionId: 's', uuid: 'u', message: { role: 'user', content: 'hi' } })}\n`,
+      'claude-code',
+    ],
   ];
 
   it.each(cases)('%s → %s', (_name, text, format, fileName) => {

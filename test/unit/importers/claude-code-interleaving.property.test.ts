@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+
 import type { NormalizedMessage } from '../../../src/compaction/types.js';
 import { importTranscript } from '../../../src/importers/index.js';
 import { providerPairingViolations } from '../../helpers/transcripts.js';
@@ -70,7 +71,8 @@ function summary(message: NormalizedMessage): string {
   const parts = message.content.map((b) => {
     if (b.type === 'text') return b.text;
     if (b.type === 'tool_use') return `call ${b.id}`;
-    if (b.type === 'tool_result') return `result ${b.tool_use_id}=${typeof b.content === 'string' ? b.content : b.content.map((p) => (p.type === 'text' ? p.text : '')).join('')}`;
+    if (b.type === 'tool_result')
+      return `result ${b.tool_use_id}=${typeof b.content === 'string' ? b.content : b.content.map((p) => (p.type === 'text' ? p.text : '')).join('')}`;
     return b.type;
   });
   return `${message.role === 'assistant' ? 'assistant' : 'user'}: ${parts.join(' | ')}`;

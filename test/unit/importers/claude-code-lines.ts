@@ -7,7 +7,15 @@ let counter = 0;
 
 function base(extra: Record<string, unknown> = {}): Record<string, unknown> {
   counter++;
-  return { parentUuid: null, isSidechain: false, sessionId: session, version: '2.1.39', uuid: `u-${counter}`, timestamp: '2026-02-01T10:00:00.000Z', ...extra };
+  return {
+    parentUuid: null,
+    isSidechain: false,
+    sessionId: session,
+    version: '2.1.39',
+    uuid: `u-${counter}`,
+    timestamp: '2026-02-01T10:00:00.000Z',
+    ...extra,
+  };
 }
 
 export const line = {
@@ -15,7 +23,12 @@ export const line = {
   assistant: (id: string, block: unknown, extra: Record<string, unknown> = {}) =>
     base({ type: 'assistant', message: { id, role: 'assistant', model: 'claude-opus-4-6', content: [block] }, ...extra }),
   result: (toolUseId: string, content: unknown, extra: Record<string, unknown> = {}) =>
-    base({ type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUseId, content }] }, toolUseResult: {}, ...extra }),
+    base({
+      type: 'user',
+      message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUseId, content }] },
+      toolUseResult: {},
+      ...extra,
+    }),
   progress: () => base({ type: 'progress', data: { type: 'hook_progress', hookEvent: 'PostToolUse' } }),
   snapshot: () => ({ type: 'file-history-snapshot', messageId: 'm-1', snapshot: {}, isSnapshotUpdate: false }),
   queue: () => base({ type: 'queue-operation', operation: 'enqueue' }),

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
+
 import { describe, expect, it } from 'vitest';
-import { detectTranscriptFormat, findCompactBoundary, importTranscript, TranscriptImportError } from '../../../src/importers/index.js';
+
 import { MISSING_RESULT_TEXT } from '../../../src/importers/claude-code-turns.js';
+import { detectTranscriptFormat, findCompactBoundary, importTranscript, TranscriptImportError } from '../../../src/importers/index.js';
 import { providerPairingViolations, SAMPLE_CLAUDE_CODE_SESSION, toolPairingReport } from '../../helpers/transcripts.js';
 import { block, jsonl, line } from './claude-code-lines.js';
 
@@ -104,13 +106,23 @@ describe('Claude Code importer: merging', () => {
   });
 
   it('takes the session model from its last main-chain reply, not from a subagent or a synthetic reply', () => {
-    const c = importOne([
-      line.user('go'),
-      line.assistant('msg_A', block.text('on haiku'), { message: { id: 'msg_A', role: 'assistant', model: 'claude-haiku-4-5', content: [block.text('on haiku')] } }),
-      line.assistant('msg_B', block.text('on opus')),
-      line.assistant('msg_C', block.text('sub'), { isSidechain: true, message: { id: 'msg_C', role: 'assistant', model: 'claude-sonnet-4-5', content: [block.text('sub')] } }),
-      line.assistant('msg_D', block.text('API Error'), { message: { id: 'msg_D', role: 'assistant', model: '<synthetic>', content: [block.text('API Error')] } }),
-    ], { includeSidechains: true });
+    const c = importOne(
+      [
+        line.user('go'),
+        line.assistant('msg_A', block.text('on haiku'), {
+          message: { id: 'msg_A', role: 'assistant', model: 'claude-haiku-4-5', content: [block.text('on haiku')] },
+        }),
+        line.assistant('msg_B', block.text('on opus')),
+        line.assistant('msg_C', block.text('sub'), {
+          isSidechain: true,
+          message: { id: 'msg_C', role: 'assistant', model: 'claude-sonnet-4-5', content: [block.text('sub')] },
+        }),
+        line.assistant('msg_D', block.text('API Error'), {
+          message: { id: 'msg_D', role: 'assistant', model: '<synthetic>', content: [block.text('API Error')] },
+        }),
+      ],
+      { includeSidechains: true },
+    );
     expect(c.model).toBe('claude-opus-4-6');
   });
 
@@ -139,7 +151,12 @@ describe('Claude Code importer: merging', () => {
   });
 
   it('takes the final usage snapshot of a reply, counting cached input as context', () => {
-    const usage = (out: number) => ({ input_tokens: 3, cache_creation_input_tokens: 100, cache_read_input_tokens: 5000, output_tokens: out });
+    const usage = (out: number) => ({
+      input_tokens: 3,
+      cache_creation_input_tokens: 100,
+      cache_read_input_tokens: 5000,
+      output_tokens: out,
+    });
     const a1 = line.assistant('msg_A', block.text('a'));
     const a2 = line.assistant('msg_A', block.text('b'));
     (a1.message as Record<string, unknown>).usage = usage(2);
@@ -150,10 +167,7 @@ describe('Claude Code importer: merging', () => {
   });
 
   it('turns a result whose call is not in the file into text and reports a pending final call', () => {
-    const c = importOne([
-      line.result('tu_gone', 'output of an earlier session'),
-      line.assistant('msg_A', block.toolUse('tu_1', 'Bash')),
-    ]);
+    const c = importOne([line.result('tu_gone', 'output of an earlier session'), line.assistant('msg_A', block.toolUse('tu_1', 'Bash'))]);
     expect(c.messages[0]?.content).toEqual([
       { type: 'text', text: '[result of tool call tu_gone, whose call is not in this transcript]\noutput of an earlier session' },
     ]);
@@ -185,7 +199,13 @@ describe('Claude Code importer: sidechains', () => {
 
   it('includes them in file order when asked, the Task result still right after its call', () => {
     const c = importOne(lines, { includeSidechains: true });
-    expect(c.messages.map((m) => `${m.role}:${m.content[0]?.type}`)).toEqual(['user:text', 'assistant:tool_use', 'user:tool_result', 'user:text', 'assistant:text']);
+    expect(c.messages.map((m) => `${m.role}:${m.content[0]?.type}`)).toEqual([
+      'user:text',
+      'assistant:tool_use',
+      'user:tool_result',
+      'user:text',
+      'assistant:text',
+    ]);
     expect(providerPairingViolations(c.messages)).toEqual([]);
   });
 

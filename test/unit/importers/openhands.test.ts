@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { describe, expect, it } from 'vitest';
+
 import { isMetaTurn } from '../../../src/compaction/meta-turns.js';
 import type { Block, NormalizedMessage } from '../../../src/compaction/types.js';
-import { importTranscript } from '../../../src/importers/index.js';
 import { MISSING_RESULT_TEXT } from '../../../src/importers/claude-code-turns.js';
+import { importTranscript } from '../../../src/importers/index.js';
 import { providerPairingViolations, toolPairingReport } from '../../helpers/transcripts.js';
 
 /**
@@ -43,11 +45,25 @@ function recordedReplies(events: readonly Event[]): Array<{ text: string; calls:
   const seen = new Set<string>();
   const replies: Array<{ text: string; calls: RecordedCall[] }> = [];
   for (const event of events) {
-    const response = (event.tool_call_metadata as { model_response?: { id: string; choices: Array<{ message: { content: string | null; tool_calls: Array<{ id: string; function: { name: string; arguments: string } }> } }> } } | undefined)?.model_response;
+    const response = (
+      event.tool_call_metadata as
+        | {
+            model_response?: {
+              id: string;
+              choices: Array<{
+                message: { content: string | null; tool_calls: Array<{ id: string; function: { name: string; arguments: string } }> };
+              }>;
+            };
+          }
+        | undefined
+    )?.model_response;
     if (typeof event.action !== 'string' || !response || seen.has(response.id)) continue;
     seen.add(response.id);
     const message = response.choices[0]!.message;
-    replies.push({ text: message.content ?? '', calls: message.tool_calls.map((c) => ({ id: c.id, name: c.function.name, input: JSON.parse(c.function.arguments) as unknown })) });
+    replies.push({
+      text: message.content ?? '',
+      calls: message.tool_calls.map((c) => ({ id: c.id, name: c.function.name, input: JSON.parse(c.function.arguments) as unknown })),
+    });
   }
   return replies;
 }
@@ -57,13 +73,16 @@ function recordedResults(events: readonly Event[]): Map<string, { content: strin
   const results = new Map<string, { content: string; error: boolean }>();
   for (const event of events) {
     const id = (event.tool_call_metadata as { tool_call_id?: string } | undefined)?.tool_call_id;
-    if (typeof event.observation === 'string' && id !== undefined) results.set(id, { content: event.content as string, error: event.observation === 'error' });
+    if (typeof event.observation === 'string' && id !== undefined)
+      results.set(id, { content: event.content as string, error: event.observation === 'error' });
   }
   return results;
 }
 
 const calls = (messages: readonly NormalizedMessage[]) =>
-  messages.flatMap((m) => m.content.flatMap((b): RecordedCall[] => (b.type === 'tool_use' ? [{ id: b.id, name: b.name, input: b.input }] : [])));
+  messages.flatMap((m) =>
+    m.content.flatMap((b): RecordedCall[] => (b.type === 'tool_use' ? [{ id: b.id, name: b.name, input: b.input }] : [])),
+  );
 const results = (messages: readonly NormalizedMessage[]) =>
   messages.flatMap((m) => m.content.flatMap((b) => (b.type === 'tool_result' ? [b] : [])));
 const texts = (m: NormalizedMessage | undefined) => (m?.content ?? []).flatMap((b: Block) => (b.type === 'text' ? [b.text] : []));
@@ -102,7 +121,12 @@ describe('OpenHands runs with model responses: the history holds the model’s o
 
   it('keeps an editor error’s detail, flagged as an error', () => {
     const error = results(c.messages).find((r) => r.tool_use_id === 'toolu_01EditNoOld');
-    expect(error).toEqual({ type: 'tool_result', tool_use_id: 'toolu_01EditNoOld', content: 'ERROR:\nParameter `old_str` is required for command: str_replace.', is_error: true });
+    expect(error).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'toolu_01EditNoOld',
+      content: 'ERROR:\nParameter `old_str` is required for command: str_replace.',
+      is_error: true,
+    });
   });
 
   it('the task is the first user message, whole, and the only user request; environment events are no user turns', () => {
@@ -127,15 +151,26 @@ describe('OpenHands runs with model responses: the history holds the model’s o
   });
 
   it('a call whose observation is missing mid-run gets an error result, so the history stays valid', () => {
-    const pytest = run.history.find((e) => (e.tool_call_metadata as { tool_call_id?: string } | undefined)?.tool_call_id === 'toolu_01Pytest1' && typeof e.observation === 'string')!;
+    const pytest = run.history.find(
+      (e) =>
+        (e.tool_call_metadata as { tool_call_id?: string } | undefined)?.tool_call_id === 'toolu_01Pytest1' &&
+        typeof e.observation === 'string',
+    )!;
     const cut = only(JSON.stringify({ ...run, history: run.history.filter((e) => e.id !== pytest.id) }));
-    expect(results(cut.messages).find((r) => r.tool_use_id === 'toolu_01Pytest1')).toEqual({ type: 'tool_result', tool_use_id: 'toolu_01Pytest1', content: MISSING_RESULT_TEXT, is_error: true });
+    expect(results(cut.messages).find((r) => r.tool_use_id === 'toolu_01Pytest1')).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'toolu_01Pytest1',
+      content: MISSING_RESULT_TEXT,
+      is_error: true,
+    });
     expect(cut.stats.synthesizedToolResults).toBe(1);
     expect(providerPairingViolations(cut.messages)).toEqual([]);
   });
 
   it('a history cut right after an action leaves that reply’s calls pending', () => {
-    const index = run.history.findIndex((e) => e.action === 'run' && (e.tool_call_metadata as { tool_call_id?: string }).tool_call_id === 'toolu_01Pytest2');
+    const index = run.history.findIndex(
+      (e) => e.action === 'run' && (e.tool_call_metadata as { tool_call_id?: string }).tool_call_id === 'toolu_01Pytest2',
+    );
     const cut = only(JSON.stringify(run.history.slice(0, index + 1)));
     expect(calls([cut.messages.at(-1)!]).map((call) => call.id)).toEqual(['toolu_01Pytest2']);
     expect(providerPairingViolations(cut.messages)).toEqual([]);
@@ -169,7 +204,9 @@ describe('OpenHands streams without model responses', () => {
   const c = only(legacyText);
 
   it('names a call after the recorded function name, else the action; takes the arguments from the event', () => {
-    expect(c.messages.map((m) => `${m.role}:${m.content.map((b) => (b.type === 'tool_use' ? `tool_use(${b.name})` : b.type)).join('+')}`)).toEqual([
+    expect(
+      c.messages.map((m) => `${m.role}:${m.content.map((b) => (b.type === 'tool_use' ? `tool_use(${b.name})` : b.type)).join('+')}`),
+    ).toEqual([
       'system:text',
       'user:text',
       'assistant:text+tool_use(execute_bash)',
@@ -188,10 +225,21 @@ describe('OpenHands streams without model responses', () => {
       type: 'tool_use',
       id: 'toolu_01OhRun3Xc8',
       name: 'execute_bash',
-      input: { command: 'grep -rn "\\[\'region\'\\]" /workspace/tool', is_input: false, blocking: false, hidden: false, confirmation_state: 'confirmed' },
+      input: {
+        command: 'grep -rn "\\[\'region\'\\]" /workspace/tool',
+        is_input: false,
+        blocking: false,
+        hidden: false,
+        confirmation_state: 'confirmed',
+      },
     });
     expect(c.messages[6]?.content[1]).toMatchObject({ type: 'tool_use', id: 'openhands-7', name: 'edit' });
-    expect(c.messages[7]?.content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'openhands-7', is_error: true, content: expect.stringContaining('did not appear verbatim') as unknown });
+    expect(c.messages[7]?.content[0]).toMatchObject({
+      type: 'tool_result',
+      tool_use_id: 'openhands-7',
+      is_error: true,
+      content: expect.stringContaining('did not appear verbatim') as unknown,
+    });
     expect(c.stats).toMatchObject({ messages: 13, toolPairs: 4, unmatchedToolUses: 1, droppedLines: 2, orphanedToolResults: 0 });
   });
 
@@ -211,7 +259,11 @@ describe('OpenHands streams without model responses', () => {
     const partial = legacyEvents.filter((e) => e.id !== 3);
     const conv = only(JSON.stringify(partial));
     expect(toolPairingReport(conv.messages).orphanResults).toEqual([]);
-    expect(conv.messages[2]).toMatchObject({ role: 'user', content: [{ type: 'text', text: expect.stringContaining('config.py:27') as unknown }], metadata: { meta: true } });
+    expect(conv.messages[2]).toMatchObject({
+      role: 'user',
+      content: [{ type: 'text', text: expect.stringContaining('config.py:27') as unknown }],
+      metadata: { meta: true },
+    });
   });
 
   it('an action without recorded call that only a state change answers is the agent’s text, not a call', () => {

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+
 import { describe, expect, it } from 'vitest';
+
 import type { NormalizedMessage } from '../../../src/compaction/types.js';
 import { findCompactBoundary, importTranscript } from '../../../src/importers/index.js';
 import { REAL_TRANSCRIPTS_DIR, toolPairingReport } from '../../helpers/transcripts.js';
@@ -13,10 +15,38 @@ import { REAL_TRANSCRIPTS_DIR, toolPairingReport } from '../../helpers/transcrip
  * pairs are SOURCES.md's. `stop` counts up to the compact boundary.
  */
 const MAIN_SESSIONS = [
-  { file: '258c7280-ae70-4798-800f-63464d01a85d.jsonl', messages: 307, toolPairs: 186, boundaryLine: 1256, trigger: 'auto', stop: { messages: 207, toolPairs: 124 } },
-  { file: '4d5611e5-241a-462a-8d15-5122611a9569.jsonl', messages: 280, toolPairs: 150, boundaryLine: 754, trigger: 'auto', stop: { messages: 124, toolPairs: 69 } },
-  { file: '8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl', messages: 287, toolPairs: 177, boundaryLine: 714, trigger: 'auto', stop: { messages: 143, toolPairs: 88 } },
-  { file: 'ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl', messages: 439, toolPairs: 242, boundaryLine: 1481, trigger: 'manual', stop: { messages: 277, toolPairs: 148 } },
+  {
+    file: '258c7280-ae70-4798-800f-63464d01a85d.jsonl',
+    messages: 307,
+    toolPairs: 186,
+    boundaryLine: 1256,
+    trigger: 'auto',
+    stop: { messages: 207, toolPairs: 124 },
+  },
+  {
+    file: '4d5611e5-241a-462a-8d15-5122611a9569.jsonl',
+    messages: 280,
+    toolPairs: 150,
+    boundaryLine: 754,
+    trigger: 'auto',
+    stop: { messages: 124, toolPairs: 69 },
+  },
+  {
+    file: '8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl',
+    messages: 287,
+    toolPairs: 177,
+    boundaryLine: 714,
+    trigger: 'auto',
+    stop: { messages: 143, toolPairs: 88 },
+  },
+  {
+    file: 'ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl',
+    messages: 439,
+    toolPairs: 242,
+    boundaryLine: 1481,
+    trigger: 'manual',
+    stop: { messages: 277, toolPairs: 148 },
+  },
 ] as const;
 
 const OTHER_FILES = [
@@ -68,7 +98,12 @@ describe('Claude Code main sessions (real)', () => {
   describe.each(MAIN_SESSIONS)('$file', (session) => {
     it('with include: the API-message and tool-pair counts of SOURCES.md', () => {
       const c = importOne(session.file, 'include');
-      expect(c.stats).toMatchObject({ messages: session.messages, toolPairs: session.toolPairs, unmatchedToolUses: 0, orphanedToolResults: 0 });
+      expect(c.stats).toMatchObject({
+        messages: session.messages,
+        toolPairs: session.toolPairs,
+        unmatchedToolUses: 0,
+        orphanedToolResults: 0,
+      });
       expect(c.id).toBe(session.file.replace('.jsonl', ''));
       expectValidPairing(c.messages);
       expect(c.messages.filter((m) => m.metadata?.isCompactSummary === true)).toHaveLength(1);

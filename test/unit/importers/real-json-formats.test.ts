@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+
 import { describe, expect, it } from 'vitest';
+
 import { detectTranscriptFormat } from '../../../src/importers/index.js';
 import { listRealTranscripts, loadRealTranscript, toolPairingReport } from '../../helpers/transcripts.js';
 
@@ -25,7 +27,9 @@ describe('τ-bench airline trajectories (real, OpenAI tool_calls)', () => {
   });
 
   it('has 1164 assistant tool-call messages, each matched with its tool result', () => {
-    const toolCallMessages = conversations.flatMap((c) => c.messages).filter((m) => m.role === 'assistant' && m.content.some((b) => b.type === 'tool_use'));
+    const toolCallMessages = conversations
+      .flatMap((c) => c.messages)
+      .filter((m) => m.role === 'assistant' && m.content.some((b) => b.type === 'tool_use'));
     expect(toolCallMessages).toHaveLength(1164);
     expect(conversations.reduce((sum, c) => sum + c.stats.toolPairs, 0)).toBe(1164);
     for (const c of conversations) {

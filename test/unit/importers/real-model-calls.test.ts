@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+
 import { describe, expect, it } from 'vitest';
+
 import type { Block, NormalizedMessage, ToolResultBlock } from '../../../src/compaction/types.js';
 import type { ImportOptions } from '../../../src/importers/index.js';
 import { listRealTranscripts, loadRealTranscript, type RealTranscript } from '../../helpers/transcripts.js';
@@ -117,7 +119,11 @@ describe('shared transcripts: the imported tool calls are the model’s recorded
     // up to the compact boundary, then the whole file with subagent turns: nothing renamed, dropped or made up
     expectClaudeCode(transcript, {}, false);
     const all = expectClaudeCode(transcript, { compactBoundary: 'include', includeSidechains: true }, true);
-    const [whole] = loadRealTranscript(transcript.path, { format: 'claude-code', compactBoundary: 'include', includeSidechains: true }).conversations;
+    const [whole] = loadRealTranscript(transcript.path, {
+      format: 'claude-code',
+      compactBoundary: 'include',
+      includeSidechains: true,
+    }).conversations;
     expect(whole!.stats).toMatchObject({ renamedToolUseIds: 0, synthesizedToolResults: 0, orphanedToolResults: 0 });
     expect(all).toBe(claudeCodeRecord(transcript.path).calls.size);
   });
@@ -133,7 +139,10 @@ describe('shared transcripts: the imported tool calls are the model’s recorded
       const calls = importedCalls(conversation.messages);
       const results = importedResults(conversation.messages);
       // ids repeated by the recorded runs are renamed; names, arguments and order are the model's
-      expect(calls.map(({ name, input }) => ({ name, input })), conversation.id).toEqual(recorded.map(({ name, input }) => ({ name, input })));
+      expect(
+        calls.map(({ name, input }) => ({ name, input })),
+        conversation.id,
+      ).toEqual(recorded.map(({ name, input }) => ({ name, input })));
       calls.forEach((call, k) => expect(results.get(call.id), `${conversation.id} call ${k}`).toEqual(recorded[k]!.result));
       total += calls.length;
     });
@@ -151,7 +160,8 @@ describe('shared transcripts: the imported tool calls are the model’s recorded
 });
 
 describe('shared Claude Code sessions: meta turns are flagged, typed requests are not', () => {
-  const WRAPPER = /^\s*<(task-notification|command-name|command-message|command-args|local-command-stdout|local-command-stderr|local-command-caveat|system-reminder)>/;
+  const WRAPPER =
+    /^\s*<(task-notification|command-name|command-message|command-args|local-command-stdout|local-command-stderr|local-command-caveat|system-reminder)>/;
   const sessions = listRealTranscripts().filter((t) => t.format === 'claude-code');
 
   it('flags exactly the user turns Claude Code marked isMeta or wrote as a wrapper or an interruption notice', () => {
@@ -164,11 +174,16 @@ describe('shared Claude Code sessions: meta turns are flagged, typed requests ar
         const entry = JSON.parse(line) as Json;
         if (typeof entry.uuid === 'string') isMetaLine.set(entry.uuid, entry.isMeta === true);
       }
-      const [conversation] = loadRealTranscript(transcript.path, { format: 'claude-code', compactBoundary: 'include', includeSidechains: true }).conversations;
+      const [conversation] = loadRealTranscript(transcript.path, {
+        format: 'claude-code',
+        compactBoundary: 'include',
+        includeSidechains: true,
+      }).conversations;
       for (const message of conversation!.messages.filter((m) => m.role === 'user')) {
         const typed = message.content.flatMap((b) => (b.type === 'text' && b.text.trim() !== '' ? [b.text] : []));
         const expected =
-          isMetaLine.get(String(message.metadata?.['uuid'])) === true || (typed.length > 0 && typed.every((t) => WRAPPER.test(t) || /^\[Request interrupted by user( for tool use)?\]$/.test(t.trim())));
+          isMetaLine.get(String(message.metadata?.['uuid'])) === true ||
+          (typed.length > 0 && typed.every((t) => WRAPPER.test(t) || /^\[Request interrupted by user( for tool use)?\]$/.test(t.trim())));
         expect(message.metadata?.['meta'] === true, `${transcript.name}: ${typed[0]?.slice(0, 60)}`).toBe(expected);
         if (expected) flagged.push(typed[0]?.slice(0, 30) ?? '');
         else if (typed.length > 0) requests++;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import type { ImportOptions } from '../../../src/importers/index.js';
 import { listRealTranscripts, loadRealTranscript, providerPairingViolations } from '../../helpers/transcripts.js';
 
@@ -25,7 +26,10 @@ describe('shared transcripts: histories a provider accepts', () => {
       const result = loadRealTranscript(transcript.path, { format: transcript.format, ...mode });
       for (const conversation of result.conversations) {
         expect(conversation.messages.length).toBeGreaterThan(0);
-        expect({ id: conversation.id, problems: providerPairingViolations(conversation.messages) }).toEqual({ id: conversation.id, problems: [] });
+        expect({ id: conversation.id, problems: providerPairingViolations(conversation.messages) }).toEqual({
+          id: conversation.id,
+          problems: [],
+        });
         expect(conversation.stats.orphanedToolResults).toBe(0);
         expect(conversation.stats.duplicateToolResults).toBe(0);
         // Every real call in the set has its result: nothing had to be made up.

@@ -1,5 +1,6 @@
 import type { ModelMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
+
 import { fromCompactdContext, toCompactdMessage } from '../../../src/integrations/ai-sdk/messages.js';
 import { digest, idempotencyKey } from '../../../src/integrations/conversation-sync.js';
 
@@ -8,7 +9,14 @@ describe('AI SDK messages ⇄ compactd', () => {
     const history: ModelMessage[] = [
       { role: 'system', content: 'Be brief.' },
       { role: 'user', content: [{ type: 'text', text: 'Run the tests.' }] },
-      { role: 'assistant', content: [{ type: 'reasoning', text: 'hmm' }, { type: 'text', text: 'Running.' }, { type: 'tool-call', toolCallId: 't1', toolName: 'run', input: { path: 'src' } }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', text: 'hmm' },
+          { type: 'text', text: 'Running.' },
+          { type: 'tool-call', toolCallId: 't1', toolName: 'run', input: { path: 'src' } },
+        ],
+      },
       {
         role: 'tool',
         content: [
@@ -20,7 +28,13 @@ describe('AI SDK messages ⇄ compactd', () => {
     expect(history.map(toCompactdMessage)).toEqual([
       { role: 'system', content: 'Be brief.' },
       { role: 'user', content: [{ type: 'text', text: 'Run the tests.' }] },
-      { role: 'assistant', content: [{ type: 'text', text: 'Running.' }, { type: 'tool_use', id: 't1', name: 'run', input: { path: 'src' } }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Running.' },
+          { type: 'tool_use', id: 't1', name: 'run', input: { path: 'src' } },
+        ],
+      },
       {
         role: 'user',
         content: [
@@ -36,12 +50,21 @@ describe('AI SDK messages ⇄ compactd', () => {
     const messages = fromCompactdContext([
       { role: 'user', content: [{ type: 'text', text: 'Run the tests.' }] },
       { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'run', input: {} }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'boom', is_error: true }, { type: 'text', text: 'Fix it.' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 't1', content: 'boom', is_error: true },
+          { type: 'text', text: 'Fix it.' },
+        ],
+      },
     ]);
     expect(messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'Run the tests.' }] },
       { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 't1', toolName: 'run', input: {} }] },
-      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 't1', toolName: 'run', output: { type: 'error-text', value: 'boom' } }] },
+      {
+        role: 'tool',
+        content: [{ type: 'tool-result', toolCallId: 't1', toolName: 'run', output: { type: 'error-text', value: 'boom' } }],
+      },
       { role: 'user', content: [{ type: 'text', text: 'Fix it.' }] },
     ]);
   });

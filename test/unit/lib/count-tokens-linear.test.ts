@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+
 import { clearMergeCache, countTokens } from '../../../src/lib/count-tokens.js';
 import { BIG_TEXT_SHAPES, bigText } from '../../helpers/big-texts.js';
 
@@ -11,7 +12,23 @@ import { BIG_TEXT_SHAPES, bigText } from '../../helpers/big-texts.js';
  * work on a shared machine), the median of several repetitions, compared as a ratio.
  */
 
-const CLASSES = ['spaces', 'newlines', 'tabs', 'mixed-whitespace', 'whitespace-punctuation', 'one-letter', 'letters', 'upper-lower', 'cjk', 'emoji', 'digits', 'punctuation', 'base64', 'prose', 'marks'] as const;
+const CLASSES = [
+  'spaces',
+  'newlines',
+  'tabs',
+  'mixed-whitespace',
+  'whitespace-punctuation',
+  'one-letter',
+  'letters',
+  'upper-lower',
+  'cjk',
+  'emoji',
+  'digits',
+  'punctuation',
+  'base64',
+  'prose',
+  'marks',
+] as const;
 type SegmentClass = (typeof CLASSES)[number];
 
 const pick = (chars: string, i: number) => chars[(i * 7919 + (i >> 3)) % chars.length]!;
@@ -44,7 +61,10 @@ function segment(kind: SegmentClass, length: number): string {
   return out.join('').slice(0, length);
 }
 
-const RECIPE = fc.array(fc.record({ kind: fc.constantFrom(...CLASSES), share: fc.integer({ min: 1, max: 10 }) }), { minLength: 1, maxLength: 4 });
+const RECIPE = fc.array(fc.record({ kind: fc.constantFrom(...CLASSES), share: fc.integer({ min: 1, max: 10 }) }), {
+  minLength: 1,
+  maxLength: 4,
+});
 
 function textOf(recipe: ReadonlyArray<{ kind: SegmentClass; share: number }>, length: number): string {
   const total = recipe.reduce((sum, s) => sum + s.share, 0);
@@ -86,16 +106,20 @@ describe('countTokens time', () => {
     );
   }, 300_000);
 
-  it.each(BIG_TEXT_SHAPES)('counts 2 MB of %s in bounded time', (shape) => {
-    const text = bigText(shape, 2 * 1024 * 1024);
-    countTokens('compiled before the measure');
-    clearMergeCache();
-    const ms = cpuMs(() => expect(countTokens(text)).toBeGreaterThan(0));
-    console.log(`countTokens, 2 MB of ${shape}: ${Math.round(ms)} ms CPU`);
-    // generous for a shared machine; the worst shapes (one long line, base64, CJK) take ~2.5–4.5 s
-    // of CPU in the tokenizer's BPE itself, linear as the test above shows, whatever the cut
-    // length (count-tokens.ts); the API counts such appends off its event loop
-    // (test/integration/api/messages-off-loop.test.ts asserts the loop stays free)
-    expect(ms).toBeLessThan(12_000);
-  }, 120_000);
+  it.each(BIG_TEXT_SHAPES)(
+    'counts 2 MB of %s in bounded time',
+    (shape) => {
+      const text = bigText(shape, 2 * 1024 * 1024);
+      countTokens('compiled before the measure');
+      clearMergeCache();
+      const ms = cpuMs(() => expect(countTokens(text)).toBeGreaterThan(0));
+      console.log(`countTokens, 2 MB of ${shape}: ${Math.round(ms)} ms CPU`);
+      // generous for a shared machine; the worst shapes (one long line, base64, CJK) take ~2.5–4.5 s
+      // of CPU in the tokenizer's BPE itself, linear as the test above shows, whatever the cut
+      // length (count-tokens.ts); the API counts such appends off its event loop
+      // (test/integration/api/messages-off-loop.test.ts asserts the loop stays free)
+      expect(ms).toBeLessThan(12_000);
+    },
+    120_000,
+  );
 });

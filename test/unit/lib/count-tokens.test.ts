@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { countTokens as exactCount } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
+
 import { countTokens, longRunCuts } from '../../../src/lib/count-tokens.js';
 
 const MAX_RUN = 256;
@@ -9,11 +10,43 @@ const exact = (text: string) => exactCount(text, { disallowedSpecial: new Set<st
 
 /** One character or short unit of every class the pre-tokenizer tells apart. */
 const UNIT = fc.oneof(
-  fc.constantFrom(' ', '\n', '\t', '\r\n', '\u00a0', '\u2003', '\u3000', '\ufeff', '\u200b', 'a', 'Z', 'é', '中', '😀', '👍🏽', '7', '!', '-', '/', '{', '"', "'s", '\u0301', ' \n', 'x/', '=='),
+  fc.constantFrom(
+    ' ',
+    '\n',
+    '\t',
+    '\r\n',
+    '\u00a0',
+    '\u2003',
+    '\u3000',
+    '\ufeff',
+    '\u200b',
+    'a',
+    'Z',
+    'é',
+    '中',
+    '😀',
+    '👍🏽',
+    '7',
+    '!',
+    '-',
+    '/',
+    '{',
+    '"',
+    "'s",
+    '\u0301',
+    ' \n',
+    'x/',
+    '==',
+  ),
   fc.string({ unit: 'grapheme', minLength: 1, maxLength: 3 }),
 );
 /** Texts made of runs of one unit, some far past the cut length. */
-const RUNS_TEXT = fc.array(fc.tuple(UNIT, fc.integer({ min: 1, max: 700 })).map(([unit, n]) => unit.repeat(n)), { maxLength: 8 }).map((runs) => runs.join(''));
+const RUNS_TEXT = fc
+  .array(
+    fc.tuple(UNIT, fc.integer({ min: 1, max: 700 })).map(([unit, n]) => unit.repeat(n)),
+    { maxLength: 8 },
+  )
+  .map((runs) => runs.join(''));
 
 function pieces(text: string): string[] {
   const out: string[] = [];
@@ -64,8 +97,13 @@ describe('countTokens', () => {
   });
 
   it('equals the exact count on any text without an over-long run', () => {
-    const ordinary = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 400 }), fc.string({ unit: 'binary', maxLength: 400 }), RUNS_TEXT).filter((t) => !LONG_RUN.test(t));
-    fc.assert(fc.property(ordinary, (text) => countTokens(text) === exact(text)), { numRuns: 500 });
+    const ordinary = fc
+      .oneof(fc.string({ unit: 'grapheme', maxLength: 400 }), fc.string({ unit: 'binary', maxLength: 400 }), RUNS_TEXT)
+      .filter((t) => !LONG_RUN.test(t));
+    fc.assert(
+      fc.property(ordinary, (text) => countTokens(text) === exact(text)),
+      { numRuns: 500 },
+    );
   });
 
   it('differs from the exact count by at most 4 tokens per cut on texts with over-long runs', () => {

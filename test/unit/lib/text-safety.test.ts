@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+
 import { jsonProblem, METADATA_BOUNDS, textProblem } from '../../../src/lib/text-safety.js';
 
 /** A string is storable when it has a UTF-8 encoding and no NUL: exactly what `textProblem` accepts. */
@@ -21,7 +22,10 @@ describe('textProblem', () => {
   });
 
   it('accepts exactly the strings that survive a UTF-8 round trip without NUL', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary' }), (text) => (textProblem(text) === null) === storable(text)), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (text) => (textProblem(text) === null) === storable(text)),
+      { numRuns: 500 },
+    );
   });
 });
 
@@ -35,7 +39,10 @@ describe('jsonProblem', () => {
   });
 
   it('checks keys and strings at any depth, and the size', () => {
-    expect(jsonProblem({ a: [{ b: 'x\u0000' }] }, METADATA_BOUNDS)).toEqual({ path: ['a', '0', 'b'], message: expect.stringMatching(/NUL/) });
+    expect(jsonProblem({ a: [{ b: 'x\u0000' }] }, METADATA_BOUNDS)).toEqual({
+      path: ['a', '0', 'b'],
+      message: expect.stringMatching(/NUL/),
+    });
     expect(jsonProblem({ ['\uD800']: 1 }, METADATA_BOUNDS)?.message).toMatch(/key .*surrogate/);
     expect(jsonProblem({ blob: 'z'.repeat(70_000) }, METADATA_BOUNDS)?.message).toMatch(/at most 65536/);
     expect(jsonProblem({ fine: ['🙂', 1, null, true, { x: 'ok' }] }, METADATA_BOUNDS)).toBeNull();

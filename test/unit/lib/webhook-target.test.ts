@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+
 import { formatIpAddress, parseIpAddress, parseIpRange } from '../../../src/lib/ip-address.js';
 import {
   checkResolvedAddresses,
@@ -43,14 +44,26 @@ describe('parseIpAddress: every spelling names one address', () => {
     expect(formatIpAddress(parseIpAddress(spelling)!)).toBe(canonical);
   });
 
-  it.each(['localhost', 'example.com', '256.1.1.1', '1.2.3.4.5', '08.1.1.1', '1..1', '::1::', ':::', '1:2:3:4:5:6:7:8:9', 'fe80::1%eth0', '::ffff:1.2.3.256', ''])(
-    '%j is not an address',
-    (text) => expect(parseIpAddress(text)).toBeNull(),
-  );
+  it.each([
+    'localhost',
+    'example.com',
+    '256.1.1.1',
+    '1.2.3.4.5',
+    '08.1.1.1',
+    '1..1',
+    '::1::',
+    ':::',
+    '1:2:3:4:5:6:7:8:9',
+    'fe80::1%eth0',
+    '::ffff:1.2.3.256',
+    '',
+  ])('%j is not an address', (text) => expect(parseIpAddress(text)).toBeNull());
 
   it('agrees with the URL parser on random IPv4 spellings (property)', () => {
     const part = (max: number) =>
-      fc.tuple(fc.integer({ min: 0, max }), fc.constantFrom('dec', 'hex', 'oct')).map(([n, base]) => (base === 'hex' ? `0x${n.toString(16)}` : base === 'oct' ? `0${n.toString(8)}` : String(n)));
+      fc
+        .tuple(fc.integer({ min: 0, max }), fc.constantFrom('dec', 'hex', 'oct'))
+        .map(([n, base]) => (base === 'hex' ? `0x${n.toString(16)}` : base === 'oct' ? `0${n.toString(8)}` : String(n)));
     const spelled = fc.oneof(
       fc.tuple(part(0xffffffff)).map((p) => p),
       fc.tuple(part(255), part(0xffffff)),
@@ -156,7 +169,10 @@ describe('checkWebhookHost', () => {
   it('lets public addresses through and leaves names to resolution', () => {
     expect(checkWebhookHost(urlHost('https://8.8.8.8/'), EMPTY_ALLOW_LIST)).toEqual({ kind: 'allowed' });
     expect(checkWebhookHost(urlHost('https://[2606:4700::1111]/'), EMPTY_ALLOW_LIST)).toEqual({ kind: 'allowed' });
-    expect(checkWebhookHost(urlHost('https://Hooks.Example.com./x'), EMPTY_ALLOW_LIST)).toEqual({ kind: 'resolve', hostname: 'hooks.example.com' });
+    expect(checkWebhookHost(urlHost('https://Hooks.Example.com./x'), EMPTY_ALLOW_LIST)).toEqual({
+      kind: 'resolve',
+      hostname: 'hooks.example.com',
+    });
   });
 
   it('follows the operator allow-list: names, single addresses, ranges (also through mapped IPv6)', () => {
@@ -174,7 +190,9 @@ describe('checkWebhookHost', () => {
 
 describe('checkResolvedAddresses', () => {
   it('refuses when any one address is not public, or when there is none', () => {
-    expect(checkResolvedAddresses(['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'], EMPTY_ALLOW_LIST)).toEqual({ kind: 'allowed' });
+    expect(checkResolvedAddresses(['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'], EMPTY_ALLOW_LIST)).toEqual({
+      kind: 'allowed',
+    });
     expect(checkResolvedAddresses(['93.184.215.14', '127.0.0.1'], EMPTY_ALLOW_LIST).kind).toBe('refused');
     expect(checkResolvedAddresses(['::ffff:192.168.0.10'], EMPTY_ALLOW_LIST).kind).toBe('refused');
     expect(checkResolvedAddresses([], EMPTY_ALLOW_LIST).kind).toBe('refused');
@@ -185,7 +203,10 @@ describe('checkResolvedAddresses', () => {
 
 describe('parseWebhookAllowList / parseIpRange', () => {
   it('rejects entries that are neither names, addresses nor ranges', () => {
-    expect(parseWebhookAllowList('ok.example, bad name, 10.0.0.0/40, 1.2.3, http://x')).toEqual({ ok: false, invalid: ['bad name', '10.0.0.0/40', '1.2.3', 'http://x'] });
+    expect(parseWebhookAllowList('ok.example, bad name, 10.0.0.0/40, 1.2.3, http://x')).toEqual({
+      ok: false,
+      invalid: ['bad name', '10.0.0.0/40', '1.2.3', 'http://x'],
+    });
     expect(parseWebhookAllowList(' , ')).toEqual({ ok: true, value: { hosts: [], ranges: [] } });
   });
 

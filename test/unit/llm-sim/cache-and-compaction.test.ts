@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
+
 import { parseLlmSimArgs } from '../../../src/app/cli/llm-sim.js';
-import { checkCompactionSignature, checkThresholdBlock, openResponsesItem, seal, sealResponsesItem, sealThresholdBlock, signCompaction, unseal } from '../../../src/llm-sim/compaction-seal.js';
+import {
+  checkCompactionSignature,
+  checkThresholdBlock,
+  openResponsesItem,
+  seal,
+  sealResponsesItem,
+  sealThresholdBlock,
+  signCompaction,
+  unseal,
+} from '../../../src/llm-sim/compaction-seal.js';
 import { applyPromptCache, minCacheableTokens, PromptCacheStore, type PromptLayout } from '../../../src/llm-sim/prompt-cache.js';
 import { applySettings, DEFAULT_SETTINGS } from '../../../src/llm-sim/state.js';
 import { validateAnthropicRequest } from '../../../src/llm-sim/validate-anthropic.js';
@@ -39,26 +49,75 @@ describe('compaction blocks in validateAnthropicRequest', () => {
   const threshold = { type: 'compaction', content: 'summary', encrypted_content: sealThresholdBlock('summary') };
 
   it('accepts a signed block opening messages, in an assistant turn (which may then come first) or a user turn', () => {
-    expect(validateAnthropicRequest({ messages: [{ role: 'assistant', content: [signed] }, { role: 'user', content: 'Go on.' }] })).toBeNull();
+    expect(
+      validateAnthropicRequest({
+        messages: [
+          { role: 'assistant', content: [signed] },
+          { role: 'user', content: 'Go on.' },
+        ],
+      }),
+    ).toBeNull();
     expect(validateAnthropicRequest({ messages: [{ role: 'user', content: [signed, { type: 'text', text: 'Go on.' }] }] })).toBeNull();
   });
 
   it('names the code first: misplaced, invalid, mismatch', () => {
-    const later = validateAnthropicRequest({ messages: [{ role: 'user', content: 'Hi.' }, { role: 'assistant', content: [signed] }, { role: 'user', content: 'Go.' }] });
-    expect(later).toEqual({ param: 'messages.1.content.0', message: expect.stringMatching(/^compaction_block_misplaced: messages\.1\.content\.0: /) });
-    expect(validateAnthropicRequest({ messages: [{ role: 'user', content: [{ ...signed, signature: 'x' }] }] })?.message).toMatch(/^compaction_signature_invalid: /);
-    expect(validateAnthropicRequest({ messages: [{ role: 'user', content: [{ ...signed, content: 'other' }] }] })?.message).toMatch(/^compaction_content_mismatch: /);
-    expect(validateAnthropicRequest({ messages: [{ role: 'user', content: [{ ...signed, encrypted_content: threshold.encrypted_content }] }] })?.message).toMatch(/^compaction_signature_invalid: .*not both/);
-    expect(validateAnthropicRequest({ messages: [{ role: 'user', content: [{ type: 'compaction', content: '' }] }] })?.param).toBe('messages.0.content.0.content');
+    const later = validateAnthropicRequest({
+      messages: [
+        { role: 'user', content: 'Hi.' },
+        { role: 'assistant', content: [signed] },
+        { role: 'user', content: 'Go.' },
+      ],
+    });
+    expect(later).toEqual({
+      param: 'messages.1.content.0',
+      message: expect.stringMatching(/^compaction_block_misplaced: messages\.1\.content\.0: /),
+    });
+    expect(validateAnthropicRequest({ messages: [{ role: 'user', content: [{ ...signed, signature: 'x' }] }] })?.message).toMatch(
+      /^compaction_signature_invalid: /,
+    );
+    expect(validateAnthropicRequest({ messages: [{ role: 'user', content: [{ ...signed, content: 'other' }] }] })?.message).toMatch(
+      /^compaction_content_mismatch: /,
+    );
+    expect(
+      validateAnthropicRequest({ messages: [{ role: 'user', content: [{ ...signed, encrypted_content: threshold.encrypted_content }] }] })
+        ?.message,
+    ).toMatch(/^compaction_signature_invalid: .*not both/);
+    expect(validateAnthropicRequest({ messages: [{ role: 'user', content: [{ type: 'compaction', content: '' }] }] })?.param).toBe(
+      'messages.0.content.0.content',
+    );
   });
 
   it('accepts a threshold block at the head of an assistant turn anywhere, not inside a user turn', () => {
-    expect(validateAnthropicRequest({ messages: [{ role: 'user', content: 'Hi.' }, { role: 'assistant', content: [threshold, { type: 'text', text: 'Answer.' }] }, { role: 'user', content: 'Go.' }] })).toBeNull();
-    expect(validateAnthropicRequest({ messages: [{ role: 'user', content: 'Hi.' }, { role: 'assistant', content: 'Ok.' }, { role: 'user', content: [threshold] }] })?.message).toMatch(/^compaction_block_misplaced: messages\.2\.content\.0/);
+    expect(
+      validateAnthropicRequest({
+        messages: [
+          { role: 'user', content: 'Hi.' },
+          { role: 'assistant', content: [threshold, { type: 'text', text: 'Answer.' }] },
+          { role: 'user', content: 'Go.' },
+        ],
+      }),
+    ).toBeNull();
+    expect(
+      validateAnthropicRequest({
+        messages: [
+          { role: 'user', content: 'Hi.' },
+          { role: 'assistant', content: 'Ok.' },
+          { role: 'user', content: [threshold] },
+        ],
+      })?.message,
+    ).toMatch(/^compaction_block_misplaced: messages\.2\.content\.0/);
   });
 
   it('treats a null-content block (a failed compaction) as a no-op', () => {
-    expect(validateAnthropicRequest({ messages: [{ role: 'user', content: 'Hi.' }, { role: 'assistant', content: [{ type: 'compaction', content: null, signature: null }] }, { role: 'user', content: 'Go.' }] })).toBeNull();
+    expect(
+      validateAnthropicRequest({
+        messages: [
+          { role: 'user', content: 'Hi.' },
+          { role: 'assistant', content: [{ type: 'compaction', content: null, signature: null }] },
+          { role: 'user', content: 'Go.' },
+        ],
+      }),
+    ).toBeNull();
   });
 });
 
@@ -69,7 +128,17 @@ describe('prompt-cache arithmetic', () => {
   /** One call; what it wrote is readable from `firstTokenAt` (default: at once), as the server publishes it. */
   const call = (store: PromptCacheStore, layout: PromptLayout, model = 'claude-opus-4-5', now = 0, firstTokenAt = now) => {
     const messageTokens = layout.messages.map((m) => count(m.blocks.map((b) => b.text).join('\n')) + 4);
-    const { written, ...usage } = applyPromptCache({ store, org: 'k', model, layout, messageTokens, overheadTokens: 4, countTokens: count, ttlMs: 1_000, now });
+    const { written, ...usage } = applyPromptCache({
+      store,
+      org: 'k',
+      model,
+      layout,
+      messageTokens,
+      overheadTokens: 4,
+      countTokens: count,
+      ttlMs: 1_000,
+      now,
+    });
     store.publish(written, firstTokenAt);
     return usage;
   };
@@ -86,7 +155,11 @@ describe('prompt-cache arithmetic', () => {
   });
 
   it('an entry is readable from the first token of the response that wrote it: calls sent together all write', () => {
-    const layout: PromptLayout = { scheme: 'anthropic', tools: [], messages: [{ blocks: [block('s'.repeat(1_200), true)] }, { blocks: [block('q')] }] };
+    const layout: PromptLayout = {
+      scheme: 'anthropic',
+      tools: [],
+      messages: [{ blocks: [block('s'.repeat(1_200), true)] }, { blocks: [block('q')] }],
+    };
     const store = new PromptCacheStore();
     expect(call(store, layout, 'claude-opus-4-5', 0, 300).writeTokens).toBe(1_204);
     expect(call(store, layout, 'claude-opus-4-5', 10, 310)).toEqual({ readTokens: 0, writeTokens: 1_204, write1hTokens: 0 });
@@ -95,7 +168,11 @@ describe('prompt-cache arithmetic', () => {
 
   it('OpenAI: cached tokens in 128-token steps of the longest cached message boundary, nothing under 1,024', () => {
     const store = new PromptCacheStore();
-    const first: PromptLayout = { scheme: 'openai', tools: [], messages: [{ blocks: [block('s'.repeat(1_300))] }, { blocks: [block('q1')] }] };
+    const first: PromptLayout = {
+      scheme: 'openai',
+      tools: [],
+      messages: [{ blocks: [block('s'.repeat(1_300))] }, { blocks: [block('q1')] }],
+    };
     expect(call(store, first, 'gpt-4o')).toEqual({ readTokens: 0, writeTokens: 0, write1hTokens: 0 });
     const second: PromptLayout = { ...first, messages: [...first.messages, { blocks: [block('a1')] }] };
     expect(call(store, second, 'gpt-4o').readTokens).toBe(Math.floor((1_304 + 6) / 128) * 128);

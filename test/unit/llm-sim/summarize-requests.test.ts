@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mergePolicy } from '../../../src/config/policy.js';
+
 import { buildConsolidationRequest, buildSummarizeRequest } from '../../../src/compaction/summarize/index.js';
+import { mergePolicy } from '../../../src/config/policy.js';
 import { buildAnthropicParams } from '../../../src/llm/anthropic.js';
 import { buildOpenAIParams } from '../../../src/llm/openai.js';
 import { validateAnthropicRequest } from '../../../src/llm-sim/validate-anthropic.js';
@@ -20,18 +21,31 @@ const systemPromptArb = fc.option(fc.constantFrom('Summarize.', ' '), { nil: und
 describe('summarize requests on the wire', () => {
   it('a chunk of any conversation, with or without a previous summary and focus', () => {
     fc.assert(
-      fc.property(conversationArb, fc.option(fc.constantFrom('## TASK STATE\n- earlier', ' '), { nil: null }), focusArb, systemPromptArb, ({ messages }, previous, focus, systemPrompt) => {
-        const policy = mergePolicy(systemPrompt === undefined ? {} : { systemPrompt });
-        const request = buildSummarizeRequest(messages, previous, policy, focus === undefined ? {} : { focus });
-        expect(validateAnthropicRequest(buildAnthropicParams(request, 'claude-haiku-4-5'))).toBeNull();
-        expect(validateOpenAIRequest(buildOpenAIParams(request, 'gpt-4o-mini'))).toBeNull();
-      }),
+      fc.property(
+        conversationArb,
+        fc.option(fc.constantFrom('## TASK STATE\n- earlier', ' '), { nil: null }),
+        focusArb,
+        systemPromptArb,
+        ({ messages }, previous, focus, systemPrompt) => {
+          const policy = mergePolicy(systemPrompt === undefined ? {} : { systemPrompt });
+          const request = buildSummarizeRequest(messages, previous, policy, focus === undefined ? {} : { focus });
+          expect(validateAnthropicRequest(buildAnthropicParams(request, 'claude-haiku-4-5'))).toBeNull();
+          expect(validateOpenAIRequest(buildOpenAIParams(request, 'gpt-4o-mini'))).toBeNull();
+        },
+      ),
       { numRuns: 200 },
     );
   });
 
   it('a re-summary of older batches', () => {
-    const batches = fc.array(fc.record({ summary: fc.constantFrom('## TASK STATE\n- a', 'x'), level: fc.nat(3), seqs: fc.array(fc.nat(500), { minLength: 1, maxLength: 5 }) }), { minLength: 1, maxLength: 6 });
+    const batches = fc.array(
+      fc.record({
+        summary: fc.constantFrom('## TASK STATE\n- a', 'x'),
+        level: fc.nat(3),
+        seqs: fc.array(fc.nat(500), { minLength: 1, maxLength: 5 }),
+      }),
+      { minLength: 1, maxLength: 6 },
+    );
     fc.assert(
       fc.property(batches, (list) => {
         const request = buildConsolidationRequest(list, mergePolicy());

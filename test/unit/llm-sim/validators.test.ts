@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { validateAnthropicRequest } from '../../../src/llm-sim/validate-anthropic.js';
 import { validateOpenAIRequest } from '../../../src/llm-sim/validate-openai.js';
 import { ANTHROPIC_RULES, OPENAI_RULES } from '../../fixtures/provider-rules.js';
@@ -19,7 +20,13 @@ describe('validateAnthropicRequest', () => {
     const problem = validateAnthropicRequest({
       messages: [
         { role: 'user', content: 'go' },
-        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_a', name: 'Read', input: {} }, { type: 'tool_use', id: 'toolu_b', name: 'Read', input: {} }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'tool_use', id: 'toolu_a', name: 'Read', input: {} },
+            { type: 'tool_use', id: 'toolu_b', name: 'Read', input: {} },
+          ],
+        },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_a', content: 'x' }] },
       ],
     });
@@ -31,16 +38,46 @@ describe('validateAnthropicRequest', () => {
     expect(validateAnthropicRequest({})?.param).toBe('messages');
     expect(validateAnthropicRequest({ messages: [] })?.param).toBe('messages');
     expect(validateAnthropicRequest({ messages: [{ role: 'user', content: [] }] })?.param).toBe('messages.0');
-    expect(validateAnthropicRequest({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: '' }] })).toBeNull();
-    expect(validateAnthropicRequest({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: '' }, { role: 'user', content: 'y' }] })?.param).toBe('messages.1');
+    expect(
+      validateAnthropicRequest({
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: '' },
+        ],
+      }),
+    ).toBeNull();
+    expect(
+      validateAnthropicRequest({
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: '' },
+          { role: 'user', content: 'y' },
+        ],
+      })?.param,
+    ).toBe('messages.1');
   });
 
   it('keeps tool blocks on their side: tool_use from the assistant, tool_result from the user', () => {
     const use = { type: 'tool_use', id: 'toolu_1', name: 'Read', input: {} };
     const result = { type: 'tool_result', tool_use_id: 'toolu_1' };
     expect(validateAnthropicRequest({ messages: [{ role: 'user', content: [use] }] })?.param).toBe('messages.0.content.0');
-    expect(validateAnthropicRequest({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: [result] }] })?.param).toBe('messages.1.content.0');
-    expect(validateAnthropicRequest({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: [use] }, { role: 'user', content: [result] }] })).toBeNull();
+    expect(
+      validateAnthropicRequest({
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: [result] },
+        ],
+      })?.param,
+    ).toBe('messages.1.content.0');
+    expect(
+      validateAnthropicRequest({
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: [use] },
+          { role: 'user', content: [result] },
+        ],
+      }),
+    ).toBeNull();
   });
 
   it('refuses tool ids outside [A-Za-z0-9_-]', () => {
@@ -64,13 +101,24 @@ describe('validateOpenAIRequest', () => {
   }
 
   it('accepts empty and blank strings, as the API does', () => {
-    expect(validateOpenAIRequest({ messages: [{ role: 'user', content: '' }, { role: 'assistant', content: '  ' }] })).toBeNull();
+    expect(
+      validateOpenAIRequest({
+        messages: [
+          { role: 'user', content: '' },
+          { role: 'assistant', content: '  ' },
+        ],
+      }),
+    ).toBeNull();
   });
 
   it('names the unanswered calls and refuses a tool message before any call', () => {
     const call = (id: string) => ({ id, type: 'function', function: { name: 'read', arguments: '{}' } });
     const problem = validateOpenAIRequest({
-      messages: [{ role: 'user', content: 'go' }, { role: 'assistant', content: null, tool_calls: [call('c1'), call('c2')] }, { role: 'tool', tool_call_id: 'c2', content: 'x' }],
+      messages: [
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: null, tool_calls: [call('c1'), call('c2')] },
+        { role: 'tool', tool_call_id: 'c2', content: 'x' },
+      ],
     });
     expect(problem).toEqual({ param: 'messages[1].role', message: expect.stringContaining('c1') });
     expect(validateOpenAIRequest({ messages: [{ role: 'tool', tool_call_id: 'c1', content: 'x' }] })?.param).toBe('messages[0].role');
@@ -78,9 +126,18 @@ describe('validateOpenAIRequest', () => {
   });
 
   it('refuses malformed tool calls and an empty tool_calls list', () => {
-    const assistant = (toolCalls: unknown) => ({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y', tool_calls: toolCalls }] });
+    const assistant = (toolCalls: unknown) => ({
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: 'y', tool_calls: toolCalls },
+      ],
+    });
     expect(validateOpenAIRequest(assistant([]))?.param).toBe('messages[1].tool_calls');
-    expect(validateOpenAIRequest(assistant([{ id: 'c1', type: 'function', function: { name: 'read' } }]))?.param).toBe('messages[1].tool_calls[0].function');
-    expect(validateOpenAIRequest(assistant([{ id: 'c1', type: 'custom', function: { name: 'read', arguments: '{}' } }]))?.param).toBe('messages[1].tool_calls[0].type');
+    expect(validateOpenAIRequest(assistant([{ id: 'c1', type: 'function', function: { name: 'read' } }]))?.param).toBe(
+      'messages[1].tool_calls[0].function',
+    );
+    expect(validateOpenAIRequest(assistant([{ id: 'c1', type: 'custom', function: { name: 'read', arguments: '{}' } }]))?.param).toBe(
+      'messages[1].tool_calls[0].type',
+    );
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+
 import { loadConfig } from '../../../src/config/env.js';
 import { configuredModels, configuredSummarizer, modelSpecProblem } from '../../../src/llm/configured-models.js';
-import { selectSummarizerModel, type ModelSpec } from '../../../src/llm/models.js';
+import { type ModelSpec, selectSummarizerModel } from '../../../src/llm/models.js';
 
 const models = (env: Record<string, string>) => configuredModels(loadConfig(env));
 
@@ -35,7 +36,11 @@ describe('modelSpecProblem', () => {
 /** The model a job gets under this environment (what the summarize step computes from the config). */
 function selected(env: Record<string, string>, choices: { request?: ModelSpec; policy?: ModelSpec } = {}) {
   const config = loadConfig(env);
-  return selectSummarizerModel({ ...choices, configured: configuredSummarizer(config), availableProviders: configuredModels(config).available });
+  return selectSummarizerModel({
+    ...choices,
+    configured: configuredSummarizer(config),
+    availableProviders: configuredModels(config).available,
+  });
 }
 
 describe('summarizer precedence: request > policy > COMPACTD_SUMMARIZER > first configured provider > local', () => {
@@ -48,7 +53,10 @@ describe('summarizer precedence: request > policy > COMPACTD_SUMMARIZER > first 
     // an explicit COMPACTD_SUMMARIZER wins over whatever the base URLs and keys make available
     [{ ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', COMPACTD_SUMMARIZER: 'local' }, 'local:local'],
     [{ ANTHROPIC_API_KEY: 'k', OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1', COMPACTD_SUMMARIZER: 'local' }, 'local:local'],
-    [{ ANTHROPIC_API_KEY: 'k', OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1', COMPACTD_SUMMARIZER: 'openai:llama3.1:8b' }, 'openai:llama3.1:8b'],
+    [
+      { ANTHROPIC_API_KEY: 'k', OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1', COMPACTD_SUMMARIZER: 'openai:llama3.1:8b' },
+      'openai:llama3.1:8b',
+    ],
     [{ ANTHROPIC_API_KEY: 'k', OPENAI_API_KEY: 'k', COMPACTD_SUMMARIZER: 'openai' }, 'openai:gpt-4o-mini'],
     // an empty variable is unset: the default applies
     [{ ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', COMPACTD_SUMMARIZER: '' }, 'anthropic:claude-haiku-4-5'],
@@ -61,7 +69,10 @@ describe('summarizer precedence: request > policy > COMPACTD_SUMMARIZER > first 
     const env = { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', COMPACTD_SUMMARIZER: 'local' };
     expect(selected(env, { request: 'anthropic:claude-haiku-4-5' })).toEqual({ provider: 'anthropic', model: 'claude-haiku-4-5' });
     expect(selected(env, { policy: 'anthropic' })).toEqual({ provider: 'anthropic', model: 'claude-haiku-4-5' });
-    expect(selected({ ANTHROPIC_API_KEY: 'k', COMPACTD_SUMMARIZER: 'anthropic' }, { policy: 'local' })).toEqual({ provider: 'local', model: 'local' });
+    expect(selected({ ANTHROPIC_API_KEY: 'k', COMPACTD_SUMMARIZER: 'anthropic' }, { policy: 'local' })).toEqual({
+      provider: 'local',
+      model: 'local',
+    });
     expect(selected(env, { request: 'local', policy: 'anthropic' })).toEqual({ provider: 'local', model: 'local' });
   });
 

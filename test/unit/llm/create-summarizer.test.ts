@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config/env.js';
+
 import { parseLlmSimArgs } from '../../../src/app/cli/llm-sim.js';
+import { loadConfig } from '../../../src/config/env.js';
 import { availableProviders, createSummarizers, summarizerFor } from '../../../src/llm/create-summarizer.js';
 
 describe('createSummarizers', () => {
@@ -18,7 +19,22 @@ describe('createSummarizers', () => {
 describe('compactd llm-sim arguments', () => {
   it('parses profile, faults, seed, loss rate and window', () => {
     expect(
-      parseLlmSimArgs(['--port', '0', '--profile', 'haiku', '--faults', '429=0.1,hang=0.01', '--retry-after-ms', '250', '--seed', '9', '--loss-rate', '0.2', '--summarize-window', '8000']),
+      parseLlmSimArgs([
+        '--port',
+        '0',
+        '--profile',
+        'haiku',
+        '--faults',
+        '429=0.1,hang=0.01',
+        '--retry-after-ms',
+        '250',
+        '--seed',
+        '9',
+        '--loss-rate',
+        '0.2',
+        '--summarize-window',
+        '8000',
+      ]),
     ).toEqual({
       host: '127.0.0.1',
       port: 0,

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PACE, HEDGE_MIN_MS, HEDGE_SLACK, HedgeBudget, PaceBook, hedgeDelayMs, observePace } from '../../../src/llm/hedge-timing.js';
+
 import { outputCap } from '../../../src/compaction/plan/index.js';
+import {
+  DEFAULT_PACE,
+  HEDGE_MIN_MS,
+  HEDGE_SLACK,
+  HedgeBudget,
+  hedgeDelayMs,
+  observePace,
+  PaceBook,
+} from '../../../src/llm/hedge-timing.js';
 
 describe('hedge timing: when a straggling summary call gets a second request beside it', () => {
   it('waits past the time a call at the observed pace would take to write its whole cap', () => {

@@ -1,12 +1,13 @@
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
+
 import { errorLines, extractIdentifiers, extractPaths, findMissingIdentifiers } from '../../../src/compaction/summarize/index.js';
 import { IDENTIFIERS_TO_KEEP_INTRO } from '../../../src/compaction/summarize/prompt.js';
 import { parseFaultRates, pickFault, validateFaults } from '../../../src/llm-sim/faults.js';
 import { createPrng } from '../../../src/llm-sim/prng.js';
 import { parseProfile, plannedTiming } from '../../../src/llm-sim/profiles.js';
 import { buildSimSummary } from '../../../src/llm-sim/summary.js';
-import { SimRequestError, type SimMessage } from '../../../src/llm-sim/types.js';
+import { type SimMessage, SimRequestError } from '../../../src/llm-sim/types.js';
 import { anthropicWire } from '../../../src/llm-sim/wire-anthropic.js';
 import { openaiWire } from '../../../src/llm-sim/wire-openai.js';
 
@@ -54,7 +55,11 @@ const MESSAGES: SimMessage[] = [
   { role: 'system', content: 'You summarize.' },
   { role: 'system', content: 'Previous summary mentions old/legacy.ts only.' },
   { role: 'user', content: 'Please fix src/parser.ts. You must never edit migrations/0001_init.sql.' },
-  { role: 'assistant', content: 'Ran the tests.\nTypeError: Cannot read properties of undefined (reading "length")\nSee https://example.com/issue/42 and ticket ABC-123.' },
+  {
+    role: 'assistant',
+    content:
+      'Ran the tests.\nTypeError: Cannot read properties of undefined (reading "length")\nSee https://example.com/issue/42 and ticket ABC-123.',
+  },
   { role: 'assistant', content: 'We decided to rewrite tokenize() in src/lexer.ts. Next I will run npm test again.' },
   { role: 'user', content: 'Summarize the excerpt above.' },
 ];
@@ -72,7 +77,9 @@ describe('simulated summary', () => {
       '## USER GUIDANCE',
       '## NEXT STEPS',
     ]);
-    const input = MESSAGES.slice(2, 5).map((m) => m.content).join('\n');
+    const input = MESSAGES.slice(2, 5)
+      .map((m) => m.content)
+      .join('\n');
     expect(findMissingIdentifiers(extractIdentifiers(input), summary.text)).toEqual([]);
     expect(summary.text).toMatch(/## ERRORS\n- TypeError: Cannot read properties/);
     expect(summary.text).not.toContain('old/legacy.ts');
@@ -84,7 +91,10 @@ describe('simulated summary', () => {
     expect(findMissingIdentifiers(lossy.dropped, lossy.text)).toEqual(lossy.dropped);
     expect(buildSimSummary(MESSAGES, { ...summaryDeps, lossRate: 0.6, targetTokens: 600 }).text).toBe(lossy.text);
 
-    const retry = [...MESSAGES.slice(0, -1), { role: 'user' as const, content: `Summarize.\n\n${IDENTIFIERS_TO_KEEP_INTRO}\n${lossy.dropped.map((id) => `- ${id}`).join('\n')}` }];
+    const retry = [
+      ...MESSAGES.slice(0, -1),
+      { role: 'user' as const, content: `Summarize.\n\n${IDENTIFIERS_TO_KEEP_INTRO}\n${lossy.dropped.map((id) => `- ${id}`).join('\n')}` },
+    ];
     const second = buildSimSummary(retry, { ...summaryDeps, lossRate: 0.6, targetTokens: 600 });
     expect(findMissingIdentifiers(lossy.dropped, second.text)).toEqual([]);
   });
@@ -97,7 +107,12 @@ describe('simulated summary', () => {
 
 describe('wire parsing', () => {
   it('Anthropic: system first, roles kept, blank text rejected as the API does', () => {
-    const parsed = anthropicWire.parse({ model: 'm', max_tokens: 10, system: [{ type: 'text', text: 'S' }], messages: [{ role: 'user', content: 'hi' }] });
+    const parsed = anthropicWire.parse({
+      model: 'm',
+      max_tokens: 10,
+      system: [{ type: 'text', text: 'S' }],
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect(parsed.messages).toEqual([
       { role: 'system', content: 'S' },
       { role: 'user', content: 'hi' },
@@ -107,14 +122,24 @@ describe('wire parsing', () => {
   });
 
   it('OpenAI: max_completion_tokens or max_tokens, developer read as system', () => {
-    const parsed = openaiWire.parse({ model: 'm', max_completion_tokens: 33, messages: [{ role: 'developer', content: 'D' }, { role: 'user', content: 'u' }] });
+    const parsed = openaiWire.parse({
+      model: 'm',
+      max_completion_tokens: 33,
+      messages: [
+        { role: 'developer', content: 'D' },
+        { role: 'user', content: 'u' },
+      ],
+    });
     expect(parsed.maxTokens).toBe(33);
     expect(parsed.messages[0]).toEqual({ role: 'system', content: 'D' });
     expect(() => openaiWire.parse({ model: 'm', messages: [{ role: 'wizard', content: 'x' }] })).toThrow(/role/);
   });
 
   it('renders each API its own error body', () => {
-    expect(anthropicWire.error('overloaded', 'busy')).toEqual({ status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'busy' } } });
+    expect(anthropicWire.error('overloaded', 'busy')).toEqual({
+      status: 529,
+      body: { type: 'error', error: { type: 'overloaded_error', message: 'busy' } },
+    });
     expect(openaiWire.error('rate_limit', 'slow down')).toMatchObject({ status: 429, body: { error: { code: 'rate_limit_exceeded' } } });
   });
 });

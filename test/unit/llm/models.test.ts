@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { contextLimitFor, costUsd, findModel, parseModelSpec, selectSummarizerModel } from '../../../src/llm/models.js';
 
 describe('model registry', () => {

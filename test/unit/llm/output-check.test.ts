@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { assertUsableOutput } from '../../../src/llm/output-check.js';
 import { LlmError } from '../../../src/llm/port.js';
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { llmErrorFromHttp, parseRetryAfterMs } from '../../../src/llm/provider-errors.js';
 
 describe('parseRetryAfterMs', () => {

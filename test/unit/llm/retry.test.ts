@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { LlmError } from '../../../src/llm/port.js';
 import { DEFAULT_RETRY_POLICY, isRetryable, retryDelayMs, withRetry } from '../../../src/llm/retry.js';
 
@@ -89,7 +90,13 @@ describe('withRetry', () => {
         if (attempt < 3) throw new LlmError('rate_limit', 'x', { retryAfterMs: 700 });
         return 'ok';
       },
-      { maxAttempts: 4, policy, random: () => 0, sleep: async (ms) => void slept.push(ms), onRetry: (info) => void retries.push(info.attempt) },
+      {
+        maxAttempts: 4,
+        policy,
+        random: () => 0,
+        sleep: async (ms) => void slept.push(ms),
+        onRetry: (info) => void retries.push(info.attempt),
+      },
     );
     expect(result).toBe('ok');
     expect(slept).toEqual([700, 700]);

@@ -1,6 +1,7 @@
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+
 import { redactError } from '../../../src/obs/redact-error.js';
 
 const SECRET = 'whsec_do-not-log-0123456789';
@@ -25,7 +26,13 @@ describe('redactError', () => {
     expect(JSON.stringify(redacted)).not.toContain(SECRET);
     expect(redacted['message']).toContain('insert into "webhook_endpoints"');
     expect(redacted['params']).toBe('[redacted]');
-    expect(redacted['cause']).toMatchObject({ code: '22P02', severity: 'ERROR', detail: '[redacted]', where: '[redacted]', message: 'invalid input syntax for type integer: [redacted]' });
+    expect(redacted['cause']).toMatchObject({
+      code: '22P02',
+      severity: 'ERROR',
+      detail: '[redacted]',
+      where: '[redacted]',
+      message: 'invalid input syntax for type integer: [redacted]',
+    });
     expect(String(redacted['stack'])).toMatch(/\n\s+at /);
   });
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+
 import { tenantSlotCaps } from '../../../src/queue/fair-share.js';
 
 describe('tenantSlotCaps', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { describePlan, LOCAL_URLS, planServices, type ServiceFacts } from '../../helpers/service-selection.js';
 
 const facts = (over: Partial<ServiceFacts> = {}): ServiceFacts => ({
@@ -11,14 +12,26 @@ const facts = (over: Partial<ServiceFacts> = {}): ServiceFacts => ({
 describe('where the tests get Postgres and Redis', () => {
   it('uses the URLs given in the environment, even when local services answer and Docker is there', () => {
     const plan = planServices(
-      facts({ env: { DATABASE_URL: 'postgres://u@db:5432/x', REDIS_URL: 'redis://cache:6379' }, localAnswers: { postgres: true, redis: true }, containerRuntime: true }),
+      facts({
+        env: { DATABASE_URL: 'postgres://u@db:5432/x', REDIS_URL: 'redis://cache:6379' },
+        localAnswers: { postgres: true, redis: true },
+        containerRuntime: true,
+      }),
     );
-    expect(plan).toEqual({ ok: true, postgres: { kind: 'env', url: 'postgres://u@db:5432/x' }, redis: { kind: 'env', url: 'redis://cache:6379' } });
+    expect(plan).toEqual({
+      ok: true,
+      postgres: { kind: 'env', url: 'postgres://u@db:5432/x' },
+      redis: { kind: 'env', url: 'redis://cache:6379' },
+    });
   });
 
   it('uses the local defaults when they answer, without starting containers', () => {
     const plan = planServices(facts({ localAnswers: { postgres: true, redis: true }, containerRuntime: true }));
-    expect(plan).toEqual({ ok: true, postgres: { kind: 'local', url: LOCAL_URLS.postgres }, redis: { kind: 'local', url: LOCAL_URLS.redis } });
+    expect(plan).toEqual({
+      ok: true,
+      postgres: { kind: 'local', url: LOCAL_URLS.postgres },
+      redis: { kind: 'local', url: LOCAL_URLS.redis },
+    });
   });
 
   it('starts containers only for what is missing', () => {

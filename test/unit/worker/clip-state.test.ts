@@ -1,5 +1,6 @@
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
+
 import { extractLedger, type Ledger } from '../../../src/compaction/ledger/index.js';
 import { DEFAULT_POLICY } from '../../../src/config/policy.js';
 import { clipState, mergedLedger, type StatefulBatch } from '../../../src/worker/commit-parts.js';

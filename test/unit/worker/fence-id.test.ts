@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { isFenceId } from '../../../src/compaction/summarize/request-fence.js';
 import { newFenceId } from '../../../src/worker/chunk-source.js';
 

@@ -1,5 +1,6 @@
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
+
 import { chunkOutputBudget } from '../../../src/compaction/plan/budget.js';
 import { buildSummarizeRequest, IDENTIFIERS_HEADING, rankChunkIdentifiers } from '../../../src/compaction/summarize/index.js';
 import type { HistoryMessage } from '../../../src/compaction/types.js';
@@ -31,7 +32,15 @@ describe('summarizeGuarded: identifiers an answer lacks', () => {
   it('keeps a summary of a source with tens of thousands of identifiers within its budget, counting what it lacks', async () => {
     const text = longLine();
     const tokens = countTokens(text);
-    const message: HistoryMessage = { seq: 3, role: 'user', kind: 'message', content: [{ type: 'text', text }], tokens, toolUseIds: [], toolResultIds: [] };
+    const message: HistoryMessage = {
+      seq: 3,
+      role: 'user',
+      kind: 'message',
+      content: [{ type: 'text', text }],
+      tokens,
+      toolUseIds: [],
+      toolResultIds: [],
+    };
     const identifiers = rankChunkIdentifiers([message]).ordered;
     expect(identifiers.length).toBeGreaterThan(20_000);
     const policy = DEFAULT_POLICY;
@@ -39,7 +48,13 @@ describe('summarizeGuarded: identifiers an answer lacks', () => {
     const summarizers = { local: createLocalSummarizer({ countTokens }) } as unknown as Summarizers;
 
     const result = await summarizeGuarded({
-      buildRequest: (max) => buildSummarizeRequest([message], null, policy, { countTokens, storedTokens: true, fenceId: 'f00dfeedcafe0001', maxOutputTokens: max }),
+      buildRequest: (max) =>
+        buildSummarizeRequest([message], null, policy, {
+          countTokens,
+          storedTokens: true,
+          fenceId: 'f00dfeedcafe0001',
+          maxOutputTokens: max,
+        }),
       budget,
       identifiers,
       selection: { provider: 'local', model: 'local' },

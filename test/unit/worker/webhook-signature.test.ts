@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { jobEventType } from '../../../src/db/repos/job-outbox.js';
 import { signWebhook, verifyWebhookSignature, WEBHOOK_HEADERS, webhookHeaders } from '../../../src/worker/webhooks.js';
 

@@ -1,4 +1,4 @@
-import { html, type Html } from '../html.js';
+import { type Html, html } from '../html.js';
 import { conversationHref, jobHref, type Viewer } from '../viewer.js';
 import { page } from './layout.js';
 

@@ -2,12 +2,12 @@ import { formatSeqRanges } from '../../../compaction/context/index.js';
 import type { Ledger } from '../../../compaction/ledger/index.js';
 import type { OriginalRow } from '../../../db/repos/archive.js';
 import type { SearchHit } from '../../../db/repos/archive-search.js';
-import type { ListedBatch as BatchRow } from '../../../db/repos/inspector.js';
 import type { ConversationRow } from '../../../db/repos/conversations.js';
+import type { ListedBatch as BatchRow } from '../../../db/repos/inspector.js';
 import type { JobRow } from '../../../db/repos/jobs.js';
 import type { MessageRow } from '../../../db/repos/messages.js';
 import { effectiveTokens } from '../../views.js';
-import { html, href, type Html } from '../html.js';
+import { href, type Html, html } from '../html.js';
 import { conversationHref, jobHref, type Viewer } from '../viewer.js';
 import { counted, fmt, page, statusBadge, when } from './layout.js';
 import { renderMessage } from './messages.js';
@@ -39,7 +39,12 @@ export function latestRevertible(jobs: readonly JobRow[]): JobRow | null {
 }
 
 /** The originals of one batch: a fragment the page's script loads when the batch is opened, paged by seq. */
-export function originalsFragment(viewer: Viewer, batch: Pick<BatchRow, 'id'>, originals: readonly OriginalRow[], nextAfter: number | null): Html {
+export function originalsFragment(
+  viewer: Viewer,
+  batch: Pick<BatchRow, 'id'>,
+  originals: readonly OriginalRow[],
+  nextAfter: number | null,
+): Html {
   return html`<ol class="messages originals">${originals.map((o) => renderMessage({ ...o, kind: o.kind }, { idPrefix: 'seq' }))}</ol>
 ${nextAfter !== null && html`<p><a class="more" data-fragment-more href="${href(`/inspect/batches/${batch.id}/originals`, { after: nextAfter })}">More originals (after #${nextAfter})</a></p>`}`;
 }
@@ -74,7 +79,9 @@ function batchTree(batches: readonly BatchRow[], total: number): Html {
   const children = new Map<string, BatchRow[]>();
   for (const b of batches) if (b.supersededBy) children.set(b.supersededBy, [...(children.get(b.supersededBy) ?? []), b]);
   // a live batch shows its summary (it is in the clip-archive); an absorbed one links to its originals
-  const node = (b: BatchRow): Html => html`<li><details><summary>level ${b.level} · #${formatSeqRanges(b.seqs)} · ${fmt(b.sourceMessages)} messages · ${fmt(b.sourceTokens)} → ${fmt(b.summaryTokens)} tokens · ${b.model}${b.supersededBy ? ' · absorbed' : ''}</summary>
+  const node = (
+    b: BatchRow,
+  ): Html => html`<li><details><summary>level ${b.level} · #${formatSeqRanges(b.seqs)} · ${fmt(b.sourceMessages)} messages · ${fmt(b.sourceTokens)} → ${fmt(b.summaryTokens)} tokens · ${b.model}${b.supersededBy ? ' · absorbed' : ''}</summary>
 <p class="muted">batch ${b.id} · <a href="${jobHref(b.jobId)}">job</a> · <a href="${href(`/inspect/batches/${b.id}/originals`, { after: 0 })}">originals</a> · ${when(b.createdAt)}</p>${b.supersededBy ? '' : html`<pre class="block-text">${b.summary}</pre>`}</details>
 ${(children.get(b.id) ?? []).length > 0 && html`<ul>${(children.get(b.id) ?? []).map(node)}</ul>`}</li>`;
   const roots = batches.filter((b) => !b.supersededBy || !batches.some((p) => p.id === b.supersededBy));
@@ -93,7 +100,8 @@ function newest<T>(items: readonly T[], seq: (item: T) => number): { shown: T[];
 }
 
 function ledgerSection(ledger: Ledger | null): Html {
-  if (!ledger) return html`<section aria-labelledby="ledger-h"><h2 id="ledger-h">State ledger</h2><p class="muted">No ledger: nothing summarized yet.</p></section>`;
+  if (!ledger)
+    return html`<section aria-labelledby="ledger-h"><h2 id="ledger-h">State ledger</h2><p class="muted">No ledger: nothing summarized yet.</p></section>`;
   const requests = newest(ledger.instructions.requests, (r) => r.seq);
   const constraints = newest(ledger.instructions.constraints, (r) => r.seq);
   const files = newest(ledger.files, (f) => f.lastSeq);
@@ -106,7 +114,12 @@ ${requests.shown.length > 0 && html`<h3>Requests (${fmt(ledger.instructions.requ
 ${constraints.shown.length > 0 && html`<h3>Constraints (${fmt(ledger.instructions.constraints.length)})</h3><ul>${constraints.shown.map((r) => html`<li>#${r.seq}: ${r.text}</li>`)}</ul>${constraints.more}`}
 <h3>Files (${fmt(ledger.files.length)})</h3>
 <table class="list"><thead><tr><th scope="col">Path</th><th scope="col">Actions</th><th scope="col">Last change</th><th scope="col">Last seq</th></tr></thead>
-<tbody>${files.shown.map((f) => html`<tr><td><code>${f.path}</code></td><td>${Object.entries(f.actions).map(([k, v]) => `${k} ${v}`).join(', ')}</td><td>${f.lastChange ?? ''}${f.gist ? ` – ${f.gist}` : ''}</td><td>#${f.lastSeq}</td></tr>`)}</tbody></table>${files.more}
+<tbody>${files.shown.map(
+    (f) =>
+      html`<tr><td><code>${f.path}</code></td><td>${Object.entries(f.actions)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}</td><td>${f.lastChange ?? ''}${f.gist ? ` – ${f.gist}` : ''}</td><td>#${f.lastSeq}</td></tr>`,
+  )}</tbody></table>${files.more}
 <h3>Commands (${fmt(ledger.commands.length)})</h3>
 <table class="list"><thead><tr><th scope="col">Command</th><th scope="col">Outcome</th><th scope="col">Runs</th><th scope="col">Last seq</th></tr></thead>
 <tbody>${commands.shown.map((c) => html`<tr><td><code>${c.line}</code></td><td>${c.outcome}${c.exitCode === undefined ? '' : ` (exit ${c.exitCode})`}</td><td class="num">${c.count}</td><td>#${c.lastSeq}</td></tr>`)}</tbody></table>${commands.more}
@@ -129,9 +142,16 @@ function recallSection(viewer: Viewer, data: ConversationPageData): Html {
 ${'tenantId' in viewer.scope ? '' : html`<input type="hidden" name="tenant" value="${conversation.tenantId}">`}
 <label for="recall-q">Path, command, error line, id or words</label> <input id="recall-q" name="q" type="search" value="${recall?.query ?? ''}" maxlength="1000" required> <button type="submit">Search</button>
 </form>
-${recall && html`<p>${recall.hits.length} hit${recall.hits.length === 1 ? '' : 's'} for <code>${recall.query}</code>.</p>
-<ol class="hits">${recall.hits.map((hit) => html`<li class="hit"><a href="${hitHref(hit)}">#${hit.seq} ${hit.role}${hit.tool ? ` · ${hit.tool}` : ''}</a> <span class="tag">${hit.match}</span>
-<pre class="block-text">${hit.lines.length > 0 ? hit.lines.map((l) => `${l.match ? '>' : ' '} ${l.line}: ${l.text}`).join('\n') : (hit.snippet ?? '')}</pre></li>`)}</ol>`}
+${
+  recall &&
+  html`<p>${recall.hits.length} hit${recall.hits.length === 1 ? '' : 's'} for <code>${recall.query}</code>.</p>
+<ol class="hits">${recall.hits.map(
+    (
+      hit,
+    ) => html`<li class="hit"><a href="${hitHref(hit)}">#${hit.seq} ${hit.role}${hit.tool ? ` · ${hit.tool}` : ''}</a> <span class="tag">${hit.match}</span>
+<pre class="block-text">${hit.lines.length > 0 ? hit.lines.map((l) => `${l.match ? '>' : ' '} ${l.line}: ${l.text}`).join('\n') : (hit.snippet ?? '')}</pre></li>`,
+  )}</ol>`
+}
 </section>`;
 }
 
@@ -152,12 +172,19 @@ function gaugeSection(viewer: Viewer, data: ConversationPageData): Html {
 ${gaugeSvg({ compactions, now: { at: new Date(), tokens }, limit: conversation.contextLimit, start: conversation.createdAt })}
 <h3>Jobs</h3>
 <table class="list"><thead><tr><th scope="col">Job</th><th scope="col">Status</th><th scope="col">Tokens before → after</th><th scope="col">Created</th></tr></thead>
-<tbody>${[...jobs].reverse().slice(0, 50).map((j) => html`<tr><td><a href="${jobHref(j.id)}">${j.trigger} ${j.id.slice(0, 8)}</a></td><td>${statusBadge(j.status)}${j.result?.['revertedAt'] ? html` <span class="tag">reverted</span>` : ''}</td><td>${fmt(num(j.result?.['tokensBefore']))} → ${fmt(num(j.result?.['tokensAfter']))}</td><td>${when(j.createdAt)}</td></tr>`)}</tbody></table>
+<tbody>${[...jobs]
+    .reverse()
+    .slice(0, 50)
+    .map(
+      (j) =>
+        html`<tr><td><a href="${jobHref(j.id)}">${j.trigger} ${j.id.slice(0, 8)}</a></td><td>${statusBadge(j.status)}${j.result?.['revertedAt'] ? html` <span class="tag">reverted</span>` : ''}</td><td>${fmt(num(j.result?.['tokensBefore']))} → ${fmt(num(j.result?.['tokensAfter']))}</td><td>${when(j.createdAt)}</td></tr>`,
+    )}</tbody></table>
 </section>`;
 }
 
 function actionsSection(viewer: Viewer, data: ConversationPageData): Html {
-  if (viewer.tenantKey === null) return html`<p class="muted">Actions (compact, revert, export) are the tenant's: sign in with its API key.</p>`;
+  if (viewer.tenantKey === null)
+    return html`<p class="muted">Actions (compact, revert, export) are the tenant's: sign in with its API key.</p>`;
   const base = conversationHref(viewer, data.conversation, {}, '');
   const revertible = latestRevertible(data.jobs);
   return html`<nav class="actions" aria-label="Actions">

@@ -1,12 +1,12 @@
 import { formatSeqRanges } from '../../../compaction/context/index.js';
-import type { ForgottenName } from '../../../db/schema.js';
 import type { ChunkRow } from '../../../db/repos/chunks.js';
 import type { JobRow } from '../../../db/repos/jobs.js';
+import type { ForgottenName } from '../../../db/schema.js';
 import { ACTIVE_JOB_STATUSES } from '../../../db/schema.js';
-import { html, type Html } from '../html.js';
+import { type Html, html } from '../html.js';
 import { conversationHref, jobHref, type Viewer } from '../viewer.js';
 import { fmt, page, statusBadge, usd, when } from './layout.js';
-import { timelineSvg, type TimelineBar, type TimelineMark } from './svg.js';
+import { type TimelineBar, type TimelineMark, timelineSvg } from './svg.js';
 
 export interface JobPageData {
   job: JobRow & { conversationExternalId: string; conversationTenantId: string };
@@ -33,11 +33,21 @@ export function chunkBars(chunks: readonly ChunkRow[], now: Date): TimelineBar[]
     const detail = [
       done ? 'done' : 'running',
       c.model ? `${c.provider ?? ''}:${c.model}` : '',
-      usage ? `in ${usage.inputTokens} / out ${usage.outputTokens} / cache read ${usage.cacheReadTokens} / cache write ${usage.cacheWriteTokens}` : '',
+      usage
+        ? `in ${usage.inputTokens} / out ${usage.outputTokens} / cache read ${usage.cacheReadTokens} / cache write ${usage.cacheWriteTokens}`
+        : '',
       `${c.calls} call${c.calls === 1 ? '' : 's'}${retries > 0 ? ` (${retries} retr${retries === 1 ? 'y' : 'ies'} or repairs)` : ''}`,
       c.fallback ? `fallback: ${c.fallback}` : '',
-    ].filter(Boolean).join(' · ');
-    return { label: `chunk ${c.idx}${c.level > 0 ? ` (level ${c.level})` : ''}`, start, end, detail, kind: c.fallback ? 'fallback' : 'call' };
+    ]
+      .filter(Boolean)
+      .join(' · ');
+    return {
+      label: `chunk ${c.idx}${c.level > 0 ? ` (level ${c.level})` : ''}`,
+      start,
+      end,
+      detail,
+      kind: c.fallback ? 'fallback' : 'call',
+    };
   });
 }
 
@@ -54,22 +64,40 @@ function timeline(data: JobPageData, now: Date): Html {
 function callsTable(chunks: readonly ChunkRow[]): Html {
   return html`<table class="list calls"><caption class="sr-only">LLM calls</caption>
 <thead><tr><th scope="col">Chunk</th><th scope="col">Seqs</th><th scope="col">Status</th><th scope="col">Model</th><th scope="col">Input</th><th scope="col">Output</th><th scope="col">Cache read / write</th><th scope="col">Calls</th><th scope="col">Latency</th><th scope="col">Cost</th><th scope="col">Fallback</th></tr></thead>
-<tbody>${chunks.map((c) => html`<tr><td>${c.idx}${c.level > 0 ? ` (L${c.level})` : ''}</td><td>#${formatSeqRanges(c.seqs)}</td><td>${c.status}</td><td>${c.model ? `${c.provider ?? ''}:${c.model}` : '–'}</td>
+<tbody>${chunks.map(
+    (
+      c,
+    ) => html`<tr><td>${c.idx}${c.level > 0 ? ` (L${c.level})` : ''}</td><td>#${formatSeqRanges(c.seqs)}</td><td>${c.status}</td><td>${c.model ? `${c.provider ?? ''}:${c.model}` : '–'}</td>
 <td class="num">${fmt(c.usage?.inputTokens)}</td><td class="num">${fmt(c.usage?.outputTokens)}</td><td class="num">${fmt(c.usage?.cacheReadTokens)} / ${fmt(c.usage?.cacheWriteTokens)}</td>
-<td class="num">${c.calls}</td><td class="num">${fmt(c.latencyMs)} ms</td><td class="num">${usd(c.costUsd)}</td><td>${c.fallback ?? ''}</td></tr>`)}</tbody></table>`;
+<td class="num">${c.calls}</td><td class="num">${fmt(c.latencyMs)} ms</td><td class="num">${usd(c.costUsd)}</td><td>${c.fallback ?? ''}</td></tr>`,
+  )}</tbody></table>`;
 }
 
 function forgottenSection(data: JobPageData, viewer: Viewer): Html {
   const { job, forgotten } = data;
   const counts = job.result?.['forgotten'] as { total?: number; byKind?: Record<string, number> } | undefined;
   const context = job.result?.['context'] as Record<string, unknown> | undefined;
-  const search = (name: string) => conversationHref(viewer, { externalId: job.conversationExternalId, tenantId: job.conversationTenantId }, { q: name }) + '#recall-h';
+  const search = (name: string) =>
+    conversationHref(viewer, { externalId: job.conversationExternalId, tenantId: job.conversationTenantId }, { q: name }) + '#recall-h';
   return html`<section aria-labelledby="after-h"><h2 id="after-h">What the context holds after it</h2>
-${context && html`<dl class="figures">${Object.entries(context).filter(([, v]) => typeof v === 'number').map(([k, v]) => html`<dt>${k}</dt><dd>${fmt(v as number)}</dd>`)}</dl>`}
-${forgotten === null
-  ? html`<p class="muted">Nothing recorded (not a completed compaction).</p>`
-  : html`<p>${fmt(counts?.total ?? forgotten.length)} names of the summarized span are now only in the archive${counts?.byKind ? ` (${Object.entries(counts.byKind).map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}; each links to its recall search.</p>
-<ul class="forgotten">${forgotten.slice(0, 500).map((n) => html`<li><span class="tag">${n.kind}</span> <a href="${search(n.name)}"><code>${n.name}</code></a></li>`)}</ul>`}
+${
+  context &&
+  html`<dl class="figures">${Object.entries(context)
+    .filter(([, v]) => typeof v === 'number')
+    .map(([k, v]) => html`<dt>${k}</dt><dd>${fmt(v as number)}</dd>`)}</dl>`
+}
+${
+  forgotten === null
+    ? html`<p class="muted">Nothing recorded (not a completed compaction).</p>`
+    : html`<p>${fmt(counts?.total ?? forgotten.length)} names of the summarized span are now only in the archive${
+        counts?.byKind
+          ? ` (${Object.entries(counts.byKind)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(', ')})`
+          : ''
+      }; each links to its recall search.</p>
+<ul class="forgotten">${forgotten.slice(0, 500).map((n) => html`<li><span class="tag">${n.kind}</span> <a href="${search(n.name)}"><code>${n.name}</code></a></li>`)}</ul>`
+}
 </section>`;
 }
 
@@ -78,7 +106,7 @@ export function jobLive(viewer: Viewer, data: JobPageData, now = new Date()): Ht
   const { job } = data;
   const result = job.result ?? {};
   const cost = num(result['costUsd']) ?? data.chunks.reduce((sum, c) => sum + c.costUsd, 0);
-  const consolidation = typeof result['consolidationJobId'] === 'string' ? (result['consolidationJobId'] as string) : null;
+  const consolidation = typeof result['consolidationJobId'] === 'string' ? result['consolidationJobId'] : null;
   return html`<div id="job-live" data-active="${isActive(job) ? '1' : '0'}">
 <p>${statusBadge(job.status)} ${job.trigger} · progress ${job.progress.chunksDone}/${job.progress.chunksTotal} chunks · attempts ${job.attempts}${result['revertedAt'] ? html` · <span class="tag">reverted ${when(result['revertedAt'] as string)}</span>` : ''}</p>
 <dl class="figures">

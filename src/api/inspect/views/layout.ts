@@ -1,4 +1,4 @@
-import { html, type Html, type Renderable } from '../html.js';
+import { type Html, html, type Renderable } from '../html.js';
 
 /** Where the one stylesheet and the one script are served (routes.ts). */
 export const ASSET_PATH = '/inspect/assets';

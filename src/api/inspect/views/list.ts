@@ -1,6 +1,6 @@
 import type { ConversationListItem } from '../../../db/repos/inspector.js';
 import { effectiveTokens } from '../../views.js';
-import { html, type Html } from '../html.js';
+import { type Html, html } from '../html.js';
 import { conversationHref, isAdmin, jobHref, type Viewer } from '../viewer.js';
 import { fmt, page, statusBadge, when } from './layout.js';
 

@@ -1,4 +1,4 @@
-import { clip, html, type Html } from '../html.js';
+import { clip, type Html, html } from '../html.js';
 import { fmt } from './layout.js';
 
 /** Characters of one block shown before "N more characters" (the export has the whole text). */
@@ -27,7 +27,13 @@ function clipped(value: string, max = BLOCK_CHARS): Html {
 
 function resultText(content: unknown): string {
   if (!Array.isArray(content)) return text(content);
-  return content.map((part) => (part && typeof part === 'object' && (part as { type?: unknown }).type === 'text' ? String((part as { text?: unknown }).text ?? '') : text(part))).join('\n');
+  return content
+    .map((part) =>
+      part && typeof part === 'object' && (part as { type?: unknown }).type === 'text'
+        ? String((part as { text?: unknown }).text ?? '')
+        : text(part),
+    )
+    .join('\n');
 }
 
 /** One content block, always as text: a tool call shows its name and input, a tool result its output. */

@@ -1,4 +1,4 @@
-import { html, type Html } from '../html.js';
+import { type Html, html } from '../html.js';
 import { counted, fmt } from './layout.js';
 
 /** The two pictures of the inspector, drawn as SVG on the server (no script, no canvas). */
@@ -17,7 +17,12 @@ export interface GaugeCompaction {
  * Tokens in the context over time against the window: a line through each compaction's
  * before → after drop and the current count, each compaction a marked, linked drop.
  */
-export function gaugeSvg(input: { compactions: readonly GaugeCompaction[]; now: { at: Date; tokens: number }; limit: number; start: Date }): Html {
+export function gaugeSvg(input: {
+  compactions: readonly GaugeCompaction[];
+  now: { at: Date; tokens: number };
+  limit: number;
+  start: Date;
+}): Html {
   const width = 720;
   const height = 200;
   const pad = { left: 56, right: 12, top: 12, bottom: 28 };
@@ -27,7 +32,8 @@ export function gaugeSvg(input: { compactions: readonly GaugeCompaction[]; now: 
   const x = (d: Date) => pad.left + ((d.getTime() - t0) / (t1 - t0)) * (width - pad.left - pad.right);
   const y = (tokens: number) => pad.top + (1 - tokens / top) * (height - pad.top - pad.bottom);
   const points: string[] = [`${x(input.start).toFixed(1)},${y(0).toFixed(1)}`];
-  for (const c of input.compactions) points.push(`${x(c.at).toFixed(1)},${y(c.before).toFixed(1)}`, `${x(c.at).toFixed(1)},${y(c.after).toFixed(1)}`);
+  for (const c of input.compactions)
+    points.push(`${x(c.at).toFixed(1)},${y(c.before).toFixed(1)}`, `${x(c.at).toFixed(1)},${y(c.after).toFixed(1)}`);
   points.push(`${x(input.now.at).toFixed(1)},${y(input.now.tokens).toFixed(1)}`);
   const limitY = y(input.limit).toFixed(1);
   return html`<svg class="gauge" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="gauge-title">
@@ -39,7 +45,9 @@ export function gaugeSvg(input: { compactions: readonly GaugeCompaction[]; now: 
 <text class="label" x="4" y="${(Number(limitY) + 14).toFixed(1)}">${fmt(input.limit)}</text>
 <polyline class="tokens" points="${points.join(' ')}"></polyline>
 ${input.compactions.map(
-  (c) => html`<a href="${c.href}" class="compaction-mark"><title>${c.label}: ${fmt(c.before)} → ${fmt(c.after)} tokens at ${c.at.toISOString()}</title>
+  (
+    c,
+  ) => html`<a href="${c.href}" class="compaction-mark"><title>${c.label}: ${fmt(c.before)} → ${fmt(c.after)} tokens at ${c.at.toISOString()}</title>
 <line x1="${x(c.at).toFixed(1)}" y1="${pad.top}" x2="${x(c.at).toFixed(1)}" y2="${y(0).toFixed(1)}"></line>
 <circle cx="${x(c.at).toFixed(1)}" cy="${y(c.after).toFixed(1)}" r="4"></circle></a>`,
 )}

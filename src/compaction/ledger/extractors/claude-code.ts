@@ -1,4 +1,4 @@
-import { effects, NO_EFFECTS, type CallEffects } from '../effects.js';
+import { type CallEffects, effects, NO_EFFECTS } from '../effects.js';
 import { shellFileEffects } from '../shell-files.js';
 import type { ToolCall } from '../tool-calls.js';
 import { charCount, sizeGist, stringField } from './fields.js';
@@ -6,7 +6,21 @@ import { taskItems } from './tasks.js';
 
 /** Claude Code's tools (Read, Write, Edit, MultiEdit, NotebookEdit, Bash, TodoWrite; searches touch no file). */
 
-const SEARCHES = new Set(['Glob', 'Grep', 'LS', 'WebFetch', 'WebSearch', 'Task', 'TaskOutput', 'KillShell', 'BashOutput', 'AskUserQuestion', 'Skill', 'ExitPlanMode', 'EnterPlanMode']);
+const SEARCHES = new Set([
+  'Glob',
+  'Grep',
+  'LS',
+  'WebFetch',
+  'WebSearch',
+  'Task',
+  'TaskOutput',
+  'KillShell',
+  'BashOutput',
+  'AskUserQuestion',
+  'Skill',
+  'ExitPlanMode',
+  'EnterPlanMode',
+]);
 
 function writeEffects(call: ToolCall, path: string): CallEffects {
   // the result tells a new file from an overwritten one: "File created successfully at …" / "… has been updated"

@@ -1,5 +1,5 @@
-import { effects, NO_EFFECTS, type CallEffects } from '../effects.js';
 import { shellScript } from '../command-line.js';
+import { type CallEffects, effects, NO_EFFECTS } from '../effects.js';
 import { isPatchEnvelope, patchFileEffects } from '../patch-files.js';
 import { shellFileEffects } from '../shell-files.js';
 import type { ToolCall } from '../tool-calls.js';

@@ -1,10 +1,10 @@
-import { effects, NO_EFFECTS, type CallEffects } from '../effects.js';
 import { shellScript } from '../command-line.js';
+import { type CallEffects, effects, NO_EFFECTS } from '../effects.js';
 import type { FileAction } from '../schema.js';
 import { shellFileEffects } from '../shell-files.js';
 import type { ToolCall } from '../tool-calls.js';
-import { editorEffects, EDITOR_COMMANDS } from './openhands.js';
 import { stringField } from './fields.js';
+import { EDITOR_COMMANDS, editorEffects } from './openhands.js';
 import { taskItems } from './tasks.js';
 
 /**
@@ -13,7 +13,18 @@ import { taskItems } from './tasks.js';
  * field that holds a command makes it a shell, a list of items with a status a todo list.
  */
 
-const PATH_FIELDS = ['file_path', 'filePath', 'path', 'filename', 'file_name', 'fileName', 'file', 'notebook_path', 'target_file', 'absolute_path'];
+const PATH_FIELDS = [
+  'file_path',
+  'filePath',
+  'path',
+  'filename',
+  'file_name',
+  'fileName',
+  'file',
+  'notebook_path',
+  'target_file',
+  'absolute_path',
+];
 const DESTINATION_FIELDS = ['new_path', 'newPath', 'destination', 'dest', 'target_path', 'to'];
 const COMMAND_FIELDS = ['command', 'cmd', 'script'];
 
@@ -28,18 +39,31 @@ function actionOf(tool: string): FileAction {
 
 /** A string that looks like a file path rather than a word or a sentence. */
 function looksLikePath(value: string): boolean {
-  return value.length < 512 && !/[\n\r]/.test(value) && !/\s{2,}/.test(value) && /[\w]/.test(value) && (/[/\\]/.test(value) || /\.[A-Za-z0-9]{1,8}$/.test(value));
+  return (
+    value.length < 512 &&
+    !/[\n\r]/.test(value) &&
+    !/\s{2,}/.test(value) &&
+    /[\w]/.test(value) &&
+    (/[/\\]/.test(value) || /\.[A-Za-z0-9]{1,8}$/.test(value))
+  );
 }
 
 export function genericEffects(call: ToolCall): CallEffects {
   const input = call.input;
   const path = PATH_FIELDS.map((f) => input[f]).find((v): v is string => typeof v === 'string' && looksLikePath(v));
   const commandValue = COMMAND_FIELDS.map((f) => input[f]).find((v) => v !== undefined);
-  if (path !== undefined && typeof commandValue === 'string' && EDITOR_COMMANDS.has(commandValue)) return editorEffects(call, commandValue, path);
+  if (path !== undefined && typeof commandValue === 'string' && EDITOR_COMMANDS.has(commandValue))
+    return editorEffects(call, commandValue, path);
   if (path !== undefined) {
     const action = actionOf(call.tool);
     const movedTo = action === 'moved' ? stringField(input, ...DESTINATION_FIELDS) : undefined;
-    if (movedTo !== undefined) return effects({ files: [{ path, action, movedTo }, { path: movedTo, action: 'created', gist: `moved from ${path}` }] });
+    if (movedTo !== undefined)
+      return effects({
+        files: [
+          { path, action, movedTo },
+          { path: movedTo, action: 'created', gist: `moved from ${path}` },
+        ],
+      });
     return effects({ files: [{ path, action }] });
   }
   const script = shellScript(commandValue);

@@ -1,4 +1,4 @@
-import { effects, NO_EFFECTS, type CallEffects } from '../effects.js';
+import { type CallEffects, effects, NO_EFFECTS } from '../effects.js';
 import { shellFileEffects } from '../shell-files.js';
 import type { ToolCall } from '../tool-calls.js';
 import { charCount, sizeGist, stringField } from './fields.js';

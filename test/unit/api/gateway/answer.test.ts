@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { anthropicStreamAccumulator, answerFromJson, createSseParser, openAIStreamAccumulator } from '../../../../src/api/gateway/answer.js';
+
+import {
+  answerFromJson,
+  anthropicStreamAccumulator,
+  createSseParser,
+  openAIStreamAccumulator,
+} from '../../../../src/api/gateway/answer.js';
 
 const encode = (text: string) => new TextEncoder().encode(text);
 
@@ -33,7 +39,13 @@ describe('anthropicStreamAccumulator', () => {
     expect(acc.result()).toBeNull();
     acc.onData(JSON.stringify({ type: 'message_stop' }));
     expect(acc.result()).toEqual({
-      message: { role: 'assistant', content: [{ type: 'text', text: 'Run it.' }, { type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'ls' } }] },
+      message: {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Run it.' },
+          { type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'ls' } },
+        ],
+      },
       inputTokens: 105,
     });
   });
@@ -42,18 +54,43 @@ describe('anthropicStreamAccumulator', () => {
 describe('openAIStreamAccumulator', () => {
   it('rebuilds content and tool calls from deltas', () => {
     const acc = openAIStreamAccumulator();
-    acc.onData(JSON.stringify({ choices: [{ index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'c1', function: { name: 'f', arguments: '{"a"' } }] } }] }));
-    acc.onData(JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: ':1}' } }] }, finish_reason: 'tool_calls' }] }));
+    acc.onData(
+      JSON.stringify({
+        choices: [
+          {
+            index: 0,
+            delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'c1', function: { name: 'f', arguments: '{"a"' } }] },
+          },
+        ],
+      }),
+    );
+    acc.onData(
+      JSON.stringify({
+        choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: ':1}' } }] }, finish_reason: 'tool_calls' }],
+      }),
+    );
     acc.onData(JSON.stringify({ choices: [], usage: { prompt_tokens: 33 } }));
     acc.onData('[DONE]');
-    expect(acc.result()).toEqual({ message: { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] }, inputTokens: 33 });
+    expect(acc.result()).toEqual({
+      message: {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }],
+      },
+      inputTokens: 33,
+    });
   });
 });
 
 describe('answerFromJson', () => {
   it('reads both providers answers, and nothing else', () => {
-    expect(answerFromJson('anthropic', { content: [{ type: 'text', text: 'x' }], usage: { input_tokens: 3 } })).toEqual({ message: { role: 'assistant', content: [{ type: 'text', text: 'x' }] }, inputTokens: 3 });
-    expect(answerFromJson('openai', { choices: [{ message: { role: 'assistant', content: 'y' } }], usage: { prompt_tokens: 4 } })?.inputTokens).toBe(4);
+    expect(answerFromJson('anthropic', { content: [{ type: 'text', text: 'x' }], usage: { input_tokens: 3 } })).toEqual({
+      message: { role: 'assistant', content: [{ type: 'text', text: 'x' }] },
+      inputTokens: 3,
+    });
+    expect(
+      answerFromJson('openai', { choices: [{ message: { role: 'assistant', content: 'y' } }], usage: { prompt_tokens: 4 } })?.inputTokens,
+    ).toBe(4);
     expect(answerFromJson('anthropic', { type: 'error' })).toBeNull();
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { cachedAt, remember } from '../../../../src/api/gateway/conversation-cache.js';
 
 describe('conversation cache', () => {

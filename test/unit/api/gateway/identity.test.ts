@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { identifyConversation, threadId } from '../../../../src/api/gateway/identity.js';
 import { AppError } from '../../../../src/lib/errors.js';
 
@@ -21,9 +22,37 @@ describe('identifyConversation', () => {
   });
 
   it('gives two runs with the same system prompt and first message one conversation, later turns aside', () => {
-    const a = identifyConversation('openai', {}, { messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'q' }] });
-    const b = identifyConversation('openai', {}, { messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'q' }, { role: 'assistant', content: 'x' }] });
-    const c = identifyConversation('openai', {}, { messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'other' }] });
+    const a = identifyConversation(
+      'openai',
+      {},
+      {
+        messages: [
+          { role: 'system', content: 's' },
+          { role: 'user', content: 'q' },
+        ],
+      },
+    );
+    const b = identifyConversation(
+      'openai',
+      {},
+      {
+        messages: [
+          { role: 'system', content: 's' },
+          { role: 'user', content: 'q' },
+          { role: 'assistant', content: 'x' },
+        ],
+      },
+    );
+    const c = identifyConversation(
+      'openai',
+      {},
+      {
+        messages: [
+          { role: 'system', content: 's' },
+          { role: 'user', content: 'other' },
+        ],
+      },
+    );
     expect(a.id).toBe(b.id);
     expect(c.id).not.toBe(a.id);
   });
@@ -40,16 +69,23 @@ describe('identifyConversation', () => {
     expect((thrown as AppError).status).toBe(400);
   });
 
-  it("names a Claude Code session by its header when the body names no end user", () => {
+  it('names a Claude Code session by its header when the body names no end user', () => {
     const plain = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
-    expect(identifyConversation('anthropic', { 'x-claude-code-session-id': 'fe4d6721-3ad7-4f42-a24a-b95253ffc95f' }, plain)).toEqual({ id: 'cc-fe4d6721-3ad7-4f42-a24a-b95253ffc95f', source: 'session-header' });
+    expect(identifyConversation('anthropic', { 'x-claude-code-session-id': 'fe4d6721-3ad7-4f42-a24a-b95253ffc95f' }, plain)).toEqual({
+      id: 'cc-fe4d6721-3ad7-4f42-a24a-b95253ffc95f',
+      source: 'session-header',
+    });
     expect(identifyConversation('anthropic', { 'x-claude-code-session-id': 'not a/valid id' }, plain).id).toMatch(/^cc-[0-9a-f]{32}$/);
   });
 
   it('gives a sub-agent its own conversation, linked to its parent agent or else to the session', () => {
     const headers = { 'x-compactd-conversation': 'run-1', 'x-claude-code-agent-id': 'agent7' };
     expect(identifyConversation('anthropic', headers, body)).toEqual({ id: 'run-1.a-agent7', source: 'header', parentId: 'run-1' });
-    expect(identifyConversation('anthropic', { ...headers, 'x-claude-code-parent-agent-id': 'agent2' }, body)).toEqual({ id: 'run-1.a-agent7', source: 'header', parentId: 'run-1.a-agent2' });
+    expect(identifyConversation('anthropic', { ...headers, 'x-claude-code-parent-agent-id': 'agent2' }, body)).toEqual({
+      id: 'run-1.a-agent7',
+      source: 'header',
+      parentId: 'run-1.a-agent2',
+    });
     // an agent id that cannot be part of an id is hashed, the result still a valid id
     expect(identifyConversation('anthropic', { ...headers, 'x-claude-code-agent-id': 'a/b c' }, body).id).toMatch(/^a-[0-9a-f]{32}$/);
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { historyKey, storableMessage } from '../../../../src/api/gateway/history.js';
 import { keysOfHistory, rememberKeys, sameJson } from '../../../../src/api/gateway/key-memo.js';
 

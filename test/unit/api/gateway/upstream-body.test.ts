@@ -1,36 +1,73 @@
 import { describe, expect, it } from 'vitest';
-import { CONTEXT_OPENING_USER_TURN } from '../../../../src/compaction/context/index.js';
+
 import type { ActiveRow } from '../../../../src/api/gateway/upstream-body.js';
 import { buildUpstreamBody, contextRows, isClientBody } from '../../../../src/api/gateway/upstream-body.js';
+import { CONTEXT_OPENING_USER_TURN } from '../../../../src/compaction/context/index.js';
 
 const history = [
   { role: 'user', content: 'first', extra: 1 },
   { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'ls', input: {} }] },
-  { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'a very long listing', cache_control: { type: 'ephemeral' } }] },
+  {
+    role: 'user',
+    content: [{ type: 'tool_result', tool_use_id: 't1', content: 'a very long listing', cache_control: { type: 'ephemeral' } }],
+  },
   { role: 'assistant', content: 'done' },
   { role: 'user', content: 'next' },
 ];
-const own = (position: number, seq = position + 10): ActiveRow => ({ seq, kind: 'message', role: 'user', position, rewritten: false, content: null });
-const clip: ActiveRow = { seq: 1, kind: 'clip_archive', role: 'system', position: null, rewritten: false, content: [{ type: 'text', text: '<compactd-archive>earlier work</compactd-archive>' }] };
+const own = (position: number, seq = position + 10): ActiveRow => ({
+  seq,
+  kind: 'message',
+  role: 'user',
+  position,
+  rewritten: false,
+  content: null,
+});
+const clip: ActiveRow = {
+  seq: 1,
+  kind: 'clip_archive',
+  role: 'system',
+  position: null,
+  rewritten: false,
+  content: [{ type: 'text', text: '<compactd-archive>earlier work</compactd-archive>' }],
+};
 
 describe('buildUpstreamBody (Anthropic)', () => {
   it('sends the client body untouched while nothing is archived', () => {
     const body = { model: 'm', system: 'sys', messages: history, max_tokens: 5 };
-    const out = buildUpstreamBody('anthropic', body, 0, history, history.map((_, i) => own(i)));
+    const out = buildUpstreamBody(
+      'anthropic',
+      body,
+      0,
+      history,
+      history.map((_, i) => own(i)),
+    );
     expect(JSON.stringify(out)).toBe(JSON.stringify(body));
   });
 
   it('replaces the archived prefix with the clip-archive after the client system prompt, keeping the order of the keys', () => {
-    const body = { model: 'm', system: [{ type: 'text', text: 'sys', cache_control: { type: 'ephemeral' } }], messages: history, tools: [] };
+    const body = {
+      model: 'm',
+      system: [{ type: 'text', text: 'sys', cache_control: { type: 'ephemeral' } }],
+      messages: history,
+      tools: [],
+    };
     const out = buildUpstreamBody('anthropic', body, 0, history, [clip, own(3), own(4)]);
     expect(Object.keys(out)).toEqual(['model', 'system', 'messages', 'tools']);
     expect(out['system']).toEqual([body.system[0], { type: 'text', text: '<compactd-archive>earlier work</compactd-archive>' }]);
     // the kept tail starts with an assistant turn: an opening user turn comes first
-    expect(out['messages']).toEqual([{ role: 'user', content: [{ type: 'text', text: CONTEXT_OPENING_USER_TURN }] }, history[3], history[4]]);
+    expect(out['messages']).toEqual([
+      { role: 'user', content: [{ type: 'text', text: CONTEXT_OPENING_USER_TURN }] },
+      history[3],
+      history[4],
+    ]);
   });
 
   it('sends a rewritten message as compactd holds it, the others as the client sent them', () => {
-    const masked: ActiveRow = { ...own(2), rewritten: true, content: [{ type: 'tool_result', tool_use_id: 't1', content: '[masked: 3 lines]' }] };
+    const masked: ActiveRow = {
+      ...own(2),
+      rewritten: true,
+      content: [{ type: 'tool_result', tool_use_id: 't1', content: '[masked: 3 lines]' }],
+    };
     const out = buildUpstreamBody('anthropic', { messages: history }, 0, history, [own(0), own(1), masked, own(3), own(4)]);
     const messages = out['messages'] as unknown[];
     expect(messages[0]).toBe(history[0]);
@@ -38,23 +75,45 @@ describe('buildUpstreamBody (Anthropic)', () => {
   });
 
   it('never merges two turns of the client', () => {
-    const twice = [{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }];
+    const twice = [
+      { role: 'user', content: 'a' },
+      { role: 'user', content: 'b' },
+    ];
     expect(buildUpstreamBody('anthropic', { messages: twice }, 0, twice, [own(0), own(1)])['messages']).toEqual(twice);
   });
 });
 
 describe('buildUpstreamBody (OpenAI)', () => {
   it('keeps the leading instructions first and puts the clip-archive after them as a system message', () => {
-    const messages = [{ role: 'system', content: 'sys' }, { role: 'user', content: 'old' }, { role: 'assistant', content: 'x' }, { role: 'user', content: 'new' }];
+    const messages = [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'old' },
+      { role: 'assistant', content: 'x' },
+      { role: 'user', content: 'new' },
+    ];
     const out = buildUpstreamBody('openai', { model: 'g', messages }, 1, messages.slice(1), [clip, own(2)]);
-    expect(out['messages']).toEqual([messages[0], { role: 'system', content: '<compactd-archive>earlier work</compactd-archive>' }, messages[3]]);
+    expect(out['messages']).toEqual([
+      messages[0],
+      { role: 'system', content: '<compactd-archive>earlier work</compactd-archive>' },
+      messages[3],
+    ]);
   });
 });
 
 describe('isClientBody', () => {
-  const history = [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }];
+  const history = [
+    { role: 'user', content: 'a' },
+    { role: 'assistant', content: 'b' },
+  ];
   const body = { model: 'm', system: 's', messages: history };
-  const own = (position: number) => ({ seq: position + 1, kind: 'message' as const, role: 'user' as const, position, rewritten: false, content: null });
+  const own = (position: number) => ({
+    seq: position + 1,
+    kind: 'message' as const,
+    role: 'user' as const,
+    position,
+    rewritten: false,
+    content: null,
+  });
 
   it('is the client body while the context is the client history as sent', () => {
     expect(isClientBody(buildUpstreamBody('anthropic', body, 0, history, [own(0), own(1)]), body)).toBe(true);
@@ -62,20 +121,51 @@ describe('isClientBody', () => {
 
   it('is not once a message is dropped, rewritten or a clip-archive is added', () => {
     expect(isClientBody(buildUpstreamBody('anthropic', body, 0, history, [own(1)]), body)).toBe(false);
-    expect(isClientBody(buildUpstreamBody('anthropic', body, 0, history, [own(0), { ...own(1), rewritten: true, content: [{ type: 'text', text: 'masked' }] }]), body)).toBe(false);
-    const archive = { seq: 0, kind: 'clip_archive' as const, role: 'system' as const, position: null, rewritten: false, content: [{ type: 'text' as const, text: 'archive' }] };
+    expect(
+      isClientBody(
+        buildUpstreamBody('anthropic', body, 0, history, [
+          own(0),
+          { ...own(1), rewritten: true, content: [{ type: 'text', text: 'masked' }] },
+        ]),
+        body,
+      ),
+    ).toBe(false);
+    const archive = {
+      seq: 0,
+      kind: 'clip_archive' as const,
+      role: 'system' as const,
+      position: null,
+      rewritten: false,
+      content: [{ type: 'text' as const, text: 'archive' }],
+    };
     expect(isClientBody(buildUpstreamBody('anthropic', body, 0, history, [archive, own(0), own(1)]), body)).toBe(false);
   });
 });
 
 describe('contextRows', () => {
-  const row = (seq: number, position: number | null): ActiveRow => ({ seq, kind: position === null ? 'clip_archive' : 'message', role: 'user', position, rewritten: false, content: null });
-  it('keeps the stored rows up to the first past the shared prefix, then the client\'s own messages', () => {
+  const row = (seq: number, position: number | null): ActiveRow => ({
+    seq,
+    kind: position === null ? 'clip_archive' : 'message',
+    role: 'user',
+    position,
+    rewritten: false,
+    content: null,
+  });
+  it("keeps the stored rows up to the first past the shared prefix, then the client's own messages", () => {
     const rows = [row(1, null), row(5, 3), row(6, 4), row(7, 5)];
     // the client shares positions 0..4; position 5 is an answer it has not sent back yet
-    expect(contextRows(rows, 5, 6).map((r) => [r.seq, r.position])).toEqual([[1, null], [5, 3], [6, 4], [7, 5]]);
+    expect(contextRows(rows, 5, 6).map((r) => [r.seq, r.position])).toEqual([
+      [1, null],
+      [5, 3],
+      [6, 4],
+      [7, 5],
+    ]);
     // a concurrent request stored other turns from position 4 on: the client's own are sent instead
     expect(contextRows(rows, 4, 6).map((r) => r.position)).toEqual([null, 3, 4, 5]);
-    expect(contextRows(rows, 4, 6).slice(2).every((r) => r.seq > 5)).toBe(true);
+    expect(
+      contextRows(rows, 4, 6)
+        .slice(2)
+        .every((r) => r.seq > 5),
+    ).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import {
   isContextOverflow,
   overflowSizes,
@@ -17,16 +18,31 @@ describe('upstream', () => {
   it('maps gateway paths onto each provider base URL convention', () => {
     expect(upstreamUrl('anthropic', config, '/v1/messages?beta=true')).toBe('http://sim:1/v1/messages?beta=true');
     expect(upstreamUrl('openai', config, '/v1/chat/completions')).toBe('http://sim:1/v1/chat/completions');
-    expect(upstreamUrl('anthropic', { ...config, anthropic: { apiKey: 'k', baseUrl: undefined } }, '/v1/messages')).toBe('https://api.anthropic.com/v1/messages');
+    expect(upstreamUrl('anthropic', { ...config, anthropic: { apiKey: 'k', baseUrl: undefined } }, '/v1/messages')).toBe(
+      'https://api.anthropic.com/v1/messages',
+    );
   });
 
   it('replaces the compactd key with the provider key and drops compactd headers', () => {
-    const headers = upstreamHeaders('anthropic', config, { 'x-api-key': 'cmp_key', 'anthropic-beta': 'b1', 'x-compactd-conversation': 'c', host: 'h', 'content-length': '9' });
-    expect(headers).toEqual({ 'anthropic-beta': 'b1', 'x-api-key': 'sk-ant', 'content-type': 'application/json', 'accept-encoding': 'identity' });
+    const headers = upstreamHeaders('anthropic', config, {
+      'x-api-key': 'cmp_key',
+      'anthropic-beta': 'b1',
+      'x-compactd-conversation': 'c',
+      host: 'h',
+      'content-length': '9',
+    });
+    expect(headers).toEqual({
+      'anthropic-beta': 'b1',
+      'x-api-key': 'sk-ant',
+      'content-type': 'application/json',
+      'accept-encoding': 'identity',
+    });
   });
 
   it('passes the client provider key through, and has nothing to send without any', () => {
-    expect(upstreamHeaders('openai', config, { authorization: 'Bearer cmp_key', 'x-compactd-upstream-key': 'sk-own' })?.['authorization']).toBe('Bearer sk-own');
+    expect(
+      upstreamHeaders('openai', config, { authorization: 'Bearer cmp_key', 'x-compactd-upstream-key': 'sk-own' })?.['authorization'],
+    ).toBe('Bearer sk-own');
     expect(upstreamHeaders('openai', config, { authorization: 'Bearer cmp_key' })).toBeNull();
   });
 
@@ -79,11 +95,18 @@ describe('upstream', () => {
   });
 
   it('drops a header the client names in Connection, even one it would forward', () => {
-    const headers = upstreamHeaders('anthropic', config, { connection: 'keep-alive, X-Stainless-Hop', 'x-stainless-hop': '1', 'x-stainless-lang': 'js', 'anthropic-beta': 'b' });
+    const headers = upstreamHeaders('anthropic', config, {
+      connection: 'keep-alive, X-Stainless-Hop',
+      'x-stainless-hop': '1',
+      'x-stainless-lang': 'js',
+      'anthropic-beta': 'b',
+    });
     expect(headers).toMatchObject({ 'x-stainless-lang': 'js', 'anthropic-beta': 'b' });
     expect(headers).not.toHaveProperty('x-stainless-hop');
     expect(headers).not.toHaveProperty('connection');
-    expect(upstreamHeaders('anthropic', config, { connection: ['close', 'anthropic-beta'], 'anthropic-beta': 'b' })).not.toHaveProperty('anthropic-beta');
+    expect(upstreamHeaders('anthropic', config, { connection: ['close', 'anthropic-beta'], 'anthropic-beta': 'b' })).not.toHaveProperty(
+      'anthropic-beta',
+    );
   });
 
   it("sends OpenAI's organization and project only with the client's own key", () => {
@@ -150,24 +173,35 @@ describe('upstream', () => {
   it('answers a redirect 502 in the provider shape, and nothing else', () => {
     expect(redirectedUpstream('anthropic', 307)).toEqual({
       status: 502,
-      body: { type: 'error', error: { type: 'api_error', message: 'the provider answered with a redirect (HTTP 307), which the gateway does not follow' } },
+      body: {
+        type: 'error',
+        error: { type: 'api_error', message: 'the provider answered with a redirect (HTTP 307), which the gateway does not follow' },
+      },
     });
     expect(redirectedUpstream('openai', 301)?.body).toMatchObject({ error: { type: 'server_error' } });
     for (const status of [200, 299, 400, 429, 500]) expect(redirectedUpstream('anthropic', status)).toBeNull();
   });
 
   it('shapes a refusal of access as each provider does', () => {
-    expect(providerError('anthropic', 403, 'no', 'body.model').body).toEqual({ type: 'error', error: { type: 'permission_error', message: 'no', field: 'body.model' } });
-    expect(providerError('openai', 403, 'no', 'body.tools[0]').body).toEqual({ error: { message: 'no', type: 'invalid_request_error', param: 'body.tools[0]', code: null } });
+    expect(providerError('anthropic', 403, 'no', 'body.model').body).toEqual({
+      type: 'error',
+      error: { type: 'permission_error', message: 'no', field: 'body.model' },
+    });
+    expect(providerError('openai', 403, 'no', 'body.tools[0]').body).toEqual({
+      error: { message: 'no', type: 'invalid_request_error', param: 'body.tools[0]', code: null },
+    });
   });
 
   it('recognises context overflows and the sizes they name', () => {
-    const anthropic = '{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}';
+    const anthropic =
+      '{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}';
     expect(isContextOverflow('anthropic', 400, anthropic)).toBe(true);
     expect(isContextOverflow('anthropic', 400, '{"error":{"message":"messages: roles must alternate"}}')).toBe(false);
     expect(isContextOverflow('openai', 400, '{"error":{"code":"context_length_exceeded"}}')).toBe(true);
     expect(overflowSizes(anthropic)).toEqual({ prompt: 208310, window: 200000 });
-    expect(overflowSizes("This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens.")).toEqual({ prompt: 130512, window: 128000 });
+    expect(
+      overflowSizes("This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens."),
+    ).toEqual({ prompt: 130512, window: 128000 });
     expect(overflowTarget(150_000, { prompt: 208_310, window: 200_000 })).toBe(150_000 - 8_310 - 40_000);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { clip, escapeHtml, href, html, Html, render } from '../../../../src/api/inspect/html.js';
-import { renderBlock, renderMessage } from '../../../../src/api/inspect/views/messages.js';
+
+import { clip, escapeHtml, href, Html, html, render } from '../../../../src/api/inspect/html.js';
 import { page } from '../../../../src/api/inspect/views/layout.js';
+import { renderBlock, renderMessage } from '../../../../src/api/inspect/views/messages.js';
 
 const HOSTILE = `<script>alert(1)</script><img src=x onerror="alert('x')">&amp;`;
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { gaugeSvg, timelineSvg } from '../../../../src/api/inspect/views/svg.js';
+
 import { chunkBars } from '../../../../src/api/inspect/views/job.js';
+import { gaugeSvg, timelineSvg } from '../../../../src/api/inspect/views/svg.js';
 import type { ChunkRow } from '../../../../src/db/repos/chunks.js';
 
 const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms);
@@ -45,7 +46,10 @@ describe('chunkBars', () => {
     expect(bars[0]?.detail).toContain('in 1000 / out 150');
   });
   it('a running call lasts until now; retries and a fallback are said', () => {
-    const [running, retried] = chunkBars([chunk(0, 1000, 0, { status: 'pending' }), chunk(1, 3000, 900, { calls: 3, fallback: 'local' })], at(2000));
+    const [running, retried] = chunkBars(
+      [chunk(0, 1000, 0, { status: 'pending' }), chunk(1, 3000, 900, { calls: 3, fallback: 'local' })],
+      at(2000),
+    );
     expect(running?.end).toEqual(at(2000));
     expect(running?.detail).toMatch(/^running/);
     expect(retried?.detail).toContain('3 calls (2 retries or repairs)');
@@ -57,7 +61,10 @@ describe('timelineSvg', () => {
   it('draws one bar per call on a shared time axis, so overlapping calls overlap', () => {
     const bars = chunkBars([chunk(0, 1400, 400), chunk(1, 1500, 450)], at(5000));
     const svg = timelineSvg({ bars, marks: [{ label: 'commit', at: at(1600) }], start: at(0), end: at(2000) }).value;
-    const rects = [...svg.matchAll(/<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"/g)].map((m) => [Number(m[1]), Number(m[1]) + Number(m[2])]);
+    const rects = [...svg.matchAll(/<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"/g)].map((m) => [
+      Number(m[1]),
+      Number(m[1]) + Number(m[2]),
+    ]);
     expect(rects).toHaveLength(2);
     const [a, b] = rects as [[number, number], [number, number]];
     expect(a[0] < b[1] && b[0] < a[1]).toBe(true);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import type { CliIo } from '../../../../src/app/cli/common.js';
 import { runMcp } from '../../../../src/app/cli/mcp.js';
 

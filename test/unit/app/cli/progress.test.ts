@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { createProgress, formatCounts, formatDuration, renderBar } from '../../../../src/app/cli/progress.js';
 
 function capture(tty: boolean, columns?: number) {
@@ -51,7 +52,10 @@ describe('progress', () => {
     out.tick(100);
     progress.update(3, 8, 'summarizing');
     progress.finish('completed');
-    const frames = out.text().split('\r\x1b[2K').filter((f) => f !== '');
+    const frames = out
+      .text()
+      .split('\r\x1b[2K')
+      .filter((f) => f !== '');
     expect(frames).toHaveLength(3);
     expect(frames.every((f) => f.replace('\n', '').length <= 69)).toBe(true);
     expect(frames[0]).toMatch(/x…$/);

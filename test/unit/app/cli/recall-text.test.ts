@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { renderRecall } from '../../../../src/app/cli/recall-text.js';
 
 const hit = {
@@ -18,7 +19,11 @@ const hit = {
 
 describe('renderRecall', () => {
   it('names seq, role, tool, batch and how it matched, then the numbered lines, matches marked', () => {
-    expect(renderRecall('lib/a.ex:42', { hits: [hit, { ...hit, seq: 3, role: 'assistant', tool: null, batchId: null, match: 'words', lines: [] }] })).toBe(
+    expect(
+      renderRecall('lib/a.ex:42', {
+        hits: [hit, { ...hit, seq: 3, role: 'assistant', tool: null, batchId: null, match: 'words', lines: [] }],
+      }),
+    ).toBe(
       [
         '2 archived messages match "lib/a.ex:42", best first:',
         '',

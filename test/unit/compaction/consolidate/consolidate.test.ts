@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { byCoverage, chooseBatchesToConsolidate, needsConsolidation } from '../../../../src/compaction/consolidate/consolidate.js';
 
 const batch = (id: string, first: number, level = 0) => ({ id, level, seqs: [first, first + 1] });

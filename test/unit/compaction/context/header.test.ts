@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { buildChunkHeader } from '../../../../src/compaction/context/header.js';
 import { conversation, countTokens, filler, makeBatch } from '../../../fixtures/builders.js';
 

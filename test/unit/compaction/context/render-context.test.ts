@@ -1,7 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CONTEXT_OPENING_USER_TURN, renderAnthropicContext, renderOpenAIContext } from '../../../../src/compaction/context/render-context.js';
+
 import type { ContextMessage } from '../../../../src/compaction/context/place-tool-results.js';
+import {
+  CONTEXT_OPENING_USER_TURN,
+  renderAnthropicContext,
+  renderOpenAIContext,
+} from '../../../../src/compaction/context/render-context.js';
 import type { Block, Role } from '../../../../src/compaction/types.js';
 import { validateAnthropicRequest } from '../../../../src/llm-sim/validate-anthropic.js';
 import { validateOpenAIRequest } from '../../../../src/llm-sim/validate-openai.js';
@@ -10,7 +15,10 @@ import { conversationArb } from '../arbitraries.js';
 
 /** GET /context bodies: every history renders to a request both providers accept. */
 
-const m = (role: Role, content: string | Block[]): ContextMessage => ({ role, content: typeof content === 'string' ? [text(content)] : content });
+const m = (role: Role, content: string | Block[]): ContextMessage => ({
+  role,
+  content: typeof content === 'string' ? [text(content)] : content,
+});
 
 function expectValid(history: readonly ContextMessage[]): void {
   expect(validateAnthropicRequest(renderAnthropicContext(history))).toBeNull();
@@ -22,7 +30,11 @@ describe('placing tool results', () => {
   // result several messages after its call, with other turns in between.
   const interleaved = [
     m('user', 'fix the build'),
-    m('assistant', [text('Reading both files.'), toolUse('toolu_a', 'Read', { path: 'a.ts' }), toolUse('toolu_b', 'Read', { path: 'b.ts' })]),
+    m('assistant', [
+      text('Reading both files.'),
+      toolUse('toolu_a', 'Read', { path: 'a.ts' }),
+      toolUse('toolu_b', 'Read', { path: 'b.ts' }),
+    ]),
     m('user', [toolResult('toolu_a', 'A')]),
     m('assistant', 'Waiting for b.ts.'),
     m('user', [text('also check c.ts'), toolResult('toolu_b', 'B')]),
@@ -55,14 +67,22 @@ describe('placing tool results', () => {
     const { messages } = renderAnthropicContext(history);
     expect(JSON.stringify(messages)).toContain('[tool result unknown id=toolu_gone]\\nstale output');
     expect(JSON.stringify(messages)).toContain('[tool result Bash id=toolu_1]\\na b again');
-    expect(messages.at(-1)).toEqual({ role: 'assistant', content: [text('Running tests.'), text('[tool call Bash id=toolu_2]\n{"command":"npm test"}')] });
+    expect(messages.at(-1)).toEqual({
+      role: 'assistant',
+      content: [text('Running tests.'), text('[tool call Bash id=toolu_2]\n{"command":"npm test"}')],
+    });
     expectValid(history);
   });
 });
 
 describe('Anthropic shape', () => {
   it('sends the clip-archive to top-level system and opens with a user turn', () => {
-    const history = [m('system', 'You are a coding agent.'), m('system', '<archive>summary</archive>'), m('assistant', 'Done with step 1.'), m('user', 'next')];
+    const history = [
+      m('system', 'You are a coding agent.'),
+      m('system', '<archive>summary</archive>'),
+      m('assistant', 'Done with step 1.'),
+      m('user', 'next'),
+    ];
     const context = renderAnthropicContext(history);
     expect(context.system).toBe('You are a coding agent.\n\n<archive>summary</archive>');
     expect(context.messages[0]).toEqual({ role: 'user', content: [text(CONTEXT_OPENING_USER_TURN)] });
@@ -89,9 +109,16 @@ describe('Anthropic shape', () => {
   });
 
   it('rewrites ids and inputs Anthropic refuses, the same way for a call and its result', () => {
-    const history = [m('user', 'go'), m('assistant', [toolUse('fn:read/1', 'read', 'not json'), toolUse('fn_read_1', 'read', [1])]), m('tool', [toolResult('fn:read/1', 'x'), toolResult('fn_read_1', 'y')])];
+    const history = [
+      m('user', 'go'),
+      m('assistant', [toolUse('fn:read/1', 'read', 'not json'), toolUse('fn_read_1', 'read', [1])]),
+      m('tool', [toolResult('fn:read/1', 'x'), toolResult('fn_read_1', 'y')]),
+    ];
     const { messages } = renderAnthropicContext(history);
-    expect(messages[1]?.content).toEqual([toolUse('fn_read_1', 'read', { arguments: 'not json' }), toolUse('fn_read_1_2', 'read', { arguments: [1] })]);
+    expect(messages[1]?.content).toEqual([
+      toolUse('fn_read_1', 'read', { arguments: 'not json' }),
+      toolUse('fn_read_1_2', 'read', { arguments: [1] }),
+    ]);
     expect(messages[2]?.content).toEqual([toolResult('fn_read_1', 'x'), toolResult('fn_read_1_2', 'y')]);
     expectValid(history);
   });
@@ -100,22 +127,35 @@ describe('Anthropic shape', () => {
 const ids = ['toolu_1', 'toolu_2', 'toolu_3', 'call:4'];
 const blockArb: fc.Arbitrary<Block> = fc.oneof(
   fc.constantFrom('', ' ', 'hello', 'line\n').map(text),
-  fc.record({ id: fc.constantFrom(...ids), input: fc.constantFrom<unknown>({}, 'raw', null, { a: 1 }) }).map(({ id, input }) => toolUse(id, 'Tool', input)),
-  fc.record({ id: fc.constantFrom(...ids, 'toolu_gone'), content: fc.constantFrom('', 'out') }).map(({ id, content }) => toolResult(id, content)),
+  fc
+    .record({ id: fc.constantFrom(...ids), input: fc.constantFrom<unknown>({}, 'raw', null, { a: 1 }) })
+    .map(({ id, input }) => toolUse(id, 'Tool', input)),
+  fc
+    .record({ id: fc.constantFrom(...ids, 'toolu_gone'), content: fc.constantFrom('', 'out') })
+    .map(({ id, content }) => toolResult(id, content)),
 );
-const messySourceArb = fc.array(
-  fc.record({ role: fc.constantFrom<Role>('system', 'user', 'assistant', 'tool'), content: fc.array(blockArb, { maxLength: 4 }) }),
-  { maxLength: 14 },
-).map((messages) =>
-  // what normalization lets through: calls only from the assistant, results only from user/tool
-  messages.map((x) => ({ role: x.role, content: x.content.filter((b) => (b.type === 'tool_use' ? x.role === 'assistant' : b.type === 'tool_result' ? x.role === 'user' || x.role === 'tool' : true)) })),
-);
+const messySourceArb = fc
+  .array(fc.record({ role: fc.constantFrom<Role>('system', 'user', 'assistant', 'tool'), content: fc.array(blockArb, { maxLength: 4 }) }), {
+    maxLength: 14,
+  })
+  .map((messages) =>
+    // what normalization lets through: calls only from the assistant, results only from user/tool
+    messages.map((x) => ({
+      role: x.role,
+      content: x.content.filter((b) =>
+        b.type === 'tool_use' ? x.role === 'assistant' : b.type === 'tool_result' ? x.role === 'user' || x.role === 'tool' : true,
+      ),
+    })),
+  );
 
 describe('any history renders to a valid request', () => {
   it('generated conversations (parallel calls, interleaving, orphans, pending calls, clip-archive)', () => {
     // (an empty conversation has no request to send: Anthropic needs one message at least)
     const conversations = conversationArb.filter(({ messages }) => messages.some((x) => x.role !== 'system'));
-    fc.assert(fc.property(conversations, ({ messages }) => expectValid(messages)), { numRuns: 300 });
+    fc.assert(
+      fc.property(conversations, ({ messages }) => expectValid(messages)),
+      { numRuns: 300 },
+    );
   });
 
   it('messy block soups (blank text, repeated ids, results before calls, odd inputs)', () => {

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
+
 import type { Block, HistoryMessage, Role } from '../../../../src/compaction/types.js';
-import { makeMessage, text, toolResult, toolUse } from '../../../fixtures/builders.js';
+import { makeMessage, toolResult, toolUse } from '../../../fixtures/builders.js';
 
 /**
  * fast-check generators of agent sessions for the ledger's properties: file tools of every
@@ -12,9 +13,29 @@ import { makeMessage, text, toolResult, toolUse } from '../../../fixtures/builde
  */
 
 const PATHS = ['src/a.ts', 'src/b.ts', '/repo/lib/c.py', 'README.md'];
-const COMMANDS = ['npm test', 'npm run build', 'pytest -q tests/test_a.py', "sed -i 's/x/y/' src/a.ts", 'rm src/b.ts', 'mv src/a.ts src/b.ts', 'cat README.md'];
-const ERRORS = ['Error: expected 2, got 3', 'KeyError: \'region\'', 'FAILED tests/test_a.py::test_x - assert 1 == 2', 'fatal: not a git repository'];
-const SENTENCES = ['Fix the build.', 'It must never touch the network.', "Don't rename public functions.", 'Add a flag.', 'Make sure the tests pass.', 'Thanks!'];
+const COMMANDS = [
+  'npm test',
+  'npm run build',
+  'pytest -q tests/test_a.py',
+  "sed -i 's/x/y/' src/a.ts",
+  'rm src/b.ts',
+  'mv src/a.ts src/b.ts',
+  'cat README.md',
+];
+const ERRORS = [
+  'Error: expected 2, got 3',
+  "KeyError: 'region'",
+  'FAILED tests/test_a.py::test_x - assert 1 == 2',
+  'fatal: not a git repository',
+];
+const SENTENCES = [
+  'Fix the build.',
+  'It must never touch the network.',
+  "Don't rename public functions.",
+  'Add a flag.',
+  'Make sure the tests pass.',
+  'Thanks!',
+];
 
 export type Step =
   | { t: 'user'; sentences: string[] }
@@ -28,7 +49,10 @@ export type Step =
 const exit = fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 2, arbitrary: fc.constantFrom(1, 2, 127) });
 
 const toolStep: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 2, arbitrary: fc.record({ t: fc.constant('user' as const), sentences: fc.shuffledSubarray(SENTENCES, { minLength: 1, maxLength: 3 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ t: fc.constant('user' as const), sentences: fc.shuffledSubarray(SENTENCES, { minLength: 1, maxLength: 3 }) }),
+  },
   {
     weight: 5,
     arbitrary: fc.record({
@@ -41,13 +65,25 @@ const toolStep: fc.Arbitrary<Step> = fc.oneof(
   },
   {
     weight: 5,
-    arbitrary: fc.record({ t: fc.constant('command' as const), tool: fc.constantFrom('Bash' as const, 'execute_bash' as const, 'shell' as const), command: fc.constantFrom(...COMMANDS), exit, error: fc.constantFrom(...ERRORS) }),
+    arbitrary: fc.record({
+      t: fc.constant('command' as const),
+      tool: fc.constantFrom('Bash' as const, 'execute_bash' as const, 'shell' as const),
+      command: fc.constantFrom(...COMMANDS),
+      exit,
+      error: fc.constantFrom(...ERRORS),
+    }),
   },
   {
     weight: 1,
     arbitrary: fc.record({
       t: fc.constant('todo' as const),
-      items: fc.array(fc.record({ content: fc.constantFrom('Read', 'Patch', 'Test', 'Ship'), status: fc.constantFrom('pending' as const, 'in_progress' as const, 'completed' as const) }), { maxLength: 4 }),
+      items: fc.array(
+        fc.record({
+          content: fc.constantFrom('Read', 'Patch', 'Test', 'Ship'),
+          status: fc.constantFrom('pending' as const, 'in_progress' as const, 'completed' as const),
+        }),
+        { maxLength: 4 },
+      ),
     }),
   },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('call' as const), id: fc.constantFrom('ZFA04Y', 'H9ZU1C'), fail: fc.boolean() }) },
@@ -55,7 +91,15 @@ const toolStep: fc.Arbitrary<Step> = fc.oneof(
 );
 
 const fencedStep: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ t: fc.constant('fenced' as const), command: fc.constantFrom(...COMMANDS), exit, error: fc.constantFrom(...ERRORS) }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      t: fc.constant('fenced' as const),
+      command: fc.constantFrom(...COMMANDS),
+      exit,
+      error: fc.constantFrom(...ERRORS),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('assistant' as const) }) },
 );
 
@@ -78,11 +122,20 @@ function fileCall(step: Extract<Step, { t: 'file' }>, id: string): { use: Block;
     case 'Write':
       return { use: toolUse(id, 'Write', { file_path: step.path, content: body }), output: `File created successfully at: ${step.path}` };
     case 'Edit':
-      return { use: toolUse(id, 'Edit', { file_path: step.path, old_string: 'x', new_string: body }), output: `The file ${step.path} has been updated successfully.` };
+      return {
+        use: toolUse(id, 'Edit', { file_path: step.path, old_string: 'x', new_string: body }),
+        output: `The file ${step.path} has been updated successfully.`,
+      };
     case 'apply_patch':
-      return { use: toolUse(id, 'apply_patch', { input: `*** Begin Patch\n*** Update File: ${step.path}\n-a\n+${body}\n*** End Patch` }), output: 'Done!' };
+      return {
+        use: toolUse(id, 'apply_patch', { input: `*** Begin Patch\n*** Update File: ${step.path}\n-a\n+${body}\n*** End Patch` }),
+        output: 'Done!',
+      };
     case 'str_replace_editor':
-      return { use: toolUse(id, 'str_replace_editor', { command: 'str_replace', path: step.path, old_str: 'a', new_str: body }), output: 'The file has been edited.' };
+      return {
+        use: toolUse(id, 'str_replace_editor', { command: 'str_replace', path: step.path, old_str: 'a', new_str: body }),
+        output: 'The file has been edited.',
+      };
   }
 }
 
@@ -104,25 +157,49 @@ export function stepMessages(steps: readonly Step[], start = 1): HistoryMessage[
         return [message('assistant', 'Let me think about it.')];
       case 'file': {
         const { use, output } = fileCall(step, id);
-        return [message('assistant', [use]), message('user', [toolResult(id, step.fail ? `<tool_use_error>${ERRORS[0]}</tool_use_error>` : output, step.fail)])];
+        return [
+          message('assistant', [use]),
+          message('user', [toolResult(id, step.fail ? `<tool_use_error>${ERRORS[0]}</tool_use_error>` : output, step.fail)]),
+        ];
       }
       case 'command': {
         const input = step.tool === 'shell' ? { command: ['bash', '-lc', step.command] } : { command: step.command };
         const failed = step.exit !== 0;
-        const output = step.tool === 'Bash' ? (failed ? `Exit code ${step.exit}\n${step.error}` : 'ok') : step.tool === 'shell' ? JSON.stringify({ output: failed ? step.error : 'ok', metadata: { exit_code: step.exit } }) : `${failed ? step.error : 'ok'}\n[The command completed with exit code ${step.exit}.]`;
-        return [message('assistant', [toolUse(id, step.tool, input)]), message(step.tool === 'shell' ? 'tool' : 'user', [toolResult(id, output, step.tool === 'Bash' && failed)])];
+        const output =
+          step.tool === 'Bash'
+            ? failed
+              ? `Exit code ${step.exit}\n${step.error}`
+              : 'ok'
+            : step.tool === 'shell'
+              ? JSON.stringify({ output: failed ? step.error : 'ok', metadata: { exit_code: step.exit } })
+              : `${failed ? step.error : 'ok'}\n[The command completed with exit code ${step.exit}.]`;
+        return [
+          message('assistant', [toolUse(id, step.tool, input)]),
+          message(step.tool === 'shell' ? 'tool' : 'user', [toolResult(id, output, step.tool === 'Bash' && failed)]),
+        ];
       }
       case 'fenced':
-        return [message('assistant', `THOUGHT: next.\n\n\`\`\`bash\n${step.command}\n\`\`\``), message('user', `<returncode>${step.exit}</returncode>\n<output>\n${step.exit === 0 ? 'ok' : step.error}\n</output>`)];
+        return [
+          message('assistant', `THOUGHT: next.\n\n\`\`\`bash\n${step.command}\n\`\`\``),
+          message('user', `<returncode>${step.exit}</returncode>\n<output>\n${step.exit === 0 ? 'ok' : step.error}\n</output>`),
+        ];
       case 'todo':
-        return [message('assistant', [toolUse(id, 'TodoWrite', { todos: step.items.map((i) => ({ ...i, activeForm: i.content })) })]), message('user', [toolResult(id, 'Todos have been modified successfully.')])];
+        return [
+          message('assistant', [toolUse(id, 'TodoWrite', { todos: step.items.map((i) => ({ ...i, activeForm: i.content })) })]),
+          message('user', [toolResult(id, 'Todos have been modified successfully.')]),
+        ];
       case 'call':
-        return [message('assistant', [toolUse(id, 'get_reservation_details', { reservation_id: step.id })]), message('tool', [toolResult(id, step.fail ? 'Error: reservation not found' : '{}', step.fail)])];
+        return [
+          message('assistant', [toolUse(id, 'get_reservation_details', { reservation_id: step.id })]),
+          message('tool', [toolResult(id, step.fail ? 'Error: reservation not found' : '{}', step.fail)]),
+        ];
     }
   });
 }
 
 /** A session and two cut points between its steps (0 ≤ i ≤ j ≤ steps). */
 export const cutSession = sessionSteps.chain((steps) =>
-  fc.tuple(fc.constant(steps), fc.integer({ min: 0, max: steps.length }), fc.integer({ min: 0, max: steps.length })).map(([s, a, b]) => ({ steps: s, cuts: [Math.min(a, b), Math.max(a, b)] as const })),
+  fc
+    .tuple(fc.constant(steps), fc.integer({ min: 0, max: steps.length }), fc.integer({ min: 0, max: steps.length }))
+    .map(([s, a, b]) => ({ steps: s, cuts: [Math.min(a, b), Math.max(a, b)] as const })),
 );

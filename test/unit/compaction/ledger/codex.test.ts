@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { extractLedger } from '../../../../src/compaction/ledger/index.js';
 import { conversation } from '../../../fixtures/builders.js';
 
@@ -30,7 +31,18 @@ describe('extractLedger: OpenAI/Codex tools', () => {
   it('reads a shell argv (bash -lc script) with its exit code from the JSON output', () => {
     const messages = codex()
       .calls([{ id: 'c1', name: 'shell', input: { command: ['bash', '-lc', 'pytest -q tests/test_app.py'], workdir: '/repo' } }])
-      .results([{ id: 'c1', output: JSON.stringify({ output: 'F\nE   AssertionError: assert 1 == 0\n1 failed in 0.1s', metadata: { exit_code: 1, duration_seconds: 0.2 } }) }], 'tool')
+      .results(
+        [
+          {
+            id: 'c1',
+            output: JSON.stringify({
+              output: 'F\nE   AssertionError: assert 1 == 0\n1 failed in 0.1s',
+              metadata: { exit_code: 1, duration_seconds: 0.2 },
+            }),
+          },
+        ],
+        'tool',
+      )
       .calls([{ id: 'c2', name: 'shell', input: { command: ['ls', '-la', 'my dir'] } }])
       .results([{ id: 'c2', output: 'Exit code: 0\nWall time: 0.1 seconds\nOutput:\ntotal 0' }], 'tool')
       .build();
@@ -47,7 +59,10 @@ describe('extractLedger: OpenAI/Codex tools', () => {
       { id: 'p1', name: 'apply_patch', input: { input: PATCH } },
       { id: 'p1', name: 'shell', input: { command: ['apply_patch', PATCH] } },
     ]) {
-      const messages = codex().calls([call]).results([{ id: 'p1', output: 'Done!' }], 'tool').build();
+      const messages = codex()
+        .calls([call])
+        .results([{ id: 'p1', output: 'Done!' }], 'tool')
+        .build();
       const files = Object.fromEntries(extractLedger(messages).files.map((f) => [f.path, f]));
       expect(files['src/app.py']).toMatchObject({ actions: { edited: 1 }, gist: '+2 −1 lines' });
       expect(files['src/util.py']).toMatchObject({ actions: { created: 1 }, gist: '+2 lines' });
@@ -65,12 +80,26 @@ describe('extractLedger: OpenAI/Codex tools', () => {
       .build();
     const ledger = extractLedger(messages);
     expect(ledger.files).toEqual([]);
-    expect(ledger.errors).toMatchObject([{ line: 'error: patch failed: src/app.py:1', tool: 'apply_patch', targetKind: 'path', target: 'src/app.py', resolved: false }]);
+    expect(ledger.errors).toMatchObject([
+      { line: 'error: patch failed: src/app.py:1', tool: 'apply_patch', targetKind: 'path', target: 'src/app.py', resolved: false },
+    ]);
   });
 
   it('keeps the plan of update_plan as the todo list', () => {
     const messages = codex()
-      .exchange('u1', 'update_plan', { explanation: 'x', plan: [{ step: 'Read the code', status: 'completed' }, { step: 'Patch main', status: 'in_progress' }, { step: 'Run tests', status: 'pending' }] }, 'Plan updated')
+      .exchange(
+        'u1',
+        'update_plan',
+        {
+          explanation: 'x',
+          plan: [
+            { step: 'Read the code', status: 'completed' },
+            { step: 'Patch main', status: 'in_progress' },
+            { step: 'Run tests', status: 'pending' },
+          ],
+        },
+        'Plan updated',
+      )
       .build();
     expect(extractLedger(messages).tasks?.items).toEqual([
       { text: 'Read the code', status: 'completed' },

@@ -1,27 +1,67 @@
 import { describe, expect, it } from 'vitest';
-import { commonDirectory, extractLedger, findSessionCwd, guessCwd, ledgerCounts, ledgerNames, majorityDirectory, relativeTo } from '../../../../src/compaction/ledger/index.js';
+
+import {
+  commonDirectory,
+  extractLedger,
+  findSessionCwd,
+  guessCwd,
+  ledgerCounts,
+  ledgerNames,
+  majorityDirectory,
+  relativeTo,
+} from '../../../../src/compaction/ledger/index.js';
 import { conversation } from '../../../fixtures/builders.js';
 
 describe('ledgerCounts and ledgerNames', () => {
   const messages = conversation()
     .user('Rename order A7XK2P9 by 2026-03-01. It must never drop A7XK2P9.')
     .exchange('r1', 'Read', { file_path: '/repo/a.ts' }, '1→a')
-    .exchange('e1', 'Edit', { file_path: '/repo/b.ts', old_string: 'a', new_string: 'b' }, 'The file /repo/b.ts has been updated successfully.')
+    .exchange(
+      'e1',
+      'Edit',
+      { file_path: '/repo/b.ts', old_string: 'a', new_string: 'b' },
+      'The file /repo/b.ts has been updated successfully.',
+    )
     .exchange('b1', 'Bash', { command: 'mv /repo/c.ts /repo/d.ts' }, '')
     .exchange('b2', 'Bash', { command: 'npm test' }, 'Exit code 1\nError: boom', true)
     .exchange('b3', 'Bash', { command: 'npm run lint' }, 'Exit code 1\nerror: lint', true)
     .exchange('b4', 'Bash', { command: 'npm run lint' }, 'clean')
-    .exchange('t1', 'TodoWrite', { todos: [{ content: 'ship v2', status: 'completed' }, { content: 'tag release', status: 'pending' }] }, 'ok')
+    .exchange(
+      't1',
+      'TodoWrite',
+      {
+        todos: [
+          { content: 'ship v2', status: 'completed' },
+          { content: 'tag release', status: 'pending' },
+        ],
+      },
+      'ok',
+    )
     .build();
   const ledger = extractLedger(messages);
 
   it('counts what the ledger holds', () => {
-    expect(ledgerCounts(ledger)).toEqual({ files: 4, filesChanged: 3, commands: 3, commandsFailed: 1, errorsOpen: 1, errorsResolved: 1, constraints: 1, requests: 1, openTasks: 1 });
+    expect(ledgerCounts(ledger)).toEqual({
+      files: 4,
+      filesChanged: 3,
+      commands: 3,
+      commandsFailed: 1,
+      errorsOpen: 1,
+      errorsResolved: 1,
+      constraints: 1,
+      requests: 1,
+      openTasks: 1,
+    });
   });
 
   it('names its paths, commands, error lines and ids, once each', () => {
     const names = ledgerNames(ledger);
-    expect(names.filter((n) => n.kind === 'path').map((n) => n.name).sort()).toEqual(['/repo/a.ts', '/repo/b.ts', '/repo/c.ts', '/repo/d.ts']);
+    expect(
+      names
+        .filter((n) => n.kind === 'path')
+        .map((n) => n.name)
+        .sort(),
+    ).toEqual(['/repo/a.ts', '/repo/b.ts', '/repo/c.ts', '/repo/d.ts']);
     expect(names.filter((n) => n.kind === 'command').map((n) => n.name)).toEqual(['mv /repo/c.ts /repo/d.ts', 'npm test', 'npm run lint']);
     expect(names.filter((n) => n.kind === 'error').map((n) => n.name)).toEqual(['Error: boom', 'error: lint']);
     expect(names.filter((n) => n.kind === 'id').map((n) => n.name)).toEqual(['A7XK2P9', '2026-03-01']);
@@ -42,8 +82,16 @@ describe('paths', () => {
 
   it('finds the working directory a session states', () => {
     expect(findSessionCwd(conversation().system('Env:\nWorking directory: /home/u/proj\nPlatform: linux').build())).toBe('/home/u/proj');
-    expect(findSessionCwd(conversation().user('<uploaded_files>\n/workspace/acme__confkit__2.4\n</uploaded_files>\nFix it.').build())).toBe('/workspace/acme__confkit__2.4');
-    expect(findSessionCwd(conversation().user('- MODIFY: Regular source code files in /testbed (this is the working directory for all your subsequent commands)').build())).toBe('/testbed');
+    expect(findSessionCwd(conversation().user('<uploaded_files>\n/workspace/acme__confkit__2.4\n</uploaded_files>\nFix it.').build())).toBe(
+      '/workspace/acme__confkit__2.4',
+    );
+    expect(
+      findSessionCwd(
+        conversation()
+          .user('- MODIFY: Regular source code files in /testbed (this is the working directory for all your subsequent commands)')
+          .build(),
+      ),
+    ).toBe('/testbed');
     expect(findSessionCwd(conversation().user('Fix it.').build())).toBeNull();
   });
 
@@ -59,8 +107,12 @@ describe('paths', () => {
   });
 
   it('takes the directory most changed files share: one file written elsewhere does not pull it up', () => {
-    expect(majorityDirectory(['/home/u/p/lib/a.ex', '/home/u/p/lib/b.ex', '/home/u/p/test/a.exs', '/home/u/.claude/plan.md'])).toBe('/home/u/p');
-    expect(majorityDirectory(['/home/u/p/lib/a.ex', '/home/u/p/lib/b.ex', '/home/u/p/lib/c.ex', '/home/u/p/test/a.exs'])).toBe('/home/u/p/lib');
+    expect(majorityDirectory(['/home/u/p/lib/a.ex', '/home/u/p/lib/b.ex', '/home/u/p/test/a.exs', '/home/u/.claude/plan.md'])).toBe(
+      '/home/u/p',
+    );
+    expect(majorityDirectory(['/home/u/p/lib/a.ex', '/home/u/p/lib/b.ex', '/home/u/p/lib/c.ex', '/home/u/p/test/a.exs'])).toBe(
+      '/home/u/p/lib',
+    );
     expect(majorityDirectory(['/a/x.ts', '/b/y.ts'])).toBeNull();
     expect(majorityDirectory(['/a/b/x.ts'])).toBe('/a/b');
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { errorLine } from '../../../../src/compaction/ledger/error-line.js';
 import { readResult } from '../../../../src/compaction/ledger/result.js';
 
@@ -9,7 +10,10 @@ const lineOf = (text: string, isError = true) => errorLine(readResult({ text, is
 describe('errorLine', () => {
   it.each([
     ['Exit code 1\nCompiling\n  1) test mount (MyTest)\n     ** (RuntimeError) no secret\n', '** (RuntimeError) no secret'],
-    ['Traceback (most recent call last):\n  File "a.py", line 1, in <module>\n    raise KeyError(1)\nKeyError: \'region\'\nwarning: later noise', "KeyError: 'region'"],
+    [
+      'Traceback (most recent call last):\n  File "a.py", line 1, in <module>\n    raise KeyError(1)\nKeyError: \'region\'\nwarning: later noise',
+      "KeyError: 'region'",
+    ],
     ['collected 3 items\nFAILED tests/test_a.py::test_x - assert 1 == 2\n1 failed', 'FAILED tests/test_a.py::test_x - assert 1 == 2'],
     ['running 2 tests\n  1) test renders (PageTest)\n     test/page_test.exs:12', '1) test renders (PageTest)'],
     ['src/a.ts:3:5 - error TS2322: Type string is not assignable', 'src/a.ts:3:5 - error TS2322: Type string is not assignable'],

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { extractLedger } from '../../../../src/compaction/ledger/index.js';
 import { conversation } from '../../../fixtures/builders.js';
 
@@ -46,13 +47,37 @@ describe('extractLedger: generic fallback', () => {
       .exchange('g2', 'get_reservation_details', { reservation_id: 'H9ZU1C' }, '{"id":"H9ZU1C"}')
       .build();
     const ledger = extractLedger(messages);
-    expect(ledger.errors).toEqual([{ line: 'Error: reservation not found', tool: 'get_reservation_details', targetKind: 'call', target: 'ZFA04Y', seq: 1, resolved: false }]);
-    const again = conversation().exchange('g3', 'get_reservation_details', { reservation_id: 'ZFA04Y' }, '{"id":"ZFA04Y"}').build().map((m) => ({ ...m, seq: m.seq + 10 }));
+    expect(ledger.errors).toEqual([
+      {
+        line: 'Error: reservation not found',
+        tool: 'get_reservation_details',
+        targetKind: 'call',
+        target: 'ZFA04Y',
+        seq: 1,
+        resolved: false,
+      },
+    ]);
+    const again = conversation()
+      .exchange('g3', 'get_reservation_details', { reservation_id: 'ZFA04Y' }, '{"id":"ZFA04Y"}')
+      .build()
+      .map((m) => ({ ...m, seq: m.seq + 10 }));
     expect(extractLedger([...messages, ...again]).errors[0]?.resolved).toBe(true);
   });
 
   it('reads a list of items with a status as the todo list', () => {
-    const messages = conversation().exchange('g1', 'set_todos', { items: [{ text: 'a', status: 'doing' }, { text: 'b', status: 'open' }] }, 'ok').build();
+    const messages = conversation()
+      .exchange(
+        'g1',
+        'set_todos',
+        {
+          items: [
+            { text: 'a', status: 'doing' },
+            { text: 'b', status: 'open' },
+          ],
+        },
+        'ok',
+      )
+      .build();
     expect(extractLedger(messages).tasks?.items).toEqual([
       { text: 'a', status: 'in_progress' },
       { text: 'b', status: 'pending' },

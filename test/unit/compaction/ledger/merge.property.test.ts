@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+
 import { emptyLedger, extractLedger, LedgerSchema, mergeAllLedgers, mergeLedgers } from '../../../../src/compaction/ledger/index.js';
-import { cutSession, sessionSteps, stepMessages, type Step } from './arbitraries.js';
+import { cutSession, sessionSteps, type Step, stepMessages } from './arbitraries.js';
 
 /**
  * The ledger merges exactly: a session cut anywhere between tool exchanges gives ledgers
@@ -75,7 +76,10 @@ describe('mergeLedgers', () => {
     ];
     const [a, b, c] = parts(steps, [0, 2]);
     const whole = extractLedger([...a!, ...b!, ...c!]);
-    expect(whole.instructions.constraints.map((s) => s.text).slice(-2)).toEqual(['Make sure the tests pass.', "Don't rename public functions."]);
+    expect(whole.instructions.constraints.map((s) => s.text).slice(-2)).toEqual([
+      'Make sure the tests pass.',
+      "Don't rename public functions.",
+    ]);
     expect(mergeAllLedgers([a!, b!, c!].map(extractLedger))).toEqual(whole);
   });
 
@@ -93,7 +97,9 @@ describe('mergeLedgers', () => {
     expect(extractLedger([...first!, ...fix!, ...again!]).errors.map((e) => e.resolved)).toEqual([false]);
     expect(mergeLedgers(extractLedger([...first!, ...fix!]), extractLedger(again!)).errors.map((e) => e.resolved)).toEqual([false]);
     // a success older than the error resolves nothing
-    expect(mergeLedgers(extractLedger(newer!.map((m) => ({ ...m, seq: m.seq - 10 }))), before).errors.map((e) => e.resolved)).toEqual([false]);
+    expect(mergeLedgers(extractLedger(newer!.map((m) => ({ ...m, seq: m.seq - 10 }))), before).errors.map((e) => e.resolved)).toEqual([
+      false,
+    ]);
   });
 });
 

@@ -1,7 +1,16 @@
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
+
 import { isBareExitLine } from '../../../../src/compaction/ledger/error-line.js';
-import { extractLedger, guessCwd, ledgerCounts, LedgerSchema, mergeAllLedgers, renderLedger, type Ledger } from '../../../../src/compaction/ledger/index.js';
+import {
+  extractLedger,
+  guessCwd,
+  type Ledger,
+  ledgerCounts,
+  LedgerSchema,
+  mergeAllLedgers,
+  renderLedger,
+} from '../../../../src/compaction/ledger/index.js';
 import { isObservationMessage } from '../../../../src/compaction/ledger/tool-calls.js';
 import { isMetaContent } from '../../../../src/compaction/meta-turns.js';
 import { groupUnits } from '../../../../src/compaction/plan/units.js';
@@ -55,21 +64,35 @@ describe('extractLedger on the real transcripts', () => {
     const file = (l: Ledger, path: string) => l.files.find((f) => f.path === path);
     expect(file(gqc, `${SPOTTER}/spotter-gqc/lib/spotter_web/live/session_live.ex`)?.actions.edited).toBe(6);
     expect(file(gqc, `${SPOTTER}/spotter-gqc/lib/spotter/transcripts/annotation_message_ref.ex`)?.actions.created).toBe(1);
-    expect(file(gqc, `${SPOTTER}/spotter-gqc/priv/repo/migrations/20260211203856_add_annotation_message_refs_and_source.exs`)?.lastChange).toBe('edited');
+    expect(
+      file(gqc, `${SPOTTER}/spotter-gqc/priv/repo/migrations/20260211203856_add_annotation_message_refs_and_source.exs`)?.lastChange,
+    ).toBe('edited');
     const dov = ledgerOf('4d5611e5-241a-462a-8d15-5122611a9569.jsonl');
     expect(file(dov, `${SPOTTER}/spotter-dov/lib/spotter_web/live/session_live.ex`)?.actions.edited).toBe(11);
     expect(file(dov, `${SPOTTER}/spotter-dov/test/spotter_web/live/subagent_live_test.exs`)?.actions.created).toBe(1);
     const fum = ledgerOf('8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl');
-    expect(changedPaths(fum)).toEqual(expect.arrayContaining([`${SPOTTER}/spotter-fum/priv/static/assets/spotter.css`, `${SPOTTER}/spotter-fum/lib/spotter_web/components/layouts/root.html.heex`]));
+    expect(changedPaths(fum)).toEqual(
+      expect.arrayContaining([
+        `${SPOTTER}/spotter-fum/priv/static/assets/spotter.css`,
+        `${SPOTTER}/spotter-fum/lib/spotter_web/components/layouts/root.html.heex`,
+      ]),
+    );
     const te = ledgerOf('ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl');
-    expect(changedPaths(te)).toEqual(expect.arrayContaining([`${SPOTTER}/spotter-4te/mix.exs`, `${SPOTTER}/spotter-4te/lib/spotter/telemetry/otel.ex`]));
+    expect(changedPaths(te)).toEqual(
+      expect.arrayContaining([`${SPOTTER}/spotter-4te/mix.exs`, `${SPOTTER}/spotter-4te/lib/spotter/telemetry/otel.ex`]),
+    );
     // the Edit that missed its string there is an error resolved by the next Edit of the file
-    expect(te.errors.filter((e) => e.tool === 'Edit').map((e) => [e.line, e.resolved])).toContainEqual(['String to replace not found in file.', true]);
+    expect(te.errors.filter((e) => e.tool === 'Edit').map((e) => [e.line, e.resolved])).toContainEqual([
+      'String to replace not found in file.',
+      true,
+    ]);
   });
 
   it('holds every file a mini-swe-agent run submitted that one of its actions names', () => {
     for (const session of sessions.filter((s) => s.format === 'mini-swe-agent')) {
-      const actions = session.messages.filter((m) => m.role === 'assistant').map((m) => m.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n'));
+      const actions = session.messages
+        .filter((m) => m.role === 'assistant')
+        .map((m) => m.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n'));
       const named = (session.submittedFiles ?? []).filter((file) => actions.some((text) => text.includes(file)));
       expect(named.length, session.name).toBeGreaterThan(0);
       expect(changedPaths(ledgers.get(session) as Ledger), session.name).toEqual(expect.arrayContaining(named));
@@ -87,7 +110,10 @@ describe('extractLedger on the real transcripts', () => {
   it('never takes a bare exit status for an error line, and stores as its schema says', () => {
     for (const [session, ledger] of ledgers) {
       for (const error of ledger.errors) expect(isBareExitLine(error.line), `${session.name}: ${error.line}`).toBe(false);
-      expect(ledger.errors.some((e) => /^exit code \d+$/i.test(e.line)), session.name).toBe(false);
+      expect(
+        ledger.errors.some((e) => /^exit code \d+$/i.test(e.line)),
+        session.name,
+      ).toBe(false);
       expect(LedgerSchema.parse(JSON.parse(JSON.stringify(ledger)))).toEqual(ledger);
     }
   });

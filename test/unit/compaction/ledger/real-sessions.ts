@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+
 import type { HistoryMessage, NormalizedMessage } from '../../../../src/compaction/types.js';
 import { importTranscript } from '../../../../src/importers/index.js';
 import { listRealTranscripts, loadRealTranscript, type RealTranscript } from '../../../helpers/transcripts.js';
@@ -57,7 +58,8 @@ export function loadRealSessions(): RealSession[] {
   }
   for (const fixture of OPENHANDS_FIXTURES) {
     const { conversations } = importTranscript(readFileSync(path.join(FIXTURES_DIR, fixture), 'utf8'), { format: 'openhands' });
-    for (const conversation of conversations) sessions.push({ name: `fixtures/${fixture}`, format: 'openhands', messages: toHistory(conversation.messages) });
+    for (const conversation of conversations)
+      sessions.push({ name: `fixtures/${fixture}`, format: 'openhands', messages: toHistory(conversation.messages) });
   }
   cache = sessions;
   return sessions;

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { emptyLedger, extractLedger, renderLedger, type Ledger } from '../../../../src/compaction/ledger/index.js';
+
+import { emptyLedger, extractLedger, type Ledger, renderLedger } from '../../../../src/compaction/ledger/index.js';
 import { countTokens } from '../../../fixtures/builders.js';
 import { sessionSteps, stepMessages } from './arbitraries.js';
 
@@ -9,9 +10,23 @@ import { sessionSteps, stepMessages } from './arbitraries.js';
 function ledger(): Ledger {
   return {
     files: [
-      { path: '/repo/src/parse.ts', actions: { read: 2, edited: 3 }, lastSeq: 40, changedSeq: 40, lastChange: 'edited', gist: '120 → 180 chars' },
+      {
+        path: '/repo/src/parse.ts',
+        actions: { read: 2, edited: 3 },
+        lastSeq: 40,
+        changedSeq: 40,
+        lastChange: 'edited',
+        gist: '120 → 180 chars',
+      },
       { path: '/repo/src/old.ts', actions: { moved: 1 }, lastSeq: 30, changedSeq: 30, lastChange: 'moved', movedTo: '/repo/src/new.ts' },
-      { path: '/repo/src/new.ts', actions: { created: 1 }, lastSeq: 30, changedSeq: 30, lastChange: 'created', gist: 'moved from /repo/src/old.ts' },
+      {
+        path: '/repo/src/new.ts',
+        actions: { created: 1 },
+        lastSeq: 30,
+        changedSeq: 30,
+        lastChange: 'created',
+        gist: 'moved from /repo/src/old.ts',
+      },
       { path: '/repo/README.md', actions: { read: 1 }, lastSeq: 5 },
       { path: '/elsewhere/lib.c', actions: { read: 1 }, lastSeq: 6 },
     ],
@@ -21,7 +36,14 @@ function ledger(): Ledger {
     ],
     errors: [
       { line: 'Error: expected 2, got 3', tool: 'Bash', targetKind: 'command', target: 'npm test', seq: 20, resolved: true },
-      { line: 'error TS2322: Type <T> is not assignable & wrong', tool: 'Bash', targetKind: 'command', target: 'npm run build 2>&1', seq: 35, resolved: false },
+      {
+        line: 'error TS2322: Type <T> is not assignable & wrong',
+        tool: 'Bash',
+        targetKind: 'command',
+        target: 'npm run build 2>&1',
+        seq: 35,
+        resolved: false,
+      },
     ],
     okCalls: [],
     instructions: {
@@ -87,7 +109,13 @@ describe('renderLedger', () => {
 
   it('applies the caps, newest first, with the count of the rest', () => {
     const l = ledger();
-    l.files = Array.from({ length: 12 }, (_, i) => ({ path: `f${i}.ts`, actions: { edited: 1 }, lastSeq: i, changedSeq: i, lastChange: 'edited' as const }));
+    l.files = Array.from({ length: 12 }, (_, i) => ({
+      path: `f${i}.ts`,
+      actions: { edited: 1 },
+      lastSeq: i,
+      changedSeq: i,
+      lastChange: 'edited' as const,
+    }));
     const text = renderLedger(l, { maxTokens: 5_000, countTokens, caps: { filesChanged: 3 } });
     expect(text).toContain('Files changed:\n- f11.ts: edited\n- f10.ts: edited\n- f9.ts: edited\n(+9 more in the archive)');
   });

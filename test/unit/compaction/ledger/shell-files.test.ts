@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { shellFileEffects } from '../../../../src/compaction/ledger/shell-files.js';
 
 /** Which files a shell line touches, read from the programs agents use (table-driven). */

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { mergePolicy } from '../../../../src/config/policy.js';
-import { clipErrorLine, errorLines, findMissingIdentifiers } from '../../../../src/compaction/summarize/identifiers.js';
+
 import { parseSections, summarizeLocally } from '../../../../src/compaction/local/local-summarizer.js';
 import { planCompaction } from '../../../../src/compaction/plan/plan.js';
-import { buildConsolidationRequest, buildSummarizeRequest, SECTIONS } from '../../../../src/compaction/summarize/prompt.js';
 import { toolResultText } from '../../../../src/compaction/render.js';
-import type { HistoryMessage } from '../../../../src/compaction/types.js';
+import { clipErrorLine, errorLines, findMissingIdentifiers } from '../../../../src/compaction/summarize/identifiers.js';
+import { buildConsolidationRequest, buildSummarizeRequest, SECTIONS } from '../../../../src/compaction/summarize/prompt.js';
 import { validateSummaryOutput } from '../../../../src/compaction/summarize/validate-output.js';
+import type { HistoryMessage } from '../../../../src/compaction/types.js';
+import { mergePolicy } from '../../../../src/config/policy.js';
 import { conversation, countTokens } from '../../../fixtures/builders.js';
 import { loadRealTranscripts, realCountTokens } from '../real-transcripts.js';
 
@@ -16,9 +17,20 @@ const options = { countTokens, maxTokens: 2000 };
 const chunk = conversation()
   .user('The login endpoint returns 500. Fix it, but never change the public API of src/auth/index.ts.')
   .exchange('t1', 'Read', { file_path: '/app/src/auth/login.ts' }, 'export async function login(req) {\n  return db.find(req.user)\n}')
-  .exchange('t2', 'Bash', { command: 'npm test -- auth' }, 'FAIL src/auth/login.test.ts\nTypeError: Cannot read properties of undefined (reading \'user\')', true)
+  .exchange(
+    't2',
+    'Bash',
+    { command: 'npm test -- auth' },
+    "FAIL src/auth/login.test.ts\nTypeError: Cannot read properties of undefined (reading 'user')",
+    true,
+  )
   .assistant('The root cause is a missing body parser. I decided to validate req.body before the lookup because the route is public.')
-  .exchange('t3', 'Edit', { file_path: '/app/src/auth/login.ts', old_string: 'a', new_string: 'b' }, 'The file /app/src/auth/login.ts has been updated.')
+  .exchange(
+    't3',
+    'Edit',
+    { file_path: '/app/src/auth/login.ts', old_string: 'a', new_string: 'b' },
+    'The file /app/src/auth/login.ts has been updated.',
+  )
   .assistant('Next, I will run the full test suite and then update docs/auth.md.')
   .build();
 
@@ -31,7 +43,10 @@ describe('summarizeLocally: chunks', () => {
   const sections = sectionsOf(summary);
 
   it('writes the seven sections in order and passes output validation', () => {
-    const headings = summary.split('\n').filter((line) => line.startsWith('## ')).map((line) => line.slice(3));
+    const headings = summary
+      .split('\n')
+      .filter((line) => line.startsWith('## '))
+      .map((line) => line.slice(3));
     expect(headings).toEqual([...SECTIONS]);
     expect(validateSummaryOutput(summary, 'end_turn')).toEqual({ ok: true });
   });
@@ -107,7 +122,8 @@ describe('summarizeLocally: chunks', () => {
 });
 
 describe('summarizeLocally: re-summaries', () => {
-  const older = '## TASK STATE\n- Latest request: add login\n## FILES\n- /app/a.ts (edited)\n## ERRORS\n- TypeError: x\n## NEXT STEPS\n- write tests';
+  const older =
+    '## TASK STATE\n- Latest request: add login\n## FILES\n- /app/a.ts (edited)\n## ERRORS\n- TypeError: x\n## NEXT STEPS\n- write tests';
   const newer = '## TASK STATE\n- Latest request: add logout\n## FILES\n- /app/a.ts (edited)\n- /app/b.ts (read)\n## NEXT STEPS\n- none';
 
   it('merges the sections of the batch summaries, deduplicated', () => {
@@ -151,7 +167,10 @@ function expectedPathsAndErrors(messages: readonly HistoryMessage[]): { paths: s
     if (block.type === 'tool_result') {
       const output = toolResultText(block);
       const lines = errorLines(output);
-      const first = output.split('\n').find((line) => line.trim().length > 0)?.trim();
+      const first = output
+        .split('\n')
+        .find((line) => line.trim().length > 0)
+        ?.trim();
       if (block.is_error === true && lines.length === 0 && first) lines.push(clipErrorLine(first));
       for (const line of lines) errors.add(line);
     }
@@ -163,7 +182,12 @@ describe('summarizeLocally on a real Claude Code session', () => {
   it('keeps every file path and error line of each chunk within the summary budget', () => {
     const session = loadRealTranscripts().find((t) => t.name.includes('8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl (full)'));
     if (!session) throw new Error('the Claude Code session 8463c716 is missing from the shared transcripts');
-    const plan = planCompaction({ messages: session.messages, contextLimit: 400_000, previousSummaries: [] }, policy, { trigger: 'api' }, realCountTokens);
+    const plan = planCompaction(
+      { messages: session.messages, contextLimit: 400_000, previousSummaries: [] },
+      policy,
+      { trigger: 'api' },
+      realCountTokens,
+    );
     if (plan.kind !== 'plan') throw new Error(`expected a plan, got ${plan.reason}`);
     expect(plan.chunks.length).toBeGreaterThan(5);
     let errorsSeen = 0;
@@ -175,8 +199,14 @@ describe('summarizeLocally on a real Claude Code session', () => {
       expect(realCountTokens(summary)).toBeLessThanOrEqual(policy.summaryMaxTokens);
       const { paths, errors } = expectedPathsAndErrors(messages);
       errorsSeen += errors.length;
-      expect(paths.filter((p) => !summary.includes(p)), `chunk ${chunk.index} paths`).toEqual([]);
-      expect(errors.filter((e) => !summary.includes(e)), `chunk ${chunk.index} errors`).toEqual([]);
+      expect(
+        paths.filter((p) => !summary.includes(p)),
+        `chunk ${chunk.index} paths`,
+      ).toEqual([]);
+      expect(
+        errors.filter((e) => !summary.includes(e)),
+        `chunk ${chunk.index} errors`,
+      ).toEqual([]);
     }
     expect(errorsSeen).toBeGreaterThan(5);
   });

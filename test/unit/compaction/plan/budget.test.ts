@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+
 import {
   chunkOutputBudget,
   chunkOutputBudgets,
@@ -53,12 +54,12 @@ describe('output budgets (SPEC §5.4)', () => {
     expect(consolidationOutputBudget(policy, 30_000)).toBe(policy.summaryMaxTokens);
   });
 
-  it('max_tokens is a runaway cap with headroom above the target, within the model\'s output limit', () => {
+  it("max_tokens is a runaway cap with headroom above the target, within the model's output limit", () => {
     // 1.5× the target plus a constant: an answer overrunning its length by a third is not cut
     expect(outputCap(840, 32_000)).toBe(1_388);
     expect(outputCap(2_000, 32_000)).toBe(3_128);
     expect(outputCap(320, 4_096)).toBe(608);
-    expect(outputCap(840, 32_000)).toBeGreaterThan(Math.ceil(840 * 4 / 3));
+    expect(outputCap(840, 32_000)).toBeGreaterThan(Math.ceil((840 * 4) / 3));
     // the model's limit bounds the headroom, never the target itself
     expect(outputCap(3_000, 4_096)).toBe(4_096);
     expect(outputCap(5_000, 4_096)).toBe(5_000);
@@ -79,18 +80,22 @@ describe('the clip-archive budget shared by the summaries (SPEC §5.7)', () => {
     expect(narrativeBudget(policy, 200, 100_000)).toBe(0);
   });
 
-  it('shares the narrative in proportion to the source, within each chunk\'s own clamp (property)', () => {
+  it("shares the narrative in proportion to the source, within each chunk's own clamp (property)", () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 1, max: 12_000 }), { minLength: 1, maxLength: 30 }), fc.integer({ min: 0, max: 5_000 }), (sources, narrative) => {
-        const budgets = chunkOutputBudgets(policy, sources, narrative);
-        const floor = Math.min(policy.summaryMinTokens, policy.summaryMaxTokens);
-        const total = sources.reduce((a, b) => a + b, 0);
-        return budgets.every((budget, i) => {
-          const own = chunkOutputBudget(policy, sources[i]!);
-          const share = Math.floor((narrative * sources[i]!) / total);
-          return budget <= own && budget >= Math.min(own, floor) && budget === Math.min(own, Math.max(floor, share));
-        });
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 12_000 }), { minLength: 1, maxLength: 30 }),
+        fc.integer({ min: 0, max: 5_000 }),
+        (sources, narrative) => {
+          const budgets = chunkOutputBudgets(policy, sources, narrative);
+          const floor = Math.min(policy.summaryMinTokens, policy.summaryMaxTokens);
+          const total = sources.reduce((a, b) => a + b, 0);
+          return budgets.every((budget, i) => {
+            const own = chunkOutputBudget(policy, sources[i]!);
+            const share = Math.floor((narrative * sources[i]!) / total);
+            return budget <= own && budget >= Math.min(own, floor) && budget === Math.min(own, Math.max(floor, share));
+          });
+        },
+      ),
     );
   });
 

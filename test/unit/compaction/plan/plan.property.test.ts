@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
-import { mergePolicy } from '../../../../src/config/policy.js';
+
 import { planCompaction } from '../../../../src/compaction/plan/plan.js';
+import { mergePolicy } from '../../../../src/config/policy.js';
 import { countTokens, makeSnapshot } from '../../../fixtures/builders.js';
 import { conversationArb, limitFactorArb, policyArb, requestArb } from '../arbitraries.js';
 import { checkPlanInvariants } from '../invariants.js';

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { mergePolicy, type PolicyOverride } from '../../../../src/config/policy.js';
+
 import { planCompaction } from '../../../../src/compaction/plan/plan.js';
 import type { CompactionPlan, PlanRequest, PlanResult } from '../../../../src/compaction/plan-types.js';
 import type { HistoryMessage } from '../../../../src/compaction/types.js';
+import { mergePolicy, type PolicyOverride } from '../../../../src/config/policy.js';
 import { conversation, countTokens, filler, makeBatch, makeSnapshot } from '../../../fixtures/builders.js';
 
 function plan(messages: HistoryMessage[], request: PlanRequest, override: PolicyOverride = {}, contextLimit = 100_000): PlanResult {
@@ -68,7 +69,10 @@ describe('planCompaction: protected messages', () => {
       .system('s')
       .user(`first ${filler(200)}`)
       .assistant(filler(200))
-      .calls([{ id: 'a', name: 'Bash' }, { id: 'b', name: 'Read' }])
+      .calls([
+        { id: 'a', name: 'Bash' },
+        { id: 'b', name: 'Read' },
+      ])
       .results([{ id: 'a', output: 'A' }])
       .results([{ id: 'b', output: 'B' }])
       .user('thanks')
@@ -160,11 +164,7 @@ describe('planCompaction: selection and strategies', () => {
 
   it('Tier 1 truncates an oversized tool output and makes no LLM call when that reaches the target', () => {
     const log = filler(8000, 'log');
-    const messages = conversation()
-      .system('s')
-      .user('read the log')
-      .exchange('t', 'Read', { file_path: '/var/log/app.log' }, log)
-      .build();
+    const messages = conversation().system('s').user('read the log').exchange('t', 'Read', { file_path: '/var/log/app.log' }, log).build();
     for (let i = 0; i < 14; i += 1) messages.push({ ...messages[1]!, seq: 4 + i });
     const total = messages.reduce((s, m) => s + m.tokens, 0);
     const result = expectPlan(plan(messages, { trigger: 'auto' }, {}, Math.ceil(total / 0.85)));
@@ -226,7 +226,9 @@ describe('planCompaction: chunks and the clip-archive', () => {
     for (let i = 0; i < 20; i += 1) builder.user(`u${i} ${filler(400)}`);
     builder.exchange('big', 'Read', { file_path: '/big.txt' }, filler(5000));
     for (let i = 0; i < 12; i += 1) builder.user(`recent ${i}`);
-    const result = expectPlan(plan(builder.build(), { trigger: 'api', strategy: 'summarize' }, { chunkTokens: 2000, summaryMaxTokens: 300 }));
+    const result = expectPlan(
+      plan(builder.build(), { trigger: 'api', strategy: 'summarize' }, { chunkTokens: 2000, summaryMaxTokens: 300 }),
+    );
     for (const chunk of result.chunks) {
       expect(chunk.sourceTokens).toBeLessThanOrEqual(2000);
       expect(chunk.seqs).toEqual([...chunk.seqs].sort((a, b) => a - b));

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ScoringSchema } from '../../../../src/config/policy.js';
+
 import { rankUnits, scoreUnit } from '../../../../src/compaction/plan/score.js';
 import { groupUnits, type Unit } from '../../../../src/compaction/plan/units.js';
+import { ScoringSchema } from '../../../../src/config/policy.js';
 import { conversation } from '../../../fixtures/builders.js';
 
 const scoring = ScoringSchema.parse({});
@@ -18,9 +19,7 @@ describe('scoreUnit (SPEC §5.3)', () => {
   it('reads precomputed features instead of the content when every message has them (the plan step)', () => {
     const [user] = conversation().user('this must not fail?').build();
     const features = (chars: number, keywords: number[], question = false) => ({ userText: true, question, chars, keywords });
-    const unit = only([
-      { ...user!, content: [], features: features(19, [1, 2], true) },
-    ]);
+    const unit = only([{ ...user!, content: [], features: features(19, [1, 2], true) }]);
     expect(scoreUnit(unit, 0, scoring)).toMatchObject({ question: 2, keywords: 3, length: 0.19 });
     // keywords count once per unit; characters add up with a separator between messages
     const [call, result] = conversation().exchange('a', 'Bash', { command: 'ls' }, 'x').build();
@@ -41,7 +40,17 @@ describe('scoreUnit (SPEC §5.3)', () => {
   });
 
   it('gives an orphaned result the tool weight', () => {
-    expect(scoreUnit(only(conversation().results([{ id: 'x', output: 'o' }]).build()), 0, flat).role).toBe(2);
+    expect(
+      scoreUnit(
+        only(
+          conversation()
+            .results([{ id: 'x', output: 'o' }])
+            .build(),
+        ),
+        0,
+        flat,
+      ).role,
+    ).toBe(2);
   });
 
   it.each([
@@ -79,11 +88,7 @@ describe('scoreUnit (SPEC §5.3)', () => {
 
 describe('rankUnits', () => {
   it('sorts ascending: newer and more important units last', () => {
-    const messages = conversation()
-      .assistant('ok')
-      .user('You must always run the tests. What failed?')
-      .assistant('ok')
-      .build();
+    const messages = conversation().assistant('ok').user('You must always run the tests. What failed?').assistant('ok').build();
     const ranked = rankUnits(groupUnits(messages), 2, scoring).map((r) => r.unit.index);
     expect(ranked).toEqual([0, 2, 1]);
   });

@@ -1,11 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mergePolicy } from '../../../../src/config/policy.js';
+
 import { chunkUnits } from '../../../../src/compaction/plan/chunk.js';
-import { headWithin, tailWithin, truncateMiddle } from '../../../../src/compaction/text.js';
 import { maskOptions, truncateOversized } from '../../../../src/compaction/plan/tiers.js';
-import type { Block } from '../../../../src/compaction/types.js';
 import { groupUnits } from '../../../../src/compaction/plan/units.js';
+import { headWithin, tailWithin, truncateMiddle } from '../../../../src/compaction/text.js';
+import type { Block } from '../../../../src/compaction/types.js';
+import { mergePolicy } from '../../../../src/config/policy.js';
 import { conversation, countTokens, filler, makeMessage, text, toolResult, toolUse } from '../../../fixtures/builders.js';
 
 const policy = mergePolicy({ tier1: { maxTokens: 300, headTokens: 100, tailTokens: 50 }, tier2: { minTokens: 40 } });
@@ -13,19 +14,24 @@ const policy = mergePolicy({ tier1: { maxTokens: 300, headTokens: 100, tailToken
 describe('token-budgeted cutting', () => {
   it('keeps head and tail within their budgets around the marker (property)', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 4000, unit: 'grapheme' }), fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 300 }), (input, head, tail) => {
-        const out = truncateMiddle(input, head, tail, countTokens, (n) => `[cut ${n}]`);
-        if (countTokens(input) <= head + tail) return out === input;
-        const [before, after] = out.split(/\n\[cut \d+\]\n/);
-        return (
-          before !== undefined &&
-          after !== undefined &&
-          input.startsWith(before) &&
-          input.endsWith(after) &&
-          countTokens(before) <= head &&
-          countTokens(after) <= tail
-        );
-      }),
+      fc.property(
+        fc.string({ maxLength: 4000, unit: 'grapheme' }),
+        fc.integer({ min: 1, max: 300 }),
+        fc.integer({ min: 1, max: 300 }),
+        (input, head, tail) => {
+          const out = truncateMiddle(input, head, tail, countTokens, (n) => `[cut ${n}]`);
+          if (countTokens(input) <= head + tail) return out === input;
+          const [before, after] = out.split(/\n\[cut \d+\]\n/);
+          return (
+            before !== undefined &&
+            after !== undefined &&
+            input.startsWith(before) &&
+            input.endsWith(after) &&
+            countTokens(before) <= head &&
+            countTokens(after) <= tail
+          );
+        },
+      ),
     );
   });
 
@@ -68,7 +74,14 @@ describe('Tier 1: truncateOversized', () => {
 
   it('flattens image parts of an oversized result into text', () => {
     const content: Block[] = [
-      { type: 'tool_result', tool_use_id: 'i', content: [{ type: 'image', source: { type: 'url', url: 'u' } }, { type: 'text', text: filler(1000) }] },
+      {
+        type: 'tool_result',
+        tool_use_id: 'i',
+        content: [
+          { type: 'image', source: { type: 'url', url: 'u' } },
+          { type: 'text', text: filler(1000) },
+        ],
+      },
     ];
     const rewrite = truncateOversized(groupUnits([makeMessage(1, 'user', content)]), policy, countTokens).get(1);
     const block = rewrite?.content[0];
@@ -121,7 +134,10 @@ describe('chunkUnits', () => {
     const builder = conversation();
     for (let i = 0; i < 10; i += 1) builder.user(`m${i}`);
     const units = groupUnits(builder.build());
-    const chunks = chunkUnits(units.map((unit) => ({ unit, inputTokens: 30 })), 100);
+    const chunks = chunkUnits(
+      units.map((unit) => ({ unit, inputTokens: 30 })),
+      100,
+    );
     // 300 tokens need 3 chunks of ≤100; balanced runs of 90–120 would overflow, so 4 runs at most
     expect(chunks.length).toBeLessThanOrEqual(4);
     expect(Math.min(...chunks.map((c) => c.sourceTokens))).toBeGreaterThanOrEqual(60);
@@ -147,14 +163,21 @@ describe('chunkUnits', () => {
 
   it('never exceeds chunkTokens and places every unit once (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 1, max: 3000 }), { minLength: 1, maxLength: 60 }), fc.integer({ min: 100, max: 2000 }), (sizes, limit) => {
-        const builder = conversation();
-        for (let i = 0; i < sizes.length; i += 1) builder.user(`m${i}`);
-        const units = groupUnits(builder.build());
-        const chunks = chunkUnits(units.map((unit, i) => ({ unit, inputTokens: sizes[i] ?? 1 })), limit);
-        const seqs = chunks.flatMap((c) => c.seqs).sort((a, b) => a - b);
-        return chunks.every((c) => c.sourceTokens <= limit) && seqs.join() === units.map((u) => u.seqs[0]).join();
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 3000 }), { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 100, max: 2000 }),
+        (sizes, limit) => {
+          const builder = conversation();
+          for (let i = 0; i < sizes.length; i += 1) builder.user(`m${i}`);
+          const units = groupUnits(builder.build());
+          const chunks = chunkUnits(
+            units.map((unit, i) => ({ unit, inputTokens: sizes[i] ?? 1 })),
+            limit,
+          );
+          const seqs = chunks.flatMap((c) => c.seqs).sort((a, b) => a - b);
+          return chunks.every((c) => c.sourceTokens <= limit) && seqs.join() === units.map((u) => u.seqs[0]).join();
+        },
+      ),
     );
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { groupUnits } from '../../../../src/compaction/plan/units.js';
 import { conversation, makeMessage, text, toolResult, toolUse } from '../../../fixtures/builders.js';
 
@@ -66,7 +67,10 @@ describe('groupUnits', () => {
     },
     {
       name: 'trailing calls without results are pending',
-      messages: conversation().user('go').calls([{ id: 'a', name: 'Bash' }]).build(),
+      messages: conversation()
+        .user('go')
+        .calls([{ id: 'a', name: 'Bash' }])
+        .build(),
       expected: [
         { kind: 'message', seqs: [1], pending: false },
         { kind: 'tool_exchange', seqs: [2], pending: true },
@@ -85,7 +89,10 @@ describe('groupUnits', () => {
     },
     {
       name: 'an unanswered call in the middle is not pending (the conversation moved on)',
-      messages: conversation().calls([{ id: 'a', name: 'Bash' }]).user('never mind').build(),
+      messages: conversation()
+        .calls([{ id: 'a', name: 'Bash' }])
+        .user('never mind')
+        .build(),
       expected: [
         { kind: 'tool_exchange', seqs: [1], pending: false },
         { kind: 'message', seqs: [2], pending: false },
@@ -93,7 +100,10 @@ describe('groupUnits', () => {
     },
     {
       name: 'a result whose call is not in the history is an orphan unit of its own',
-      messages: conversation().results([{ id: 'gone', output: 'old' }]).user('next').build(),
+      messages: conversation()
+        .results([{ id: 'gone', output: 'old' }])
+        .user('next')
+        .build(),
       expected: [
         { kind: 'orphan_result', seqs: [1], pending: false },
         { kind: 'message', seqs: [2], pending: false },
@@ -123,7 +133,13 @@ describe('groupUnits', () => {
   });
 
   it('sums tokens and records unanswered ids', () => {
-    const messages = conversation().calls([{ id: 'a', name: 'Bash' }, { id: 'b', name: 'Bash' }]).results([{ id: 'a', output: 'x' }]).build();
+    const messages = conversation()
+      .calls([
+        { id: 'a', name: 'Bash' },
+        { id: 'b', name: 'Bash' },
+      ])
+      .results([{ id: 'a', output: 'x' }])
+      .build();
     const [unit] = groupUnits(messages);
     expect(unit?.tokens).toBe(messages.reduce((s, m) => s + m.tokens, 0));
     expect(unit?.unansweredIds).toEqual(['b']);

@@ -1,17 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { countForgotten, heldForms, namesMissingFrom, spanNames } from '../../../../src/compaction/recall/forgotten.js';
+
 import { extractLedger } from '../../../../src/compaction/ledger/index.js';
+import { countForgotten, heldForms, namesMissingFrom, spanNames } from '../../../../src/compaction/recall/forgotten.js';
 import { conversation } from '../../../fixtures/builders.js';
 
 describe('what the context no longer holds (SPEC §5.9)', () => {
   const messages = conversation()
     .user('Fix the failing registry test, and never touch mix.lock.')
-    .exchange('t1', 'Edit', { file_path: '/repo/lib/app/session_registry.ex', old_string: 'a', new_string: 'bb' }, 'The file has been updated.')
+    .exchange(
+      't1',
+      'Edit',
+      { file_path: '/repo/lib/app/session_registry.ex', old_string: 'a', new_string: 'bb' },
+      'The file has been updated.',
+    )
     .exchange('t2', 'Bash', { command: 'mix test test/registry_test.exs' }, '** (KeyError) key :pane_id not found\nExit code 1', true)
     .build();
   const names = spanNames(extractLedger(messages));
 
-  it('names the span\'s paths, commands and error lines', () => {
+  it("names the span's paths, commands and error lines", () => {
     expect(names).toEqual(
       expect.arrayContaining([
         { kind: 'path', name: '/repo/lib/app/session_registry.ex' },

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+
 import {
   focusLine,
   pieceLines,
@@ -16,8 +17,20 @@ describe('recallLines', () => {
   it('numbers the non-blank lines of text, tool input strings (nested) and tool results, each with its tool', () => {
     const content: Block[] = [
       { type: 'text', text: 'Reading it.\n\n  \nnext' },
-      { type: 'tool_use', id: 'tu1', name: 'Edit', input: { file_path: 'lib/a.ex', edits: [{ old: 'x = 1', new: 'x = 2' }], replace_all: true } },
-      { type: 'tool_result', tool_use_id: 'tu0', content: [{ type: 'text', text: 'ok\nexit 0' }, { type: 'image', source: { type: 'url', url: 'u' } }] },
+      {
+        type: 'tool_use',
+        id: 'tu1',
+        name: 'Edit',
+        input: { file_path: 'lib/a.ex', edits: [{ old: 'x = 1', new: 'x = 2' }], replace_all: true },
+      },
+      {
+        type: 'tool_result',
+        tool_use_id: 'tu0',
+        content: [
+          { type: 'text', text: 'ok\nexit 0' },
+          { type: 'image', source: { type: 'url', url: 'u' } },
+        ],
+      },
       { type: 'tool_result', tool_use_id: 'unknown', content: 'lost' },
     ];
     expect(recallLines(content, new Map([['tu0', 'Bash']]))).toEqual([
@@ -40,17 +53,22 @@ describe('splitLine', () => {
 
   it('holds every fragment of up to the overlap whole in one part, and covers the line exactly', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme', minLength: 0, maxLength: 2000 }), fc.nat(), fc.integer({ min: 1, max: RECALL_OVERLAP_CHARS }), (text, at, length) => {
-        const parts = splitLine(text);
-        const chars = Array.from(text);
-        expect(parts.every((p) => Array.from(p).length <= RECALL_PIECE_CHARS)).toBe(true);
-        const step = RECALL_PIECE_CHARS - RECALL_OVERLAP_CHARS;
-        expect(parts.map((p, i) => (i === parts.length - 1 ? p : Array.from(p).slice(0, step).join(''))).join('')).toBe(text);
-        if (chars.length === 0) return;
-        const start = at % chars.length;
-        const fragment = chars.slice(start, start + length).join('');
-        expect(parts.some((p) => p.includes(fragment))).toBe(true);
-      }),
+      fc.property(
+        fc.string({ unit: 'grapheme', minLength: 0, maxLength: 2000 }),
+        fc.nat(),
+        fc.integer({ min: 1, max: RECALL_OVERLAP_CHARS }),
+        (text, at, length) => {
+          const parts = splitLine(text);
+          const chars = Array.from(text);
+          expect(parts.every((p) => Array.from(p).length <= RECALL_PIECE_CHARS)).toBe(true);
+          const step = RECALL_PIECE_CHARS - RECALL_OVERLAP_CHARS;
+          expect(parts.map((p, i) => (i === parts.length - 1 ? p : Array.from(p).slice(0, step).join(''))).join('')).toBe(text);
+          if (chars.length === 0) return;
+          const start = at % chars.length;
+          const fragment = chars.slice(start, start + length).join('');
+          expect(parts.some((p) => p.includes(fragment))).toBe(true);
+        },
+      ),
     );
   });
 });
@@ -79,13 +97,17 @@ describe('recallPieces', () => {
     const line = fc.oneof(fc.string({ maxLength: 60 }), fc.string({ minLength: 300, maxLength: 1200 }));
     const block = fc.oneof(
       fc.array(line, { maxLength: 12 }).map((lines): Block => ({ type: 'text', text: lines.join('\n') })),
-      fc.array(line, { maxLength: 4 }).map((lines): Block => ({ type: 'tool_use', id: 'x', name: 'Edit', input: { path: lines.join('\n') } })),
+      fc
+        .array(line, { maxLength: 4 })
+        .map((lines): Block => ({ type: 'tool_use', id: 'x', name: 'Edit', input: { path: lines.join('\n') } })),
     );
     fc.assert(
       fc.property(fc.array(block, { maxLength: 6 }), (content) => {
         const pieces = recallPieces(content, new Map());
         const unpacked = pieces.flatMap((piece) => pieceLines(piece).map((l) => ({ ...l, part: piece.part })));
-        const expected = recallLines(content, new Map()).flatMap((l) => splitLine(l.text).map((text, part) => ({ line: l.line, tool: l.tool, text, part })));
+        const expected = recallLines(content, new Map()).flatMap((l) =>
+          splitLine(l.text).map((text, part) => ({ line: l.line, tool: l.tool, text, part })),
+        );
         expect(unpacked).toEqual(expected);
         for (const piece of pieces) expect(Array.from(piece.text).length).toBeLessThanOrEqual(RECALL_PIECE_CHARS);
       }),
@@ -110,11 +132,16 @@ describe('focusLine', () => {
 
   it('never cuts a surrogate pair and stays within max on any text', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 3000 }), fc.string({ unit: 'binary', maxLength: 8 }), fc.integer({ min: 20, max: 300 }), (line, fragment, max) => {
-        const focused = focusLine(line, fragment, max);
-        expect(Array.from(focused).length).toBeLessThanOrEqual(max);
-        expect(focused.isWellFormed()).toBe(line.isWellFormed());
-      }),
+      fc.property(
+        fc.string({ unit: 'binary', maxLength: 3000 }),
+        fc.string({ unit: 'binary', maxLength: 8 }),
+        fc.integer({ min: 20, max: 300 }),
+        (line, fragment, max) => {
+          const focused = focusLine(line, fragment, max);
+          expect(Array.from(focused).length).toBeLessThanOrEqual(max);
+          expect(focused.isWellFormed()).toBe(line.isWellFormed());
+        },
+      ),
     );
   });
 });

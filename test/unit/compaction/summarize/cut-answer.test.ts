@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
+
 import { holdsEverySection, keepCutAnswer } from '../../../../src/compaction/summarize/cut-answer.js';
 import { SECTIONS } from '../../../../src/compaction/summarize/prompt.js';
 
 /** A summary in the seven sections, two bullets each, as the directive asks for it. */
 function summary(): string {
-  return SECTIONS.map((name, i) => `## ${name}\n- first point of ${name.toLowerCase()} (src/app/${i}.ts)\n- second point, with exit code ${i}`).join('\n\n');
+  return SECTIONS.map(
+    (name, i) => `## ${name}\n- first point of ${name.toLowerCase()} (src/app/${i}.ts)\n- second point, with exit code ${i}`,
+  ).join('\n\n');
 }
 
 describe('keepCutAnswer: an answer stopped at its runaway cap', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { extractFacts } from '../../../../src/compaction/local/local-extract.js';
 import { rankChunkIdentifiers } from '../../../../src/compaction/summarize/identifiers.js';
 import type { HistoryMessage } from '../../../../src/compaction/types.js';
@@ -11,7 +12,8 @@ const COUNT = 200_000;
 const manyPaths = Array.from({ length: COUNT }, (_, i) => `/srv/app/f${i}.ts`).join(' ');
 const manyErrors = Array.from({ length: COUNT }, (_, i) => `Error: failed ${i}`).join('\n');
 
-const message = (role: HistoryMessage['role'], content: HistoryMessage['content']): HistoryMessage => ({ seq: 1, role, content }) as HistoryMessage;
+const message = (role: HistoryMessage['role'], content: HistoryMessage['content']): HistoryMessage =>
+  ({ seq: 1, role, content }) as HistoryMessage;
 
 describe('identifier ranking and extraction at the message size limit', () => {
   it('ranks 200k identifiers of one text block without overflowing the stack', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import {
   errorLines,
   extractChunkIdentifiers,
@@ -6,11 +7,9 @@ import {
   extractPaths,
   findMissingIdentifiers,
   identifierRetention,
-  IDENTIFIERS_HEADING,
   identifiersWithin,
   rankChunkIdentifiers,
   renderChunkText,
-  withoutIdentifierLists,
 } from '../../../../src/compaction/summarize/identifiers.js';
 import { conversation } from '../../../fixtures/builders.js';
 
@@ -140,8 +139,12 @@ describe('path extraction inside the runs that hold a slash', () => {
 
 describe('rankChunkIdentifiers', () => {
   it('keeps each kind once, in first-appearance order, however often a tool output repeats a path', () => {
-    const output = Array.from({ length: 20 }, (_, i) => `ok ${i} src/mod/a.ts > case ${i}`).join('\n') + '\nError: expected 1 got 2 in src/mod/b.ts';
-    const chunk = conversation().user('Fix src/mod/a.ts and src/mod/a.ts').exchange('t1', 'Bash', { command: 'npm test' }, output, true).build();
+    const output =
+      Array.from({ length: 20 }, (_, i) => `ok ${i} src/mod/a.ts > case ${i}`).join('\n') + '\nError: expected 1 got 2 in src/mod/b.ts';
+    const chunk = conversation()
+      .user('Fix src/mod/a.ts and src/mod/a.ts')
+      .exchange('t1', 'Bash', { command: 'npm test' }, output, true)
+      .build();
     const ranked = rankChunkIdentifiers(chunk);
     expect(ranked.byKind.path).toEqual(['src/mod/a.ts']);
     expect(ranked.byKind.error).toEqual(['Error: expected 1 got 2 in src/mod/b.ts']);

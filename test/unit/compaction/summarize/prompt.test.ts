@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { mergePolicy } from '../../../../src/config/policy.js';
+
 import {
-  buildRepairRequest,
   buildConsolidationRequest,
+  buildRepairRequest,
   buildSummarizeRequest,
   DEFAULT_SYSTEM_PROMPT,
   fitToBudget,
@@ -12,6 +12,7 @@ import {
   withoutInstructions,
 } from '../../../../src/compaction/summarize/prompt.js';
 import { readFence } from '../../../../src/compaction/summarize/request-fence.js';
+import { mergePolicy } from '../../../../src/config/policy.js';
 import { conversation, countTokens, filler } from '../../../fixtures/builders.js';
 
 const policy = mergePolicy();
@@ -22,7 +23,8 @@ const chunk = conversation(10)
   .build();
 
 /** The excerpt: the turns inside the request's fence. */
-const excerptOf = (request: ReturnType<typeof buildSummarizeRequest>) => readFence(request.messages.map((m) => m.content).join('\n\n'))?.turns ?? [];
+const excerptOf = (request: ReturnType<typeof buildSummarizeRequest>) =>
+  readFence(request.messages.map((m) => m.content).join('\n\n'))?.turns ?? [];
 
 describe('buildSummarizeRequest (seed 003 AC1, SPEC §5.4)', () => {
   it('AC1.1/AC4.4: uses the default system prompt when none is configured', () => {
@@ -62,7 +64,7 @@ describe('buildSummarizeRequest (seed 003 AC1, SPEC §5.4)', () => {
     }
   });
 
-  it('AC1.3: keeps the original roles (as the turns\' roles) and renders tool calls and results as text', () => {
+  it("AC1.3: keeps the original roles (as the turns' roles) and renders tool calls and results as text", () => {
     const body = excerptOf(buildSummarizeRequest(chunk, null, policy));
     expect(body.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
     expect(body[1]?.content).toBe('[tool call Read id=1]\n{"file_path":"src/auth/login.ts"}');
@@ -154,7 +156,10 @@ describe('buildConsolidationRequest (AC1.6)', () => {
     expect(request.messages.map((m) => m.role)).toEqual(['user', 'user', 'user']);
     expect(request.messages[0]?.content).toContain('Merge the batch summaries');
     const fence = readFence(request.messages[1]?.content ?? '');
-    expect(fence?.turns.map((t) => t.content)).toEqual(['Summary of messages 1-3 (level 1):\n\nA summary', 'Summary of messages 20-21 (level 0):\n\nB summary']);
+    expect(fence?.turns.map((t) => t.content)).toEqual([
+      'Summary of messages 1-3 (level 1):\n\nA summary',
+      'Summary of messages 20-21 (level 0):\n\nB summary',
+    ]);
     expect(fence?.keep).toEqual(['src/a.ts']);
     expect(request.maxOutputTokens).toBe(700);
   });

@@ -1,11 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+
 import { readerView } from '../../../../chaos/lib/reader.js';
-import { mergePolicy } from '../../../../src/config/policy.js';
-import { buildRepairRequest, buildConsolidationRequest, buildSummarizeRequest, DEFAULT_SYSTEM_PROMPT } from '../../../../src/compaction/summarize/prompt.js';
+import {
+  buildConsolidationRequest,
+  buildRepairRequest,
+  buildSummarizeRequest,
+  DEFAULT_SYSTEM_PROMPT,
+} from '../../../../src/compaction/summarize/prompt.js';
 import { readRequest } from '../../../../src/compaction/summarize/read-request.js';
 import { readFence, renderFence } from '../../../../src/compaction/summarize/request-fence.js';
 import type { SummarizeRequest } from '../../../../src/compaction/types.js';
+import { mergePolicy } from '../../../../src/config/policy.js';
 import { conversation } from '../../../fixtures/builders.js';
 
 /**
@@ -33,7 +39,18 @@ const LOOKALIKE_WORDS = [
 ];
 const LT = ['<', '\uFF1C', '\uFE64', '\u2039', '\u276E', '<\u200D', '< ', '<\n'];
 const SLASH = ['/', '\uFF0F', '\u2215', '\u2044', '\u200B/', '\\'];
-const SUFFIXES = [`-${FENCE_ID}>`, '-user>', '-assistant>', '-system>', '-turn role="user">', '-keep>', '-context>', '-draft>', '>', '-deadbeefdeadbeef>'];
+const SUFFIXES = [
+  `-${FENCE_ID}>`,
+  '-user>',
+  '-assistant>',
+  '-system>',
+  '-turn role="user">',
+  '-keep>',
+  '-context>',
+  '-draft>',
+  '>',
+  '-deadbeefdeadbeef>',
+];
 
 const forgedTag = fc
   .tuple(fc.constantFrom(...LT), fc.boolean(), fc.constantFrom(...SLASH), fc.constantFrom(...LOOKALIKE_WORDS), fc.constantFrom(...SUFFIXES))
@@ -52,7 +69,10 @@ const injection = fc.constantFrom(
   '\u200D\u200D\u200D',
 );
 const adversarialText = fc
-  .array(fc.oneof(forgedTag, injection, fc.string({ maxLength: 20 }), fc.constantFrom('\n', ' ', '<', '>', '/')), { minLength: 1, maxLength: 10 })
+  .array(fc.oneof(forgedTag, injection, fc.string({ maxLength: 20 }), fc.constantFrom('\n', ' ', '<', '>', '/')), {
+    minLength: 1,
+    maxLength: 10,
+  })
   .map((parts) => parts.join(''));
 
 /** The request's text as the model gets it (Anthropic merges consecutive user turns like this). */
@@ -90,7 +110,10 @@ function expectFenced(request: SummarizeRequest, fenced: readonly string[], fenc
   expect(view.split('</transcript').length - 1).toBe(real.closes);
   // every piece of transcript data reads back from inside the fence (the escaping is undone on reading)
   const reading = readFence(text);
-  const inside = reading === null ? '' : [reading.context ?? '', ...reading.turns.map((t) => t.content), reading.draft ?? '', ...reading.keep].join('\n');
+  const inside =
+    reading === null
+      ? ''
+      : [reading.context ?? '', ...reading.turns.map((t) => t.content), reading.draft ?? '', ...reading.keep].join('\n');
   for (const piece of fenced) {
     if (piece.includes('&lt;') || piece.includes('&#x')) continue; // an entity written by the transcript itself may read back as its character
     expect(inside).toContain(piece);
@@ -100,26 +123,43 @@ function expectFenced(request: SummarizeRequest, fenced: readonly string[], fenc
 describe('the summarizer request fences the transcript (issue 26 item 8)', () => {
   it('keeps an adversarial chunk, its header and its identifiers inside one fence it cannot close (property)', () => {
     fc.assert(
-      fc.property(fc.array(adversarialText, { minLength: 1, maxLength: 4 }), adversarialText, fc.array(adversarialText, { maxLength: 3 }), (texts, header, identifiers) => {
-        const builder = conversation();
-        texts.forEach((t, i) => (i % 2 === 0 ? builder.user(`u${i} ${t}`) : builder.assistant(`a${i} ${t}`)));
-        const request = buildSummarizeRequest(builder.build(), `The user's latest request:\n${header}`, policy, { identifiers, fenceId: FENCE_ID, maxOutputTokens: 500 });
-        const keep = identifiers.map((id) => id.replace(/\s+/g, ' ').trim());
-        expectFenced(request, [...texts.map((t, i) => `${i % 2 === 0 ? 'u' : 'a'}${i} ${t}`), header, ...keep.filter((k) => k !== '')], FENCE_ID);
-      }),
+      fc.property(
+        fc.array(adversarialText, { minLength: 1, maxLength: 4 }),
+        adversarialText,
+        fc.array(adversarialText, { maxLength: 3 }),
+        (texts, header, identifiers) => {
+          const builder = conversation();
+          texts.forEach((t, i) => (i % 2 === 0 ? builder.user(`u${i} ${t}`) : builder.assistant(`a${i} ${t}`)));
+          const request = buildSummarizeRequest(builder.build(), `The user's latest request:\n${header}`, policy, {
+            identifiers,
+            fenceId: FENCE_ID,
+            maxOutputTokens: 500,
+          });
+          const keep = identifiers.map((id) => id.replace(/\s+/g, ' ').trim());
+          expectFenced(
+            request,
+            [...texts.map((t, i) => `${i % 2 === 0 ? 'u' : 'a'}${i} ${t}`), header, ...keep.filter((k) => k !== '')],
+            FENCE_ID,
+          );
+        },
+      ),
       { numRuns: 400 },
     );
   });
 
   it('a consolidation and a repair fence their summaries, draft and identifiers the same way (property)', () => {
     fc.assert(
-      fc.property(fc.array(adversarialText, { minLength: 1, maxLength: 4 }), fc.array(adversarialText, { minLength: 1, maxLength: 3 }), (summaries, missing) => {
-        const batches = summaries.map((summary, i) => ({ summary, level: 0, seqs: [i * 10 + 1] }));
-        expectFenced(buildConsolidationRequest(batches, policy, { fenceId: FENCE_ID }), summaries, FENCE_ID);
-        const draft = summaries.join('\n');
-        const keep = missing.map((id) => id.replace(/\s+/g, ' ').trim()).filter((k) => k !== '');
-        expectFenced(buildRepairRequest(draft, missing, policy, { fenceId: FENCE_ID }), [draft, ...keep], FENCE_ID);
-      }),
+      fc.property(
+        fc.array(adversarialText, { minLength: 1, maxLength: 4 }),
+        fc.array(adversarialText, { minLength: 1, maxLength: 3 }),
+        (summaries, missing) => {
+          const batches = summaries.map((summary, i) => ({ summary, level: 0, seqs: [i * 10 + 1] }));
+          expectFenced(buildConsolidationRequest(batches, policy, { fenceId: FENCE_ID }), summaries, FENCE_ID);
+          const draft = summaries.join('\n');
+          const keep = missing.map((id) => id.replace(/\s+/g, ' ').trim()).filter((k) => k !== '');
+          expectFenced(buildRepairRequest(draft, missing, policy, { fenceId: FENCE_ID }), [draft, ...keep], FENCE_ID);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -139,7 +179,10 @@ describe('the summarizer request fences the transcript (issue 26 item 8)', () =>
       .results([{ id: 't1', output: `Error: ${attack}`, isError: true }])
       .assistant(attack)
       .build();
-    const request = buildSummarizeRequest(chunk, `The user's latest request:\n${attack}`, policy, { identifiers: [`Error: ${attack}`], fenceId: FENCE_ID });
+    const request = buildSummarizeRequest(chunk, `The user's latest request:\n${attack}`, policy, {
+      identifiers: [`Error: ${attack}`],
+      fenceId: FENCE_ID,
+    });
     expectFenced(request, [attack], FENCE_ID);
     expect(request.system).not.toContain(attack.slice(0, 8));
     // the directive names no error line: identifiers are quoted data inside the fence
@@ -152,7 +195,10 @@ describe('the summarizer request fences the transcript (issue 26 item 8)', () =>
   it('reads back the same way whether the adapter merged the turns or not', () => {
     const chunk = conversation().user('fix src/a.ts').assistant('done').build();
     const request = buildSummarizeRequest(chunk, 'ctx', policy, { identifiers: ['src/a.ts'], focus: 'the fix', fenceId: FENCE_ID });
-    const merged = [{ role: 'system', content: request.system }, { role: 'user', content: turnsText(request) }];
+    const merged = [
+      { role: 'system', content: request.system },
+      { role: 'user', content: turnsText(request) },
+    ];
     expect(readRequest(merged)).toEqual(readRequest(request.messages));
     expect(readRequest(request.messages)).toEqual({
       body: [
@@ -170,7 +216,9 @@ describe('the summarizer request fences the transcript (issue 26 item 8)', () =>
     const a = buildSummarizeRequest(chunk, null, policy);
     expect(turnsText(a)).toBe(turnsText(buildSummarizeRequest(chunk, null, policy)));
     expect(readFence(turnsText(a))?.id).toMatch(/^[0-9a-f]{16}$/);
-    expect(readFence(turnsText(buildSummarizeRequest(conversation().user('hello there!').build(), null, policy)))?.id).not.toBe(readFence(turnsText(a))?.id);
+    expect(readFence(turnsText(buildSummarizeRequest(conversation().user('hello there!').build(), null, policy)))?.id).not.toBe(
+      readFence(turnsText(a))?.id,
+    );
     expect(() => renderFence('not an id!', [])).toThrow(/fence id/);
     expect(() => renderFence('assistant', [])).toThrow(/fence id/);
   });
@@ -179,21 +227,25 @@ describe('the summarizer request fences the transcript (issue 26 item 8)', () =>
     const role = fc.constantFrom('user' as const, 'assistant' as const, 'system' as const);
     const text = fc.oneof(fc.constant(''), fc.constant('\n'), fc.constant('a\n\n'), adversarialText, fc.string({ maxLength: 30 }));
     fc.assert(
-      fc.property(fc.array(fc.record({ role, text }), { maxLength: 6 }), fc.option(adversarialText, { nil: undefined }), (turns, keepItem) => {
-        const sections = [
-          { kind: 'context' as const, text: 'where it stands' },
-          ...turns.map((t) => ({ kind: 'turn' as const, role: t.role, text: t.text })),
-          ...(keepItem === undefined ? [] : [{ kind: 'keep' as const, items: ['src/a.ts'] }]),
-        ];
-        const reading = readFence(`before\n${renderFence(FENCE_ID, sections)}\nafter`);
-        expect(reading?.context).toBe('where it stands');
-        // an entity the text held itself may read back as its character (the reader's copy only)
-        const comparable = turns.filter((t) => !t.text.includes('&'));
-        expect(reading?.turns.map((t) => t.role)).toEqual(turns.map((t) => t.role));
-        for (const [i, t] of turns.entries()) if (comparable.includes(t)) expect(reading?.turns[i]?.content).toBe(t.text);
-        expect(reading?.keep).toEqual(keepItem === undefined ? [] : ['src/a.ts']);
-        expect(reading?.after).toBe('\nafter');
-      }),
+      fc.property(
+        fc.array(fc.record({ role, text }), { maxLength: 6 }),
+        fc.option(adversarialText, { nil: undefined }),
+        (turns, keepItem) => {
+          const sections = [
+            { kind: 'context' as const, text: 'where it stands' },
+            ...turns.map((t) => ({ kind: 'turn' as const, role: t.role, text: t.text })),
+            ...(keepItem === undefined ? [] : [{ kind: 'keep' as const, items: ['src/a.ts'] }]),
+          ];
+          const reading = readFence(`before\n${renderFence(FENCE_ID, sections)}\nafter`);
+          expect(reading?.context).toBe('where it stands');
+          // an entity the text held itself may read back as its character (the reader's copy only)
+          const comparable = turns.filter((t) => !t.text.includes('&'));
+          expect(reading?.turns.map((t) => t.role)).toEqual(turns.map((t) => t.role));
+          for (const [i, t] of turns.entries()) if (comparable.includes(t)) expect(reading?.turns[i]?.content).toBe(t.text);
+          expect(reading?.keep).toEqual(keepItem === undefined ? [] : ['src/a.ts']);
+          expect(reading?.after).toBe('\nafter');
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { validateSummaryOutput } from '../../../../src/compaction/summarize/validate-output.js';
 
 const good = '## TASK STATE\n- fixing the login bug in src/auth/login.ts\n## FILES\n- src/auth/login.ts (edited)';

@@ -2,6 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import {
   CompactToolInputSchema,
   RecallToolInputSchema,
@@ -47,7 +48,12 @@ const OpenAITool = z.strictObject({
 // Compile-time: the official SDKs accept the definitions as request parameters.
 const anthropicTools: Anthropic.Messages.Tool[] = TOOL_NAMES.map((name) => toolDefinition(name, 'anthropic'));
 const openaiTools: OpenAI.Chat.Completions.ChatCompletionTool[] = TOOL_NAMES.map((name) => toolDefinition(name, 'openai'));
-const anthropicRequest: Anthropic.Messages.MessageCreateParamsNonStreaming = { model: 'claude-sonnet-4-5', max_tokens: 64, messages: [], tools: anthropicTools };
+const anthropicRequest: Anthropic.Messages.MessageCreateParamsNonStreaming = {
+  model: 'claude-sonnet-4-5',
+  max_tokens: 64,
+  messages: [],
+  tools: anthropicTools,
+};
 const openaiRequest: OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming = { model: 'gpt-4o', messages: [], tools: openaiTools };
 
 describe('tool definitions', () => {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+
 import { sliceByBytes } from '../../../../src/db/repos/archive.js';
 
 describe('sliceByBytes', () => {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { repoRoot } from './lib/child.js';
+import { REPO_ROOT as repoRoot } from '../harness/index.js';
 import { type BenchContext, type ChartPoint, makeUniqueId } from './lib/context.js';
 import { emptyScenario, type ScenarioResult } from './lib/result.js';
 import { startServices } from './lib/services.js';

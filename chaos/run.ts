@@ -4,7 +4,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { REPO_ROOT } from './lib/processes.js';
+import { REPO_ROOT } from '../harness/index.js';
 import { renderReliability, type RunResult } from './lib/report.js';
 import { missedTargets, type ScenarioResult } from './lib/result.js';
 import { ABUSE_FULL, ABUSE_QUICK, runAbuse } from './scenarios/abuse/index.js';

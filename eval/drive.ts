@@ -1,5 +1,5 @@
+import type { InProcessStack as EvalStack } from '../harness/index.js';
 import type { Block, NormalizedMessage, Role } from '../src/compaction/types.js';
-import type { EvalStack } from './stack.js';
 
 /** The HTTP calls the eval makes, through `app.inject` (the same routes a platform uses). */
 
@@ -26,7 +26,7 @@ async function call(stack: EvalStack, method: 'GET' | 'POST', url: string, paylo
   const res = await stack.app.inject({
     method,
     url,
-    headers: stack.auth,
+    headers: stack.auth(),
     ...(payload === undefined ? {} : { payload: payload as object }),
   });
   if (res.statusCode >= 300) throw new Error(`${method} ${url} answered ${res.statusCode}: ${res.body.slice(0, 500)}`);

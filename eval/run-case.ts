@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
+import type { InProcessStack as EvalStack } from '../harness/index.js';
 import { countMessageTokens } from '../src/compaction/tokens.js';
 import { DEFAULT_POLICY } from '../src/config/policy.js';
 import { countTokens } from '../src/lib/count-tokens.js';
@@ -11,7 +12,6 @@ import { LANGCHAIN_SETTINGS, langchainSummary } from './langchain.js';
 import { type ContextMeasures, measureContext, type SpanFacts, spanFacts } from './measure.js';
 import { contextText, IDENTIFIER_KINDS, type IdentifierKind } from './metrics.js';
 import { deriveProbes } from './probes/index.js';
-import type { EvalStack } from './stack.js';
 import type { Engine, Variant } from './variants.js';
 
 /** Runs every variant of one case through the service and measures each result and the peer's summary. */

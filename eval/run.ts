@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 
+import { createScratchDatabase, type InProcessStack as EvalStack, runningServiceUrls, startInProcessStack } from '../harness/index.js';
 import { type LlmSim, startLlmSim } from '../src/llm-sim/server.js';
 import { type EvalCase, loadCorpus, REPO_ROOT } from './corpus.js';
 import { langchainEnabled } from './langchain.js';
 import { type CaseReport, runCase } from './run-case.js';
-import { createEvalStack, type EvalStack } from './stack.js';
 import { type ProviderChoice, providerFromEnv, SIM_LOSS_RATE, variantsFor } from './variants.js';
 
 /** One eval run: the corpus, the stacks it needs, every case, the results as data. */
@@ -50,6 +50,18 @@ function simEnv(env: Record<string, string | undefined>, sim: LlmSim): Record<st
   return { ...out, OPENAI_BASE_URL: `${sim.url}/v1` };
 }
 
+/**
+ * The whole service in-process (harness/in-process-stack.ts), as `compactd start` wires it,
+ * over a fresh migrated database of the eval's own (dropped afterwards) and a queue prefix of
+ * its own. Nothing is mocked: the eval measures what the service does.
+ */
+async function createEvalStack(env: Record<string, string | undefined>): Promise<EvalStack> {
+  const { databaseUrl: serverUrl, redisUrl } = runningServiceUrls(env);
+  const database = await createScratchDatabase({ serverUrl, namePrefix: 'compactd_eval_' });
+  // DATABASE_URL names the server only: the stack's database replaces it
+  return startInProcessStack({ database, redisUrl, env: { ...env, DATABASE_URL: undefined }, tenantName: 'eval', prefixTag: 'eval' });
+}
+
 export async function runEval(options: EvalOptions): Promise<EvalResults> {
   const log = options.log ?? (() => {});
   const started = Date.now();
@@ -59,12 +71,12 @@ export async function runEval(options: EvalOptions): Promise<EvalResults> {
   const stacks: EvalStack[] = [];
   let sim: LlmSim | null = null;
   try {
-    const main = await createEvalStack({ env: options.env });
+    const main = await createEvalStack(options.env);
     stacks.push(main);
     let simStack: EvalStack | null = null;
     if (options.sim || langchain) sim = await startLlmSim({ host: '127.0.0.1', port: 0, lossRate: SIM_LOSS_RATE, seed: 1 });
     if (options.sim && sim) {
-      simStack = await createEvalStack({ env: simEnv(options.env, sim) });
+      simStack = await createEvalStack(simEnv(options.env, sim));
       stacks.push(simStack);
     }
     const reports: CaseReport[] = [];

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const docs = fileURLToPath(new URL('../docs/', import.meta.url));
-const run = spawnSync('npx', ['vitest', 'run', 'test/e2e/inspector-browser.test.ts'], {
+const run = spawnSync('npx', ['vitest', 'run', 'test/e2e/clients/inspector-browser.test.ts'], {
   cwd: repoRoot,
   stdio: 'inherit',
   env: { ...process.env, INSPECTOR_SCREENSHOTS: docs },

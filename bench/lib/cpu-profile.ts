@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { repoRoot } from './child.js';
+import { REPO_ROOT as repoRoot } from '../../harness/index.js';
 
 /**
  * Reads a V8 `.cpuprofile` (`node --cpu-prof`) and ranks where the time went: self time

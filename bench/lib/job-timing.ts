@@ -1,7 +1,7 @@
 import type postgres from 'postgres';
 
+import type { CompactdProcess } from '../../harness/index.js';
 import type { CallRecord } from '../../src/llm-sim/state.js';
-import type { CompactdChild } from './child.js';
 import { analyzeCalls, type CallAnalysis } from './critical-path.js';
 
 /**
@@ -78,7 +78,7 @@ export interface JobTiming {
   llm: CallAnalysis | null;
 }
 
-export function jobTiming(job: JobRowTimes, calls: readonly CallRecord[], worker: CompactdChild | null): JobTiming {
+export function jobTiming(job: JobRowTimes, calls: readonly CallRecord[], worker: CompactdProcess | null): JobTiming {
   const wallMs = (job.finishedMs ?? job.updatedMs) - job.createdMs;
   const llm = calls.length > 0 ? analyzeCalls(calls) : null;
   const planned = worker?.records(['compaction planned']).find((r) => r['jobId'] === job.id);

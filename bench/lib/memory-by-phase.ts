@@ -1,4 +1,4 @@
-import type { CompactdChild } from './child.js';
+import type { CompactdProcess } from '../../harness/index.js';
 import type { BenchContext } from './context.js';
 
 /** Peaks of one job status: the process's RSS and, when its /metrics is reachable, its V8 heap in use. */
@@ -26,7 +26,7 @@ async function heapUsedMb(metricsUrl: string | null): Promise<number> {
  */
 export function sampleMemoryByPhase(
   ctx: BenchContext,
-  worker: CompactdChild,
+  worker: CompactdProcess,
   conversationExternalId: string,
   metricsUrl: string | null,
   everyMs = 100,

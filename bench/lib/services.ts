@@ -1,42 +1,42 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 
-import { Redis } from 'ioredis';
-import postgres from 'postgres';
+import type postgres from 'postgres';
 
+import { type CompactdProcess, createScratchDatabase, freePort, runningServiceUrls, spawnCompactd } from '../../harness/index.js';
 import { type LlmSim, startLlmSim } from '../../src/llm-sim/server.js';
+import { deleteQueueKeys } from '../../src/queue/cleanup.js';
 import { ApiClient } from './api-client.js';
-import { type CompactdChild, spawnCompactd } from './child.js';
 
 /**
  * The service under test, started the way an operator runs it: a `compactd api` child and a
- * `compactd worker` child over a bench database of their own (created here, dropped at the
- * end), a queue prefix of their own on the local Redis, and llm-sim in this process (so the
- * bench reads its call log directly). LLM limits are raised above the defaults so the
- * provider-wide limiter is not what the bench measures (README: COMPACTD_LLM_*).
+ * `compactd worker` child (harness/compactd-process.ts) over a bench database of their own
+ * (created here, migrated by the API on start, dropped at the end), a queue prefix of their
+ * own on the running Redis, and llm-sim in this process (so the bench reads its call log
+ * directly). LLM limits are raised above the defaults so the provider-wide limiter is not
+ * what the bench measures (docs/configuration.md: COMPACTD_LLM_*).
  */
 export interface BenchServices {
   dbUrl: string;
   redisUrl: string;
   prefix: string;
   api: ApiClient;
-  apiChild: CompactdChild;
+  apiChild: CompactdProcess;
   /** restarts the API child on the same port (e.g. with `--cpu-prof`) */
   restartApi(options?: { cpuProfDir?: string }): Promise<void>;
-  worker: CompactdChild | null;
+  worker: CompactdProcess | null;
   /** every worker child running, `worker` first (more than one after startWorkers) */
-  workers: CompactdChild[];
+  workers: CompactdProcess[];
   /** API children started by startExtraApis, each on its own port over the same Postgres and Redis */
-  extraApis: Array<{ child: CompactdChild; api: ApiClient }>;
+  extraApis: Array<{ child: CompactdProcess; api: ApiClient }>;
   sim: LlmSim;
   /** direct read access to the bench database (job rows, plans) */
   sql: postgres.Sql;
   /** environment shared by every child */
   env: Record<string, string>;
   /** (re)starts the worker child; extra env overrides the defaults (e.g. concurrency) */
-  startWorker(extra?: Record<string, string>, options?: { cpuProfDir?: string }): Promise<CompactdChild>;
+  startWorker(extra?: Record<string, string>, options?: { cpuProfDir?: string }): Promise<CompactdProcess>;
   /** replaces the running workers with `count` worker children (they share the queues) */
-  startWorkers(count: number, extra?: Record<string, string>): Promise<CompactdChild[]>;
+  startWorkers(count: number, extra?: Record<string, string>): Promise<CompactdProcess[]>;
   /** stops every worker child */
   stopWorker(): Promise<void>;
   /** starts `count` more API children on free ports; returns their clients (same key as `api`) */
@@ -52,24 +52,32 @@ export const BENCH_LLM_ENV = {
   COMPACTD_LLM_TIMEOUT_MS: '300000',
 } as const;
 
-const START_TIMEOUT_MS = 60_000;
+/**
+ * A bench child: every log line kept (the phase timing reads the worker's records), and an
+ * exit the bench did not ask for (a crash) said with its last lines, or a failed scenario
+ * only says "fetch failed".
+ */
+function spawnBenchChild(role: 'api' | 'worker', env: Record<string, string>, options: { cpuProfDir?: string } = {}): CompactdProcess {
+  const nodeArgs = options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir] : [];
+  const child = spawnCompactd(role, env, { nodeArgs, keepLines: true });
+  void child.exited.then((how) => {
+    if (child.killedAt === null && how !== 0)
+      process.stderr.write(
+        `compactd ${role} exited with code ${how}; its last lines:\n${child.output().trim().split('\n').slice(-10).join('\n')}\n`,
+      );
+  });
+  return child;
+}
 
 export async function startServices(): Promise<BenchServices> {
-  const base = new URL(process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-  const redisUrl = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
-  const suffix = randomBytes(6).toString('hex');
-  const dbName = `compactd_bench_${suffix}`;
-  const prefix = `bench${suffix}`;
-  const dbUrl = withDatabase(base, dbName);
-  const admin = postgres(withDatabase(base, 'postgres'), { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${dbName}"`);
-  await admin.end({ timeout: 5 });
-
+  const { databaseUrl: serverUrl, redisUrl } = runningServiceUrls();
+  const prefix = `bench${randomBytes(6).toString('hex')}`;
+  const database = await createScratchDatabase({ serverUrl, namePrefix: 'compactd_bench_', migrate: false, max: 4 });
   const sim = await startLlmSim({ host: '127.0.0.1', port: 0, keepBodies: 5_000, logLimit: 200_000 });
   const key = `bench-${randomBytes(16).toString('hex')}`;
   const port = await freePort();
   const env: Record<string, string> = {
-    DATABASE_URL: dbUrl,
+    DATABASE_URL: database.url,
     REDIS_URL: redisUrl,
     COMPACTD_QUEUE_PREFIX: prefix,
     ANTHROPIC_BASE_URL: sim.url,
@@ -81,27 +89,26 @@ export async function startServices(): Promise<BenchServices> {
     COMPACTD_TENANT_COMPACTIONS_PER_MINUTE: '1000000',
   };
   const spawnApi = (apiPort: number, options: { cpuProfDir?: string } = {}) =>
-    spawnCompactd('api', { env: { ...env, PORT: String(apiPort), COMPACTD_BOOTSTRAP_KEY: key }, ...options });
-  const listening = (child: CompactdChild) => child.waitForLog((line) => line.includes('compactd api listening'), START_TIMEOUT_MS);
+    spawnBenchChild('api', { ...env, PORT: String(apiPort), COMPACTD_BOOTSTRAP_KEY: key }, options);
   const startApi = async (options: { cpuProfDir?: string } = {}) => {
     const child = spawnApi(port, options);
-    await listening(child);
+    await child.ready;
     return child;
   };
   const startWorkerChild = async (extra: Record<string, string>, options: { cpuProfDir?: string } = {}) => {
-    const worker = spawnCompactd('worker', { env: { ...env, ...extra }, ...options });
+    const worker = spawnBenchChild('worker', { ...env, ...extra }, options);
     services.workers.push(worker);
-    await worker.waitForLog((line) => line.includes('compactd workers started'), START_TIMEOUT_MS);
+    await worker.ready;
     return worker;
   };
   const apiChild = await startApi();
-  const sql = postgres(dbUrl, { max: 4, onnotice: () => {} });
+  const sql = database.sql;
   // postgres.js learns the array types on its first connection; a query that binds an array
   // before that (compactAll's `= any(...)`) is sent as a malformed literal
   await sql`select 1`;
 
   const services: BenchServices = {
-    dbUrl,
+    dbUrl: database.url,
     redisUrl,
     prefix,
     api: new ApiClient(`http://127.0.0.1:${port}`, key),
@@ -135,7 +142,7 @@ export async function startServices(): Promise<BenchServices> {
       await Promise.all(running.map((w) => w.stop()));
     },
     async startExtraApis(count) {
-      const started: Array<{ child: CompactdChild; api: ApiClient }> = [];
+      const started: Array<{ child: CompactdProcess; api: ApiClient }> = [];
       for (let i = 0; i < count; i += 1) {
         const apiPort = await freePort();
         const entry = { child: spawnApi(apiPort), api: new ApiClient(`http://127.0.0.1:${apiPort}`, key) };
@@ -143,7 +150,7 @@ export async function startServices(): Promise<BenchServices> {
         services.extraApis.push(entry);
         started.push(entry);
       }
-      await Promise.all(started.map((entry) => listening(entry.child)));
+      await Promise.all(started.map((entry) => entry.child.ready));
       return started.map((entry) => entry.api);
     },
     async stopExtraApis() {
@@ -155,48 +162,10 @@ export async function startServices(): Promise<BenchServices> {
       await services.stopWorker();
       await services.stopExtraApis();
       await services.apiChild.stop();
-      await sql.end({ timeout: 5 });
       await sim.close();
       await deleteQueueKeys(redisUrl, prefix);
-      const cleaner = postgres(withDatabase(base, 'postgres'), { max: 1, onnotice: () => {} });
-      try {
-        await cleaner.unsafe(`drop database if exists "${dbName}" with (force)`);
-      } finally {
-        await cleaner.end({ timeout: 5 });
-      }
+      await database.drop();
     },
   };
   return services;
-}
-
-function withDatabase(base: URL, name: string): string {
-  const url = new URL(base.toString());
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function deleteQueueKeys(redisUrl: string, prefix: string): Promise<void> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
 }

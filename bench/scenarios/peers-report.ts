@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { repoRoot } from '../lib/child.js';
+import { REPO_ROOT as repoRoot } from '../../harness/index.js';
 import type { BenchContext } from '../lib/context.js';
 import { emptyScenario, figure, type ScenarioResult, target } from '../lib/result.js';
 import { rangeText, round, spread } from '../lib/stats.js';

@@ -1,5 +1,5 @@
+import { listRealTranscripts, loadRealTranscript } from '../../harness/transcripts.js';
 import type { NormalizedMessage } from '../../src/compaction/types.js';
-import { listRealTranscripts, loadRealTranscript } from '../../test/helpers/transcripts.js';
 
 /**
  * Conversations for the suites, all from the shared real transcripts (read at run time,

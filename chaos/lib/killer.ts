@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 
+import type { CompactdProcess } from '../../harness/index.js';
 import type { Db } from '../../src/db/client.js';
 import { type QueueWatch, type StepFate, workerName } from './orphans.js';
-import type { CompactdProcess } from './processes.js';
 
 /**
  * SIGKILLs worker processes at moments chosen three ways, so kills land in every phase:

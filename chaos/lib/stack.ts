@@ -6,6 +6,15 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 
+import {
+  type CompactdProcess,
+  freePort,
+  type PrivatePostgres,
+  type PrivateRedis,
+  spawnCompactd,
+  startPrivatePostgres,
+  startPrivateRedis,
+} from '../../harness/index.js';
 import { buildApp } from '../../src/api/app.js';
 import { createDeps, type Deps } from '../../src/app/deps.js';
 import { runShutdown } from '../../src/app/shutdown.js';
@@ -14,14 +23,6 @@ import { loadConfig } from '../../src/config/env.js';
 import { createDb, type DbHandle } from '../../src/db/client.js';
 import { runMigrations } from '../../src/db/migrate.js';
 import { createApiKey, revokeApiKey } from '../../src/db/repos/api-keys.js';
-import {
-  freePort,
-  type PrivatePostgres,
-  type PrivateRedis,
-  startPrivatePostgres,
-  startPrivateRedis,
-} from '../../test/helpers/private-services.js';
-import { type CompactdProcess, spawnCompactd } from './processes.js';
 
 /**
  * One scenario's world: a private Postgres cluster and a private redis-server (so they can

@@ -1,7 +1,7 @@
 import { type CompactdClient, createClient } from 'compactd/client';
 import { afterAll, beforeAll } from 'vitest';
 
-import { startTestLlmSim, type TestLlmSim } from './llm-sim.js';
+import { startTestLlmSim, type TestLlmSim } from '../../harness/llm-sim.js';
 import { createStack, type Stack } from './stack.js';
 
 /**

@@ -2,13 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 
+import { TEST_REDIS_URL } from '../../harness/service-urls.js';
 import { buildApp } from '../../src/api/app.js';
 import type { ApiDeps } from '../../src/api/deps.js';
 import { loadConfig } from '../../src/config/env.js';
 import { createApiKey } from '../../src/db/repos/api-keys.js';
 import { countTokens } from '../../src/lib/count-tokens.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
-import { TEST_REDIS_URL } from './services.js';
 
 export interface TestApi {
   app: FastifyInstance;

@@ -1,5 +1,6 @@
 import { and, eq, inArray } from 'drizzle-orm';
 
+import { loadRealTranscript } from '../../harness/transcripts.js';
 import type { Block, NormalizedMessage } from '../../src/compaction/types.js';
 import type { Db } from '../../src/db/client.js';
 import {
@@ -12,7 +13,6 @@ import {
 import { indexArchiveForRecall } from '../../src/db/repos/recall-index.js';
 import { batches, compactionJobs, conversations, messages } from '../../src/db/schema.js';
 import type { TestApi } from './api.js';
-import { loadRealTranscript } from './transcripts.js';
 
 /**
  * Writes the rows a completed compaction leaves behind, with the workflow's own repository

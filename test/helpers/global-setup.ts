@@ -4,9 +4,9 @@ import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 
+import { provideTestServices } from '../../harness/provide-services.js';
+import { databaseUrlIn, TEST_DB_PREFIX } from '../../harness/service-urls.js';
 import { runMigrations } from '../../src/db/migrate.js';
-import { databaseUrlIn, TEST_DB_PREFIX } from './services.js';
-import { provideTestServices } from './test-services.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -16,7 +16,7 @@ declare module 'vitest' {
 
 /**
  * Once per run: find the services (the given URLs, the local defaults, or testcontainers;
- * see service-selection.ts), check both answer (failing loudly with the URL tried, never
+ * see harness/service-plan.ts), check both answer (failing loudly with the URL tried, never
  * skipping) and migrate a template database of this run that every test file clones
  * (CREATE DATABASE … TEMPLATE is much faster than migrating). Runs on one machine never
  * share a template, so two test runs at once do not disturb each other.

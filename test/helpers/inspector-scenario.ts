@@ -1,11 +1,11 @@
 import type { AddressInfo } from 'node:net';
 
+import { startTestLlmSim, type TestLlmSim } from '../../harness/llm-sim.js';
+import { loadRealTranscript } from '../../harness/transcripts.js';
 import type { NormalizedMessage } from '../../src/compaction/types.js';
 import { createApiKey } from '../../src/db/repos/api-keys.js';
 import { compact, seedConversation, waitForJob } from './conversation.js';
-import { startTestLlmSim, type TestLlmSim } from './llm-sim.js';
 import { createStack, type Stack } from './stack.js';
-import { loadRealTranscript } from './transcripts.js';
 
 /** What a hostile transcript could hold: it must render as text and run nothing. */
 export const HOSTILE_TEXTS = [

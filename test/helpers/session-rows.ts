@@ -1,10 +1,10 @@
+import { loadRealTranscript } from '../../harness/transcripts.js';
 import { toolIdsOf } from '../../src/compaction/normalize.js';
 import { countMessageTokens } from '../../src/compaction/tokens.js';
 import { insertMessages } from '../../src/db/repos/messages.js';
 import { conversations, tenants } from '../../src/db/schema.js';
 import { countTokens } from '../../src/lib/count-tokens.js';
 import type { TestDatabase } from './db.js';
-import { loadRealTranscript } from './transcripts.js';
 
 /**
  * A conversation holding a whole real session as active rows, as an append stores them (its

@@ -4,10 +4,10 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { TEST_REDIS_URL } from '../../../harness/service-urls.js';
 import { JOBS } from '../../../src/queue/catalog.js';
 import { queuePrefix, QUEUES } from '../../../src/queue/names.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
-import { TEST_REDIS_URL } from '../../helpers/services.js';
 
 const TOKEN = 'admin-token-0123456789';
 const prefix = `t${randomUUID().replaceAll('-', '').slice(0, 12)}`;

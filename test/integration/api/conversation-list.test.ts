@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { waitFor } from '../../../harness/wait-for.js';
 import { findTenantByApiKey } from '../../../src/db/repos/api-keys.js';
 import { insertConversation } from '../../../src/db/repos/conversations.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
-import { waitFor } from '../../helpers/wait-for.js';
 
 /** GET /v1/conversations: the tenant's conversations, paged by cursor, filtered; parent links from POST. */
 

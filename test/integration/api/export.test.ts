@@ -4,6 +4,7 @@ import { runInNewContext } from 'node:vm';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { loadRealTranscript } from '../../../harness/transcripts.js';
 import { streamHistory } from '../../../src/db/repos/archive.js';
 import { archiveMessages, insertBatches, insertClipArchiveMessage } from '../../../src/db/repos/compaction-writes.js';
 import { compactionJobs } from '../../../src/db/schema.js';
@@ -15,7 +16,6 @@ import {
   MASK_2,
   seedArchiveScenario,
 } from '../../helpers/archive-seed.js';
-import { loadRealTranscript } from '../../helpers/transcripts.js';
 
 interface Line {
   seq: number;

@@ -3,11 +3,11 @@ import type { AddressInfo } from 'node:net';
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 
+import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
 import { checkModelAccess, loadModelAccess } from '../../../src/api/gateway/model-access.js';
 import { runTenants } from '../../../src/app/cli/tenants.js';
 import { loadConfig } from '../../../src/config/env.js';
 import { getTenantIdByName } from '../../../src/db/repos/tenant-quotas.js';
-import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
 import { createStack, type Stack } from '../../helpers/stack.js';
 
 /**

@@ -2,10 +2,10 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
+import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
+import { waitFor } from '../../../harness/wait-for.js';
 import { activeMessages, waitForJob } from '../../helpers/conversation.js';
-import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
 import { createStack, type Stack } from '../../helpers/stack.js';
-import { waitFor } from '../../helpers/wait-for.js';
 
 /**
  * What real clients do to a history, through the gateway with the official SDKs: a retry of an

@@ -2,9 +2,9 @@ import Anthropic from '@anthropic-ai/sdk';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
+import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
+import { waitFor } from '../../../harness/wait-for.js';
 import { createStack, type Stack } from '../../helpers/stack.js';
-import { waitFor } from '../../helpers/wait-for.js';
 
 /**
  * Compactions the gateway starts go through the tenant's quotas like the append's auto

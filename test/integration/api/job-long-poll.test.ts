@@ -3,6 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { waitFor } from '../../../harness/wait-for.js';
 import { createJobWaiters, createJobWaitersFor, type JobWaiters } from '../../../src/api/job-waiters.js';
 import { createDb, type DbHandle } from '../../../src/db/client.js';
 import { pingJobStatusChannel, subscribeJobStatus } from '../../../src/db/job-status-channel.js';
@@ -10,7 +11,6 @@ import { findTenantByApiKey } from '../../../src/db/repos/api-keys.js';
 import { getConversation } from '../../../src/db/repos/conversations.js';
 import { getJobsByIds, insertJob, transitionJob } from '../../../src/db/repos/jobs.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
-import { waitFor } from '../../helpers/wait-for.js';
 
 /**
  * Long-polls wait on the jobs' status channel (migration 0007), not on the pool. The sweep of

@@ -4,11 +4,11 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { TEST_REDIS_URL } from '../../../harness/service-urls.js';
 import { createMetrics, type Metrics } from '../../../src/obs/metrics.js';
 import { JOBS } from '../../../src/queue/catalog.js';
 import { queuePrefix, QUEUES } from '../../../src/queue/names.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
-import { TEST_REDIS_URL } from '../../helpers/services.js';
 
 const TOKEN = 'metrics-token-0123456789';
 

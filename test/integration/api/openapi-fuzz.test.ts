@@ -6,10 +6,10 @@ import { encodeSegment, type FuzzKeys, type FuzzRequest, requestArb } from '../.
 import { exampleFor } from '../../../chaos/fuzz/schema-arb.js';
 import type { JsonSchema, OpenApiOperation, OpenApiParameter, RouteInfo } from '../../../chaos/lib/routes.js';
 import type { World } from '../../../chaos/lib/world.js';
+import { loadRealTranscript } from '../../../harness/transcripts.js';
 import { createApiKey } from '../../../src/db/repos/api-keys.js';
 import { compact, seedConversation, waitForJob } from '../../helpers/conversation.js';
 import { createStack, type Stack } from '../../helpers/stack.js';
-import { loadRealTranscript } from '../../helpers/transcripts.js';
 
 /**
  * Every route and method of the served OpenAPI document (/docs/json), against the real app

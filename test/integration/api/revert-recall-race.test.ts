@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { loadRealTranscript } from '../../../harness/transcripts.js';
+import { waitFor } from '../../../harness/wait-for.js';
 import { createDb, type DbHandle, type Tx } from '../../../src/db/client.js';
 import { withConversationLock } from '../../../src/db/locks.js';
 import { listChunks } from '../../../src/db/repos/chunks.js';
@@ -11,8 +13,6 @@ import { processPlan } from '../../../src/worker/processors/plan.js';
 import { processSummarizeChunk } from '../../../src/worker/processors/summarize.js';
 import { compact, seedConversation } from '../../helpers/conversation.js';
 import { createStack, type Stack } from '../../helpers/stack.js';
-import { loadRealTranscript } from '../../helpers/transcripts.js';
-import { waitFor } from '../../helpers/wait-for.js';
 import { workerStepDeps } from '../../helpers/worker-steps.js';
 
 /**

@@ -6,6 +6,8 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { type PrivatePostgres, startPrivatePostgres } from '../../../harness/private-postgres.js';
+import { TEST_REDIS_URL } from '../../../harness/service-urls.js';
 import { buildApp } from '../../../src/api/app.js';
 import { loadConfig } from '../../../src/config/env.js';
 import { createDb, type DbHandle } from '../../../src/db/client.js';
@@ -15,8 +17,6 @@ import { archiveMessages } from '../../../src/db/repos/compaction-writes.js';
 import { indexArchiveForRecall } from '../../../src/db/repos/recall-index.js';
 import { countTokens } from '../../../src/lib/count-tokens.js';
 import { conversationByExternalId } from '../../helpers/archive-seed.js';
-import { type PrivatePostgres, startPrivatePostgres } from '../../helpers/private-services.js';
-import { TEST_REDIS_URL } from '../../helpers/services.js';
 
 /**
  * Messages at the configured maximum size, in the shapes that break a naive full-text index

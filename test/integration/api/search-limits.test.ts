@@ -2,6 +2,8 @@ import pino from 'pino';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { TEST_REDIS_URL } from '../../../harness/service-urls.js';
+import { waitFor } from '../../../harness/wait-for.js';
 import { buildApp } from '../../../src/api/app.js';
 import { createDeps } from '../../../src/app/deps.js';
 import { runShutdown } from '../../../src/app/shutdown.js';
@@ -10,8 +12,6 @@ import { loadConfig } from '../../../src/config/env.js';
 import { createDb, type DbHandle } from '../../../src/db/client.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
 import { conversationByExternalId, createWithMessages, simulateCompaction } from '../../helpers/archive-seed.js';
-import { TEST_REDIS_URL } from '../../helpers/services.js';
-import { waitFor } from '../../helpers/wait-for.js';
 
 /**
  * The API's bounds on search: a per-tenant cap on searches at once (429 with retry-after,

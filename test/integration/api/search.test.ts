@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { loadRealTranscript } from '../../../harness/transcripts.js';
 import type { NormalizedMessage } from '../../../src/compaction/types.js';
 import { createTestApi, type TestApi } from '../../helpers/api.js';
 import {
@@ -10,7 +11,6 @@ import {
   simulateCompaction,
   type SimulatedResult,
 } from '../../helpers/archive-seed.js';
-import { loadRealTranscript } from '../../helpers/transcripts.js';
 
 interface Hit {
   seq: number;

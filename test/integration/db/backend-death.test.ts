@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 
 import { describe, expect, it } from 'vitest';
 
-import { databaseUrl } from '../../helpers/services.js';
+import { databaseUrl } from '../../../harness/service-urls.js';
 
 const CHILD = fileURLToPath(new URL('./backend-death-child.ts', import.meta.url));
 

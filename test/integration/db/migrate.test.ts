@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { databaseUrl, TEST_DB_PREFIX } from '../../../harness/service-urls.js';
 import { runMigrations } from '../../../src/db/migrate.js';
-import { databaseUrl, TEST_DB_PREFIX } from '../../helpers/services.js';
 
 const name = `${TEST_DB_PREFIX}mig_${randomUUID().slice(0, 8)}`;
 const url = databaseUrl(name);

@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { databaseUrl } from '../../helpers/services.js';
+import { databaseUrl } from '../../../harness/service-urls.js';
 
 // Under a storm of requests every pooled connection is busy, so postgres.js pipelines a
 // transaction's BEGIN behind other queries. When the pipeline was full (or the socket pushed

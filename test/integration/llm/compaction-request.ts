@@ -1,6 +1,6 @@
+import { loadRealTranscript } from '../../../harness/transcripts.js';
 import { blockText } from '../../../src/compaction/tokens.js';
 import type { CountTokens, SummarizeMessage, SummarizeRequest } from '../../../src/compaction/types.js';
-import { loadRealTranscript } from '../../helpers/transcripts.js';
 
 /**
  * A compaction-size summarize request built from a real Claude Code session: its messages

@@ -1,6 +1,8 @@
 import { countTokens } from 'gpt-tokenizer';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
+import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
+import { waitFor } from '../../../harness/wait-for.js';
 import type { SummarizeRequest } from '../../../src/compaction/types.js';
 import { createAnthropicSummarizer } from '../../../src/llm/anthropic.js';
 import { createLocalSummarizer } from '../../../src/llm/local.js';
@@ -9,8 +11,6 @@ import { LlmError, type Summarizer } from '../../../src/llm/port.js';
 import { withResilience } from '../../../src/llm/resilient.js';
 import { isRetryable } from '../../../src/llm/retry.js';
 import type { CallRecord } from '../../../src/llm-sim/state.js';
-import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
-import { waitFor } from '../../helpers/wait-for.js';
 import { captureError, SECTION_HEADINGS } from './support.js';
 
 /**

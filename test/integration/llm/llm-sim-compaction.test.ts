@@ -9,8 +9,8 @@ import OpenAI from 'openai';
 import type { ResponseInputItem } from 'openai/resources/responses/responses';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
+import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
 import { countTokens } from '../../../src/lib/count-tokens.js';
-import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
 import { captureError } from './support.js';
 
 /**

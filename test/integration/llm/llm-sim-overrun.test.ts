@@ -3,8 +3,8 @@ import { countTokens } from 'gpt-tokenizer';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
+import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
 import { LENGTH_PREFIX } from '../../../src/compaction/summarize/prompt.js';
-import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
 import { realCompactionRequest } from './compaction-request.js';
 
 /**

@@ -1,11 +1,11 @@
 import { countTokens } from 'gpt-tokenizer';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
+import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
 import { loadConfig } from '../../../src/config/env.js';
 import { availableProviders, createSummarizers, summarizerFor } from '../../../src/llm/create-summarizer.js';
 import { selectSummarizerModel } from '../../../src/llm/models.js';
 import { plannedTiming, PROFILES } from '../../../src/llm-sim/profiles.js';
-import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
 import { realCompactionRequest } from './compaction-request.js';
 
 /**

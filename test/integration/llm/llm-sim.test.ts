@@ -3,10 +3,10 @@ import { countTokens } from 'gpt-tokenizer';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
+import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
+import { waitFor } from '../../../harness/wait-for.js';
 import { extractIdentifiers, findMissingIdentifiers } from '../../../src/compaction/summarize/index.js';
 import { startLlmSim } from '../../../src/llm-sim/server.js';
-import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
-import { waitFor } from '../../helpers/wait-for.js';
 import { realCompactionRequest } from './compaction-request.js';
 import { captureError, SECTION_HEADINGS } from './support.js';
 

@@ -2,8 +2,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
+import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
 import { ANTHROPIC_RULES, OPENAI_RULES } from '../../fixtures/provider-rules.js';
-import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
 import { captureError } from './support.js';
 
 /**

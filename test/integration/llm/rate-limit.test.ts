@@ -5,10 +5,10 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
+import { TEST_REDIS_URL } from '../../../harness/service-urls.js';
+import { waitFor } from '../../../harness/wait-for.js';
 import { LlmError } from '../../../src/llm/port.js';
 import { createProviderLimiter } from '../../../src/llm/rate-limit.js';
-import { TEST_REDIS_URL } from '../../helpers/services.js';
-import { waitFor } from '../../helpers/wait-for.js';
 
 /**
  * The provider limiter is shared by worker processes through Redis: two real processes

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
+import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
 import type { SummarizeRequest } from '../../../src/compaction/types.js';
 import { createAnthropicSummarizer, LEADING_USER_TURN } from '../../../src/llm/anthropic.js';
 import { createOpenAISummarizer } from '../../../src/llm/openai.js';
 import type { Summarizer } from '../../../src/llm/port.js';
-import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
 
 /**
  * What reaches the provider (seed 003, AC2): read back from llm-sim's recorded request

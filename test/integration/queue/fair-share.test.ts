@@ -3,13 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { type Job, Worker } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 
+import { TEST_REDIS_URL } from '../../../harness/service-urls.js';
+import { waitFor } from '../../../harness/wait-for.js';
 import { deleteQueueKeys } from '../../../src/queue/cleanup.js';
 import { createProducerConnection, createWorkerConnection, type RedisConnection } from '../../../src/queue/connection.js';
 import { advanceFairClock, fairShareKey, MAX_PRIORITY, REBASE_AT, rebaseFairShare } from '../../../src/queue/fair-share.js';
 import { type QueueName, queuePrefix, QUEUES } from '../../../src/queue/names.js';
 import { closeQueues, createQueues, enqueueCompaction, enqueueSummarizeFlow, type Queues } from '../../../src/queue/producer.js';
-import { TEST_REDIS_URL } from '../../helpers/services.js';
-import { waitFor } from '../../helpers/wait-for.js';
 
 /**
  * One tenant's backlog never starves another's: the order in which real BullMQ workers take

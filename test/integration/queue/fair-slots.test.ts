@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
+import { TEST_REDIS_URL } from '../../../harness/service-urls.js';
+import { waitFor } from '../../../harness/wait-for.js';
 import { deleteQueueKeys } from '../../../src/queue/cleanup.js';
 import { createProducerConnection, createWorkerConnection, type RedisConnection } from '../../../src/queue/connection.js';
 import { createFairSlots, type FairSlots, type FairSlotsOptions, type SlotEntry } from '../../../src/queue/fair-slots.js';
 import { closeQueues, createQueues, type Queues } from '../../../src/queue/producer.js';
-import { TEST_REDIS_URL } from '../../helpers/services.js';
-import { waitFor } from '../../helpers/wait-for.js';
 
 /**
  * A tenant's share of the provider slots, held in real Redis by real BullMQ steps. Each

@@ -3,8 +3,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { TEST_REDIS_URL } from '../../../harness/service-urls.js';
 import { runScript } from '../../../src/queue/redis-script.js';
-import { TEST_REDIS_URL } from '../../helpers/services.js';
 
 let redis: Redis;
 beforeAll(() => {

@@ -1,6 +1,9 @@
 import { countTokens } from 'gpt-tokenizer';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
+import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
+import { loadRealTranscript } from '../../../harness/transcripts.js';
+import { waitFor } from '../../../harness/wait-for.js';
 import { chunkOutputBudget, outputCap } from '../../../src/compaction/plan/budget.js';
 import { buildSummarizeRequest, rankChunkIdentifiers } from '../../../src/compaction/summarize/index.js';
 import type { HistoryMessage } from '../../../src/compaction/types.js';
@@ -10,9 +13,6 @@ import { createSummarizers } from '../../../src/llm/create-summarizer.js';
 import { HEDGE_MIN_MS, PaceBook } from '../../../src/llm/hedge-timing.js';
 import { outputLimitFor } from '../../../src/llm/models.js';
 import { summarizeGuarded } from '../../../src/worker/guarded-summary.js';
-import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
-import { loadRealTranscript } from '../../helpers/transcripts.js';
-import { waitFor } from '../../helpers/wait-for.js';
 
 /**
  * The summary step's provider answer through the real Anthropic adapter (official SDK, retry

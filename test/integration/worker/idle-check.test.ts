@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { TEST_REDIS_URL } from '../../../harness/service-urls.js';
 import { ensureTenant } from '../../../src/db/repos/api-keys.js';
 import { type ConversationRow, insertConversation } from '../../../src/db/repos/conversations.js';
 import { insertJob } from '../../../src/db/repos/jobs.js';
@@ -14,7 +15,6 @@ import { JOBS } from '../../../src/queue/catalog.js';
 import { closeQueues, createQueues, type Queues } from '../../../src/queue/producer.js';
 import { type IdleDeps, processIdleCheck } from '../../../src/worker/processors/idle.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
-import { TEST_REDIS_URL } from '../../helpers/services.js';
 
 /**
  * The idle check's decisions against real Postgres and a real queue, with the clock given

@@ -5,11 +5,11 @@ import { sql } from 'drizzle-orm';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { loadRealTranscript } from '../../../harness/transcripts.js';
+import { waitFor } from '../../../harness/wait-for.js';
 import { redactError } from '../../../src/obs/redact-error.js';
 import { compact, seedConversation, waitForJob } from '../../helpers/conversation.js';
 import { createStack, type Stack } from '../../helpers/stack.js';
-import { loadRealTranscript } from '../../helpers/transcripts.js';
-import { waitFor } from '../../helpers/wait-for.js';
 
 /**
  * A step that fails on a real Postgres error (a trigger refuses the commit's insert of the

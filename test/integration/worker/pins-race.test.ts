@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { loadRealTranscript } from '../../../harness/transcripts.js';
 import type { JobPlan } from '../../../src/compaction/plan-types.js';
 import { listChunks } from '../../../src/db/repos/chunks.js';
 import { getJob } from '../../../src/db/repos/jobs.js';
@@ -11,7 +12,6 @@ import { processPlan } from '../../../src/worker/processors/plan.js';
 import { processSummarizeChunk } from '../../../src/worker/processors/summarize.js';
 import { activeMessages, compact, seedConversation } from '../../helpers/conversation.js';
 import { createStack, type Stack } from '../../helpers/stack.js';
-import { loadRealTranscript } from '../../helpers/transcripts.js';
 import { workerStepDeps } from '../../helpers/worker-steps.js';
 
 /**

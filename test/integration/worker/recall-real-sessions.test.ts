@@ -4,6 +4,7 @@ import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { loadRealTranscript, REAL_TRANSCRIPTS_DIR } from '../../../harness/transcripts.js';
 import type { Block } from '../../../src/compaction/types.js';
 import { listChunks } from '../../../src/db/repos/chunks.js';
 import { getJob } from '../../../src/db/repos/jobs.js';
@@ -13,7 +14,6 @@ import { processPlan } from '../../../src/worker/processors/plan.js';
 import { processSummarizeChunk } from '../../../src/worker/processors/summarize.js';
 import { compact, seedConversation } from '../../helpers/conversation.js';
 import { createStack, type Stack } from '../../helpers/stack.js';
-import { loadRealTranscript, REAL_TRANSCRIPTS_DIR } from '../../helpers/transcripts.js';
 import { workerStepDeps } from '../../helpers/worker-steps.js';
 
 /**

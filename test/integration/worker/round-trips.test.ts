@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
+import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
 import { prepareAppend, storeAppend } from '../../../src/api/append-messages.js';
 import type { NormalizedMessage } from '../../../src/compaction/types.js';
 import { createDb, type DbHandle } from '../../../src/db/client.js';
@@ -12,7 +13,6 @@ import { processFinalize } from '../../../src/worker/processors/finalize.js';
 import { processPlan } from '../../../src/worker/processors/plan.js';
 import { processSummarizeChunk } from '../../../src/worker/processors/summarize.js';
 import { compact, seedConversation } from '../../helpers/conversation.js';
-import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
 import { createStack, type Stack } from '../../helpers/stack.js';
 import { workerStepDeps } from '../../helpers/worker-steps.js';
 

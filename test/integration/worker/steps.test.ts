@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
+import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
+import { loadRealTranscript } from '../../../harness/transcripts.js';
 import { LedgerSchema } from '../../../src/compaction/ledger/index.js';
 import { chunkOutputBudget, consolidationOutputBudget, outputCap } from '../../../src/compaction/plan/budget.js';
 import { IDENTIFIERS_HEADING } from '../../../src/compaction/summarize/index.js';
@@ -15,9 +17,7 @@ import { processFinalize } from '../../../src/worker/processors/finalize.js';
 import { processPlan } from '../../../src/worker/processors/plan.js';
 import { processSummarizeChunk } from '../../../src/worker/processors/summarize.js';
 import { activeMessages, compact, seedConversation } from '../../helpers/conversation.js';
-import { startTestLlmSim, type TestLlmSim } from '../../helpers/llm-sim.js';
 import { createStack, type Stack } from '../../helpers/stack.js';
-import { loadRealTranscript } from '../../helpers/transcripts.js';
 import { workerStepDeps } from '../../helpers/worker-steps.js';
 
 /**

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { TEST_REDIS_URL } from '../../../harness/service-urls.js';
 import { ensureTenant } from '../../../src/db/repos/api-keys.js';
 import { insertConversation } from '../../../src/db/repos/conversations.js';
 import { recordWebhookEvent, upsertWebhookEndpoint } from '../../../src/db/repos/webhooks.js';
@@ -16,7 +17,6 @@ import { createWebhookQueue } from '../../../src/queue/webhooks.js';
 import type { WebhookSettings } from '../../../src/worker/deps.js';
 import { processWebhookDelivery, WebhookDeliveryError } from '../../../src/worker/processors/webhook.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
-import { TEST_REDIS_URL } from '../../helpers/services.js';
 
 /**
  * The connect-time target check against a real receiver on loopback and real Postgres: the

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
+import { providerPairingViolations } from '../../../harness/transcripts.js';
 import type { NormalizedMessage } from '../../../src/compaction/types.js';
 import { importTranscript } from '../../../src/importers/index.js';
-import { providerPairingViolations } from '../../helpers/transcripts.js';
 import { block, jsonl, line } from './claude-code-lines.js';
 
 /**

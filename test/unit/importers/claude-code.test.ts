@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 
 import { describe, expect, it } from 'vitest';
 
+import { providerPairingViolations, SAMPLE_CLAUDE_CODE_SESSION, toolPairingReport } from '../../../harness/transcripts.js';
 import { MISSING_RESULT_TEXT } from '../../../src/importers/claude-code-turns.js';
 import { detectTranscriptFormat, findCompactBoundary, importTranscript, TranscriptImportError } from '../../../src/importers/index.js';
-import { providerPairingViolations, SAMPLE_CLAUDE_CODE_SESSION, toolPairingReport } from '../../helpers/transcripts.js';
 import { block, jsonl, line } from './claude-code-lines.js';
 
 function importOne(lines: unknown[], options: Parameters<typeof importTranscript>[1] = {}) {

@@ -4,11 +4,11 @@ import { fileURLToPath } from 'node:url';
 
 import { describe, expect, it } from 'vitest';
 
+import { providerPairingViolations, toolPairingReport } from '../../../harness/transcripts.js';
 import { isMetaTurn } from '../../../src/compaction/meta-turns.js';
 import type { Block, NormalizedMessage } from '../../../src/compaction/types.js';
 import { MISSING_RESULT_TEXT } from '../../../src/importers/claude-code-turns.js';
 import { importTranscript } from '../../../src/importers/index.js';
-import { providerPairingViolations, toolPairingReport } from '../../helpers/transcripts.js';
 
 /**
  * OpenHands runs, hand-made to the event format's documented shape (there is no real file in

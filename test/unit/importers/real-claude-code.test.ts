@@ -3,9 +3,9 @@ import path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
+import { REAL_TRANSCRIPTS_DIR, toolPairingReport } from '../../../harness/transcripts.js';
 import type { NormalizedMessage } from '../../../src/compaction/types.js';
 import { findCompactBoundary, importTranscript } from '../../../src/importers/index.js';
-import { REAL_TRANSCRIPTS_DIR, toolPairingReport } from '../../helpers/transcripts.js';
 
 /**
  * The Claude Code sessions of the shared set. SOURCES.md estimates "API messages" by merging

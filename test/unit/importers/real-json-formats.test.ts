@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 
 import { describe, expect, it } from 'vitest';
 
+import { listRealTranscripts, loadRealTranscript, toolPairingReport } from '../../../harness/transcripts.js';
 import { detectTranscriptFormat } from '../../../src/importers/index.js';
-import { listRealTranscripts, loadRealTranscript, toolPairingReport } from '../../helpers/transcripts.js';
 
 describe('the shared set', () => {
   it('lists the 24 transcript files (SOURCES.md), each detected as its collection’s format', () => {

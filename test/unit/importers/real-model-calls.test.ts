@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 
 import { describe, expect, it } from 'vitest';
 
+import { listRealTranscripts, loadRealTranscript, type RealTranscript } from '../../../harness/transcripts.js';
 import type { Block, NormalizedMessage, ToolResultBlock } from '../../../src/compaction/types.js';
 import type { ImportOptions } from '../../../src/importers/index.js';
-import { listRealTranscripts, loadRealTranscript, type RealTranscript } from '../../helpers/transcripts.js';
 
 /**
  * A tool call in an imported history is the call the model made: for every shared

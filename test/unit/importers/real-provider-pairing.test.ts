@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
+import { listRealTranscripts, loadRealTranscript, providerPairingViolations } from '../../../harness/transcripts.js';
 import type { ImportOptions } from '../../../src/importers/index.js';
-import { listRealTranscripts, loadRealTranscript, providerPairingViolations } from '../../helpers/transcripts.js';
 
 /**
  * Every shared transcript, in every import mode, gives a history a provider accepts: each

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { describePlan, LOCAL_URLS, planServices, type ServiceFacts } from '../../helpers/service-selection.js';
+import { describePlan, LOCAL_URLS, planServices, type ServiceFacts } from '../../../harness/service-plan.js';
 
 const facts = (over: Partial<ServiceFacts> = {}): ServiceFacts => ({
   env: {},

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
+import { listRealTranscripts, loadRealTranscript, type RealTranscript } from '../../../../harness/transcripts.js';
 import type { HistoryMessage, NormalizedMessage } from '../../../../src/compaction/types.js';
 import { importTranscript } from '../../../../src/importers/index.js';
-import { listRealTranscripts, loadRealTranscript, type RealTranscript } from '../../../helpers/transcripts.js';
 
 /**
  * Every conversation of the shared real transcripts (../shared/data/real-transcripts), read

@@ -1,5 +1,6 @@
 import type { ChartPoint } from '../lib/context.js';
 import { describe, fmt, type ScenarioResult, type Table, type Target } from '../lib/result.js';
+import { SESSION_COST_ID } from './session-cost-svg.js';
 
 /** BENCH.md, generated from one results file: summary of targets, the chart, then every scenario. */
 
@@ -46,7 +47,8 @@ function summary(results: BenchResults): string {
   return rows.join('\n');
 }
 
-function scenario(s: ScenarioResult): string {
+/** One scenario's section; `plot` is the link of the chart drawn from its tables, when it has one. */
+function scenario(s: ScenarioResult, plot?: string): string {
   const parts = [`## ${s.title}`, ''];
   if (s.status === 'not measured') {
     parts.push(`**Not measured:** ${s.reason ?? 'no reason recorded'}`, '');
@@ -54,6 +56,7 @@ function scenario(s: ScenarioResult): string {
   }
   parts.push(...Object.entries(s.setup).map(([k, v]) => `- *${k}*: ${v}`), '');
   if (s.figures.length > 0) parts.push(...s.figures.map((f) => `- **${f.label}**: ${describe(f)}`), '');
+  if (plot) parts.push(`![a session’s cost per arm](${plot})`, '');
   for (const t of s.tables) parts.push(table(t), '');
   for (const t of s.targets) {
     parts.push(
@@ -68,7 +71,10 @@ function scenario(s: ScenarioResult): string {
   return parts.join('\n');
 }
 
-export function renderMarkdown(results: BenchResults, links: { svg: string; json: string; findings?: string }): string {
+export function renderMarkdown(
+  results: BenchResults,
+  links: { svg: string; json: string; findings?: string; sessionCostSvg?: string },
+): string {
   const m = results.machine;
   return [
     '# compactd benchmarks',
@@ -98,13 +104,13 @@ export function renderMarkdown(results: BenchResults, links: { svg: string; json
     '',
     `![compaction wall time vs tokens compacted, per strategy](${links.svg})`,
     '',
-    ...results.scenarios.map(scenario),
+    ...results.scenarios.map((s) => scenario(s, s.id === SESSION_COST_ID ? links.sessionCostSvg : undefined)),
     '## Reproduce',
     '',
     '```bash',
     'npm run bench              # full run: writes bench/results/<date>.json, BENCH.md and bench/latency-vs-size.svg',
     'npm run bench -- --quick   # about 3–4 minutes: bench/results/<date>-quick.{json,md}',
-    'npm run bench -- --only peers   # some scenarios (ids: latency, peers, overhead, throughput, ingest, scale, tokens, scale-out; latency and peers run together)',
+    'npm run bench -- --only peers   # some scenarios (ids: latency, peers, overhead, throughput, ingest, scale, tokens, scale-out, gateway, inspector, session-cost; latency and peers run together)',
     'npx tsx bench/report/write-report.ts bench/results/<date>.json   # re-render BENCH.md from a results file',
     '```',
     '',

@@ -3,10 +3,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { type BenchResults, renderMarkdown } from './markdown.js';
+import { renderSessionCostChart, SESSION_COST_ID } from './session-cost-svg.js';
 import { renderLatencyChart } from './svg.js';
 
 /**
- * Writes the report of one results file: the markdown and the chart it embeds. Findings
+ * Writes the report of one results file: the markdown and the charts it embeds (latency vs
+ * size; a session's cost when that scenario was measured). Findings
  * written by hand (what the numbers mean, with evidence) live in bench/findings.md and are
  * included under the targets when the file exists.
  */
@@ -22,8 +24,33 @@ export function writeReport(
       `llm-sim profile ${String(profile)}; medians; ${results.mode} run of ${results.startedAt.slice(0, 10)}`,
     ),
   );
+  // the session-cost chart sits beside the latency chart, named like it
+  const costSvg = sessionCostSibling(paths.svg);
+  const costLink = sessionCostSibling(paths.svgLink);
+  const costChart =
+    costSvg && costLink
+      ? renderSessionCostChart(
+          results.scenarios.find((s) => s.id === SESSION_COST_ID),
+          `${results.mode} run of ${results.startedAt.slice(0, 10)}`,
+        )
+      : null;
+  if (costSvg && costChart) writeFileSync(costSvg, costChart);
   const findings = paths.findings && existsSync(paths.findings) ? readFileSync(paths.findings, 'utf8').trim() : undefined;
-  writeFileSync(paths.markdown, renderMarkdown(results, { svg: paths.svgLink, json: paths.jsonLink, ...(findings ? { findings } : {}) }));
+  writeFileSync(
+    paths.markdown,
+    renderMarkdown(results, {
+      svg: paths.svgLink,
+      json: paths.jsonLink,
+      ...(findings ? { findings } : {}),
+      ...(costChart && costLink ? { sessionCostSvg: costLink } : {}),
+    }),
+  );
+}
+
+/** `…latency-vs-size.svg` → `…session-cost.svg`; null for a path not named so (nothing is overwritten). */
+function sessionCostSibling(file: string): string | null {
+  const sibling = file.replace(/latency-vs-size\.svg$/, 'session-cost.svg');
+  return sibling === file ? null : sibling;
 }
 
 // `npx tsx bench/report/write-report.ts <results.json>`: re-renders BENCH.md and the chart.

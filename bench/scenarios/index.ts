@@ -8,6 +8,7 @@ import { runOverhead } from './overhead.js';
 import { PEERS_TITLE } from './peers-report.js';
 import { runScale } from './scale.js';
 import { runScaleOut, SCALE_OUT_TITLE } from './scale-out.js';
+import { runSessionCost, SESSION_COST_TITLE } from './session-cost/index.js';
 import { runThroughput } from './throughput.js';
 import { runTokens } from './tokens.js';
 
@@ -28,4 +29,5 @@ export const SCENARIOS: Scenario[] = [
   { ids: ['scale-out'], titles: [SCALE_OUT_TITLE], run: runScaleOut },
   { ids: ['gateway'], titles: [GATEWAY_TITLE], run: runGateway },
   { ids: ['inspector'], titles: [INSPECTOR_TITLE], run: runInspector },
+  { ids: ['session-cost'], titles: [SESSION_COST_TITLE], run: runSessionCost },
 ];

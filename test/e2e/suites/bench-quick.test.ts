@@ -14,7 +14,19 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const outDir = mkdtempSync(path.join(os.tmpdir(), 'compactd-bench-quick-'));
-const SCENARIO_IDS = ['latency', 'peers', 'overhead', 'throughput', 'ingest', 'scale', 'tokens', 'scale-out', 'gateway', 'inspector'];
+const SCENARIO_IDS = [
+  'latency',
+  'peers',
+  'overhead',
+  'throughput',
+  'ingest',
+  'scale',
+  'tokens',
+  'scale-out',
+  'gateway',
+  'inspector',
+  'session-cost',
+];
 
 let running: ChildProcess | null = null;
 
@@ -59,8 +71,8 @@ function runQuickBench(): Promise<{ code: number | null; output: string; seconds
 }
 
 describe('npm run bench -- --quick', () => {
-  // about four minutes on the shared 2-core machine (the scale-out scenario starts up to four workers and four APIs;
-  // the inspector opens pages of a 10,000-message conversation)
+  // about five minutes on the shared 2-core machine (the scale-out scenario starts up to four workers and four APIs;
+  // the inspector opens pages of a 10,000-message conversation; the session-cost replay makes about 240 agent calls)
   it('reports every scenario with numbers or an explicit reason, and renders the report', { timeout: 480_000 }, async () => {
     const run = await runQuickBench();
     expect(run.code, run.output.slice(-3_000)).toBe(0);

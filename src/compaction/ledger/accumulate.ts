@@ -39,9 +39,15 @@ function mergeFile(a: LedgerFile, b: LedgerFile): LedgerFile {
   return merged;
 }
 
+/** Which of two runs came later: by seq, then by place among the calls of one message. */
+function byRun(x: Pick<LedgerCommand, 'lastSeq' | 'lastAt'>, y: Pick<LedgerCommand, 'lastSeq' | 'lastAt'>): number {
+  return x.lastSeq - y.lastSeq || (x.lastAt ?? 0) - (y.lastAt ?? 0);
+}
+
 function mergeCommand(a: LedgerCommand, b: LedgerCommand): LedgerCommand {
-  const latest = b.lastSeq >= a.lastSeq ? b : a;
+  const latest = byRun(b, a) >= 0 ? b : a;
   const merged: LedgerCommand = { line: a.line, outcome: latest.outcome, count: a.count + b.count, lastSeq: latest.lastSeq };
+  if (latest.lastAt !== undefined) merged.lastAt = latest.lastAt;
   if (latest.exitCode !== undefined) merged.exitCode = latest.exitCode;
   const ok = maxSeq(a.lastOkSeq, b.lastOkSeq);
   if (ok !== undefined) merged.lastOkSeq = ok;
@@ -137,7 +143,7 @@ export class LedgerAccumulator {
     });
     return {
       files: [...this.files.values()].sort(bySeqThen((f) => f.path)),
-      commands: [...this.commands.values()].sort(bySeqThen((c) => c.line)),
+      commands: [...this.commands.values()].sort((x, y) => byRun(x, y) || (x.line < y.line ? -1 : x.line > y.line ? 1 : 0)),
       errors: errors.sort(bySeqThen<LedgerError>(errorKey)),
       okCalls: [...this.okCalls.values()].sort(bySeqThen<LedgerOkCall>(okCallKey)),
       instructions: {

@@ -70,6 +70,7 @@ function addCall(acc: LedgerAccumulator, call: ToolCall): void {
       outcome: reading.outcome,
       count: 1,
       lastSeq: seq,
+      ...(call.at > 0 && { lastAt: call.at }),
       ...(reading.exitCode !== undefined && { exitCode: reading.exitCode }),
       ...(reading.outcome === 'ok' && { lastOkSeq: seq }),
     });

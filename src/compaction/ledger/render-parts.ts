@@ -2,6 +2,7 @@ import { neutralizeTags } from '../tag-escape.js';
 import { capLine } from './command-line.js';
 import { isChanged } from './counts.js';
 import { relativeTo } from './paths.js';
+import { recentCommands, recentCommandText, recentFiles, recentFileText } from './recent-actions.js';
 import type { Ledger, LedgerError, LedgerFile } from './schema.js';
 
 /**
@@ -18,6 +19,10 @@ export interface LedgerCaps {
   constraints: number;
   requests: number;
   openTasks: number;
+  /** the last distinct commands, shown with how their latest run ended */
+  recentCommands: number;
+  /** the files touched last */
+  recentFiles: number;
 }
 
 export const DEFAULT_LEDGER_CAPS: LedgerCaps = {
@@ -28,10 +33,21 @@ export const DEFAULT_LEDGER_CAPS: LedgerCaps = {
   constraints: 12,
   requests: 3,
   openTasks: 15,
+  recentCommands: 5,
+  recentFiles: 5,
 };
 
 export type PartKey =
-  'filesChanged' | 'filesRead' | 'openErrors' | 'resolvedErrors' | 'lastFailingCommand' | 'constraints' | 'requests' | 'openTasks';
+  | 'filesChanged'
+  | 'filesRead'
+  | 'openErrors'
+  | 'resolvedErrors'
+  | 'lastFailingCommand'
+  | 'constraints'
+  | 'requests'
+  | 'openTasks'
+  | 'recentCommands'
+  | 'recentFiles';
 
 export interface Part {
   key: PartKey;
@@ -98,6 +114,11 @@ function part(key: PartKey, heading: string, all: readonly string[], cap: number
   return { key, heading, inline, items: all.slice(0, cap), total: all.length, dropFrom: 'end' };
 }
 
+/** Items chosen and ordered newest last by the caller; the oldest gives way first. */
+function newestLast(key: PartKey, heading: string, items: string[], total: number, inline = false): Part {
+  return { key, heading, inline, items, total, dropFrom: 'start' };
+}
+
 /** Newest `cap` of a list, shown oldest first (newest last, as the user said them). */
 function newestShownInOrder(key: PartKey, heading: string, all: readonly string[], cap: number): Part {
   return { key, heading, inline: false, items: all.slice(Math.max(0, all.length - cap)), total: all.length, dropFrom: 'start' };
@@ -120,12 +141,16 @@ export function ledgerParts(ledger: Ledger, caps: LedgerCaps, style: TextStyle):
     ledger.errors.filter((e) => e.resolved),
     (e) => e.seq,
   ).map((e) => errorItem(e, style));
+  const recent = recentCommands(ledger, caps.recentCommands);
   const failing = newestFirst(
     ledger.commands.filter((c) => c.outcome === 'failed'),
     (c) => c.lastSeq,
   )[0];
   const exit = failing?.exitCode === undefined ? '' : `exit ${failing.exitCode}, `;
-  const failingItem = failing === undefined ? [] : [cleanItem(`\`${failing.line}\` (${exit}seq ${failing.lastSeq})`, style)];
+  // a failing command among the recent ones is shown there, with its outcome
+  const shownAsRecent = recent.some((c) => c.line === failing?.line);
+  const failingItem =
+    failing === undefined || shownAsRecent ? [] : [cleanItem(`\`${failing.line}\` (${exit}seq ${failing.lastSeq})`, style)];
   const tasks = ledger.tasks?.items ?? [];
   const openTasks = [...tasks.filter((t) => t.status === 'in_progress'), ...tasks.filter((t) => t.status === 'pending')].map((t) =>
     cleanItem(`[${t.status === 'in_progress' ? 'in progress' : 'pending'}] ${t.text}`, style),
@@ -150,5 +175,18 @@ export function ledgerParts(ledger: Ledger, caps: LedgerCaps, style: TextStyle):
       caps.requests,
     ),
     part('openTasks', completed > 0 ? `Open tasks (${completed} completed):` : 'Open tasks:', openTasks, caps.openTasks),
+    newestLast(
+      'recentCommands',
+      'Recent actions (newest last):',
+      recent.map((c) => cleanItem(recentCommandText(ledger, c), style)),
+      ledger.commands.length,
+    ),
+    newestLast(
+      'recentFiles',
+      'Files touched last:',
+      recentFiles(ledger, caps.recentFiles).map((f) => cleanItem(recentFileText(f, style.cwd), style)),
+      ledger.files.length,
+      true,
+    ),
   ];
 }

@@ -5,10 +5,12 @@ import type { Ledger } from './schema.js';
 /**
  * The ledger as compact plain text for the head of the clip-archive (SPEC §5.7): files
  * changed, files read, open errors, the last failing command, the user's constraints and
- * latest requests, open tasks. Each part has a cap; within `maxTokens` the least important
- * items go first (files only read, resolved errors, the oldest of each part) and each part
- * that lost items says how many with a line "(+N more in the archive)". Never longer than
- * `maxTokens` as `countTokens` counts; empty when not even a line fits.
+ * latest requests, open tasks, then the recent actions (the last distinct commands with their
+ * outcome, the files touched last). Each part has a cap; within `maxTokens` the least
+ * important items go first (files only read, resolved errors, the oldest of each part), the
+ * recent actions last, and each part that lost items says how many with a line "(+N more in
+ * the archive)". Never longer than `maxTokens` as `countTokens` counts; empty when not even
+ * a line fits.
  */
 
 export interface RenderLedgerOptions {
@@ -54,8 +56,13 @@ const DROP_ORDER: readonly PartKey[] = [
   'openErrors',
   'lastFailingCommand',
 ];
+/**
+ * What the agent did just before the cut gives way only once every other part is gone: the
+ * files touched last, then the oldest of the recent commands.
+ */
+const LAST_TO_GO: readonly PartKey[] = ['recentFiles', 'recentCommands'];
 /** Items each part keeps while any other part can still give one up (the newest request, the newest open errors…). */
-const KEEP: Readonly<Record<PartKey, number>> = {
+const KEEP: Readonly<Partial<Record<PartKey, number>>> = {
   filesChanged: 3,
   filesRead: 0,
   openErrors: 2,
@@ -66,8 +73,8 @@ const KEEP: Readonly<Record<PartKey, number>> = {
   openTasks: 3,
 };
 
-function dropOne(parts: readonly Part[], floor: (part: Part) => number): boolean {
-  for (const key of DROP_ORDER) {
+function dropOne(parts: readonly Part[], order: readonly PartKey[], floor: (part: Part) => number): boolean {
+  for (const key of order) {
     const part = parts.find((p) => p.key === key);
     if (part !== undefined && part.items.length > floor(part)) {
       part.items = part.dropFrom === 'end' ? part.items.slice(0, -1) : part.items.slice(1);
@@ -78,8 +85,8 @@ function dropOne(parts: readonly Part[], floor: (part: Part) => number): boolean
 }
 
 /** Drops a whole part (its heading and "more" line too), least important first. */
-function dropPart(parts: readonly Part[]): boolean {
-  for (const key of DROP_ORDER) {
+function dropPart(parts: readonly Part[], order: readonly PartKey[]): boolean {
+  for (const key of order) {
     const part = parts.find((p) => p.key === key);
     if (part !== undefined && part.total > 0) {
       part.items = [];
@@ -95,9 +102,11 @@ export function renderLedger(ledger: Ledger, options: RenderLedgerOptions): stri
   const parts = ledgerParts(ledger, caps, { cwd: options.cwd, protectTags: options.protectTags, escape: options.escape });
   const fits = () => options.countTokens(renderParts(parts)) <= options.maxTokens;
   while (!fits()) {
-    if (dropOne(parts, (part) => KEEP[part.key])) continue;
-    if (dropOne(parts, () => 0)) continue;
-    if (!dropPart(parts)) return '';
+    if (dropOne(parts, DROP_ORDER, (part) => KEEP[part.key] ?? 0)) continue;
+    if (dropOne(parts, DROP_ORDER, () => 0)) continue;
+    if (dropPart(parts, DROP_ORDER)) continue;
+    if (dropOne(parts, LAST_TO_GO, () => 0)) continue;
+    if (!dropPart(parts, LAST_TO_GO)) return '';
   }
   return renderParts(parts);
 }

@@ -49,6 +49,8 @@ export const LedgerCommandSchema = z.object({
   exitCode: z.number().int().optional(),
   count: Count,
   lastSeq: Seq,
+  /** the latest run's place among the calls of its message (absent for the first): commands of one message keep the order they ran in */
+  lastAt: z.number().int().positive().optional(),
   /** seq of the latest run that succeeded: what resolves an error of this command */
   lastOkSeq: Seq.optional(),
 });

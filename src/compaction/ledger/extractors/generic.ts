@@ -10,7 +10,9 @@ import { taskItems } from './tasks.js';
 /**
  * Any other tool: an input field that holds a path makes it a file tool (what it did is read
  * off its name: write/create, edit/replace/patch, delete/remove, move/rename, else a read), a
- * field that holds a command makes it a shell, a list of items with a status a todo list.
+ * field that holds a command makes it a shell, a list of items with a status a todo list. A
+ * tool named as a shell (`bash`, `run_shell_command`, `exec`, `terminal`…, as OpenAI function
+ * tools often are) is a shell whichever field holds its script.
  */
 
 const PATH_FIELDS = [
@@ -27,6 +29,20 @@ const PATH_FIELDS = [
 ];
 const DESTINATION_FIELDS = ['new_path', 'newPath', 'destination', 'dest', 'target_path', 'to'];
 const COMMAND_FIELDS = ['command', 'cmd', 'script'];
+const SHELL_NAME = /(?:^|[^a-z])(?:shell|bash|zsh|sh|terminal|exec|cmd|run_?command)(?:$|[^a-z])/i;
+/** Interpreters of a language are no shell: their code is not a command line. */
+const INTERPRETER_NAME = /python|jupyter|notebook|sql|javascript|node|ruby|\bjs\b/i;
+/** Where a shell-named tool may hold its script when it has no command field; `commands` lists lines run in turn. */
+const SHELL_INPUT_FIELDS = ['commands', 'code', 'input', 'args', 'argv'];
+
+/** The script of a tool named as a shell, from whichever field holds it. */
+function shellNamedInput(tool: string, input: Record<string, unknown>): unknown {
+  if (!SHELL_NAME.test(tool) || INTERPRETER_NAME.test(tool)) return undefined;
+  const field = SHELL_INPUT_FIELDS.find((f) => input[f] !== undefined);
+  const value = field === undefined ? undefined : input[field];
+  const lines = field === 'commands' && Array.isArray(value) && value.every((v) => typeof v === 'string');
+  return lines ? value.join('\n') : value;
+}
 
 function actionOf(tool: string): FileAction {
   const name = tool.toLowerCase();
@@ -66,7 +82,7 @@ export function genericEffects(call: ToolCall): CallEffects {
       });
     return effects({ files: [{ path, action }] });
   }
-  const script = shellScript(commandValue);
+  const script = shellScript(commandValue ?? shellNamedInput(call.tool, input));
   if (script !== null) return effects({ command: script, files: shellFileEffects(script), filesNeedSuccess: false });
   const tasks = taskItems(input);
   return tasks === null ? NO_EFFECTS : effects({ tasks });

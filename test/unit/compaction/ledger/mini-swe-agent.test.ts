@@ -51,6 +51,8 @@ describe('extractLedger: mini-swe-agent fenced actions', () => {
       ["sed -i '991,996c\\ parsed = parse_url(url)' requests/utils.py", 'ok', 0],
       ['python reproduce.py', 'ok', 0],
       ['grep -n "nothing" requests/utils.py', 'ok', 1],
+      // the submission ran too: its output is the run's result, not an observation
+      ['echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached', 'ok', undefined],
     ]);
     // a heredoc's command is named by the line before its body; a traceback's error is its last line
     expect(ledger.errors).toEqual([

@@ -78,7 +78,6 @@ describe('renderLedger', () => {
         '- error TS2322: Type &lt;T&gt; is not assignable &amp; wrong (Bash `npm run build 2&gt;&amp;1`, seq 35)',
         'Resolved errors:',
         '- Error: expected 2, got 3 (Bash `npm test`, seq 20)',
-        'Last failing command: `npm run build 2&gt;&amp;1` (exit 2, seq 35)',
         'User constraints (verbatim):',
         '- It must never touch the network.',
         'Latest requests:',
@@ -87,6 +86,11 @@ describe('renderLedger', () => {
         'Open tasks (1 completed):',
         '- [in progress] Add flag',
         '- [pending] Write docs',
+        // the last failing command is among the recent actions, with its error line
+        'Recent actions (newest last):',
+        '- `npm run build 2&gt;&amp;1` → exit 2: error TS2322: Type &lt;T&gt; is not assignable &amp; wrong (seq 35)',
+        '- `npm test` → ok (seq 41)',
+        'Files touched last: README.md (read), /elsewhere/lib.c (read), src/old.ts (moved), src/new.ts (created), src/parse.ts (edited)',
       ].join('\n'),
     );
   });

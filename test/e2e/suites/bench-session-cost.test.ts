@@ -87,12 +87,16 @@ describe('bench: a session’s cost (quick variant)', () => {
       expect(scored?.tokensAfter ?? Infinity, key).toBeLessThan(scored?.tokensAtStart ?? 0);
     }
 
-    // e: one compaction call, which read the agent's cached prefix for most of its input, and a wait as long as it
+    // e: one compaction call, which read exactly the prefix the agent's previous turn had cached, and a wait as long as it
     const single = run('single-call');
     const singleCalls = single.calls.filter((c) => !single.agentCallIds.has(c.id));
     expect(singleCalls).toHaveLength(1);
     const [compaction] = singleCalls;
-    expect(compaction?.usage.cacheRead ?? 0).toBeGreaterThan(0.9 * (compaction?.inputTokens ?? Infinity));
+    if (!compaction) throw new Error('no single-call compaction');
+    const previousTurn = single.calls.filter((c) => single.agentCallIds.has(c.id) && c.id < compaction.id).at(-1);
+    expect(compaction.usage.cacheRead).toBeGreaterThan(0);
+    expect(compaction.usage.cacheRead).toBe(previousTurn?.inputTokens);
+    expect(compaction.usage.cacheRead).toBeGreaterThan(0.8 * compaction.inputTokens);
     expect(single.compactions[0]?.waitMs ?? 0).toBeGreaterThan(0);
     expect(armFigures(single).compaction.usd).toBeCloseTo(listPriceUsd(singleCalls), 9);
 

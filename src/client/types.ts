@@ -81,6 +81,8 @@ export interface CompactionResult {
   consolidationJobId?: string | null;
   /** on a consolidation: the batches it merged into `batchIds[0]` */
   absorbedBatchIds?: string[];
+  /** the operator's instructions (policy `summaryInstructions`) its summarizer requests carried */
+  operatorInstructions?: { text: string; chars: number };
   /** set once `revertJob` undid the compaction */
   revertedAt?: string;
   [key: string]: unknown;

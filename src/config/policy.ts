@@ -138,6 +138,12 @@ const PolicyObjectSchema = z.strictObject({
   /** SPEC §5.6b: the rendered state ledger's share of the clip-archive (newest and open items kept first) */
   ledgerMaxTokens: tokens(100).default(1400),
   systemPrompt: text(1, 20_000).optional(),
+  /**
+   * The operator's domain instructions (what to keep), added to every summarizer request in a
+   * fenced section of its system prompt (compaction/summarize/operator-instructions.ts). Short,
+   * since every chunk call pays for them; blank clears a tenant's at the conversation level.
+   */
+  summaryInstructions: text(0, 2_000).optional(),
   /** summarizer model, `provider:model` or a bare model; the API refuses one that is not configured */
   model: text(1, 200).optional(),
   scoring: ScoringSchema.prefault({}),

@@ -17,6 +17,12 @@ export {
   rankChunkIdentifiers,
   withoutIdentifierLists,
 } from './identifiers.js';
+export {
+  operatorInstructions,
+  type OperatorInstructionsRecord,
+  operatorInstructionsResult,
+  operatorText,
+} from './operator-instructions.js';
 export type { SectionName } from './prompt.js';
 export {
   BATCH_SUMMARY_PREFIX,

@@ -3,11 +3,13 @@ import { type ClipBatch, formatSeqRanges } from '../context/index.js';
 import { renderMessageText, shortToolIds, toolNamesOf } from '../render.js';
 import { estimateTokens, truncateMiddle } from '../text.js';
 import type { CountTokens, HistoryMessage, SummarizeMessage, SummarizeRequest } from '../types.js';
+import { operatorInstructions } from './operator-instructions.js';
 import { contentFenceId, FENCE_WORD, type FenceSection, renderFence, withoutFenceIds } from './request-fence.js';
 
 /**
  * Structured summarizer requests (SPEC §5.4, seed 003 AC1, §8): the configured system prompt
- * as given (no persona is ever injected, nothing of the conversation either), then the
+ * as given (no persona is ever injected, nothing of the conversation either) and the
+ * operator's fenced instructions when the policy has any (operator-instructions.ts), then the
  * stable instructions, then the fence holding everything that comes from the conversation
  * (the optional orientation header, the excerpt's turns, the identifiers to keep; see
  * request-fence.ts), then a short final directive with what is particular to this request
@@ -253,6 +255,17 @@ function fenceIdOf(sections: readonly FenceSection[], opts: Pick<PromptOptions, 
   return contentFenceId(sections.map((section) => (section.kind === 'keep' ? section.items.join('\n') : section.text)));
 }
 
+/**
+ * The system prompt of chunk and merge calls: the configured or default prompt as given, then
+ * the operator's instructions in their fenced section when the policy has any. Both are the
+ * same in every call of a job, so they stay inside the prefix a provider caches.
+ */
+function summarizerSystem(policy: Policy): string {
+  const base = policy.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
+  const operator = operatorInstructions(policy);
+  return operator === undefined ? base : `${base}\n\n${operator}`;
+}
+
 function assemble(
   framing: Framing,
   header: string | null,
@@ -266,7 +279,7 @@ function assemble(
   if (opts.identifiers && opts.identifiers.length > 0) sections.push({ kind: 'keep', items: opts.identifiers });
   const fenceId = fenceIdOf(sections, opts);
   return {
-    system: policy.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+    system: summarizerSystem(policy),
     messages: [
       { role: 'user', content: instructions(framing.task) },
       { role: 'user', content: renderFence(fenceId, sections) },

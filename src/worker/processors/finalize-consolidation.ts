@@ -1,5 +1,6 @@
 import { buildClipArchive } from '../../compaction/context/index.js';
 import type { ConsolidationPlan } from '../../compaction/plan-types.js';
+import { operatorInstructionsResult } from '../../compaction/summarize/index.js';
 import { countMessageTokens } from '../../compaction/tokens.js';
 import { withConversationLock } from '../../db/locks.js';
 import type { ChunkRow } from '../../db/repos/chunks.js';
@@ -124,6 +125,7 @@ async function commitConsolidation(ctx: JobContext, plan: ConsolidationPlan, chu
         absorbedBatchIds: plan.absorbedBatchIds,
         clipArchiveSeq: clip.seq,
         ...llmTotals([chunk]),
+        ...operatorInstructionsResult(ctx.policy, 1),
         ...contextFigures(state, totals.tokens, clipTokens),
         identifiers,
       },

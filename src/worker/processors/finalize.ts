@@ -1,5 +1,6 @@
 import { summaryEstimate } from '../../compaction/plan/index.js';
 import type { JobPlan } from '../../compaction/plan-types.js';
+import { operatorInstructionsResult } from '../../compaction/summarize/index.js';
 import { type ChunkRow, completeChunk, listChunks } from '../../db/repos/chunks.js';
 import type { FinalizePayload } from '../../queue/catalog.js';
 import { loadChunkSource } from '../chunk-source.js';
@@ -34,7 +35,8 @@ export async function processFinalize(payload: FinalizePayload, deps: FinalizeDe
   if (!plan) throw new Error(`job ${payload.jobId} reached finalize without a plan`);
   const log = deps.logger.child({ jobId: ctx.job.id, conversationId: ctx.conversation.externalId, tenantId: ctx.job.tenantId });
 
-  const totals = llmTotals(chunks);
+  // the operator's instructions every chunk request carried are part of what the job reports about its calls
+  const totals = { ...llmTotals(chunks), ...operatorInstructionsResult(ctx.policy, chunks.length) };
   const outcome = await commitCompaction(deps.db, {
     job: ctx.job,
     conversation: ctx.conversation,

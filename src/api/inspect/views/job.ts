@@ -101,6 +101,21 @@ ${
 </section>`;
 }
 
+/**
+ * The operator's instructions the job's summarizer requests carry: what the result recorded,
+ * or, while the job runs, those of the policy it was planned with. Nothing when there are none.
+ */
+function operatorInstructionsSection(job: JobRow): Html | null {
+  const recorded = job.result?.['operatorInstructions'] as { text?: unknown } | undefined;
+  const planned = isActive(job) ? job.policy?.['summaryInstructions'] : undefined;
+  const text = typeof recorded?.text === 'string' ? recorded.text : typeof planned === 'string' ? planned.trim() : '';
+  if (text === '') return null;
+  return html`<section aria-labelledby="operator-h"><h2 id="operator-h">Operator's instructions</h2>
+<p class="muted">Policy <code>summaryInstructions</code> (${fmt(text.length)} characters), added to every summarizer request of this job in its own fenced section of the system prompt.</p>
+<pre class="block-text">${text}</pre>
+</section>`;
+}
+
 /** The part of the job page that changes while the job runs; the script re-fetches it until the job is terminal. */
 export function jobLive(viewer: Viewer, data: JobPageData, now = new Date()): Html {
   const { job } = data;
@@ -117,6 +132,7 @@ export function jobLive(viewer: Viewer, data: JobPageData, now = new Date()): Ht
 <dt>Cost</dt><dd>${usd(cost)}</dd>
 <dt>Queued / started / finished</dt><dd>${when(job.createdAt)} / ${when(job.startedAt)} / ${when(job.finishedAt)}</dd>
 </dl>
+${operatorInstructionsSection(job)}
 ${job.error && html`<p class="error-box" role="alert">${job.error.code}: ${job.error.message}</p>`}
 <h2>Timeline</h2>
 <p class="muted">Plan, each LLM call on its own row (bars that overlap ran side by side), then the commit. Hover a bar for its tokens, model, retries and fallback.</p>

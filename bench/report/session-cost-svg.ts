@@ -29,7 +29,9 @@ export const COST_TABLE = {
 const WIDTH = 860;
 const HEIGHT = 440;
 const MARGIN = { left: 70, right: 250, top: 48, bottom: 60 };
+/** by the arm's letter (a–e), so an arm keeps its colour when another is not measured */
 const COLOURS = ['#7f7f7f', '#1f77b4', '#17becf', '#2ca02c', '#d62728'];
+const colourOf = (arm: string) => COLOURS[Math.max(0, 'abcde'.indexOf(arm.charAt(0)))] ?? '#7f7f7f';
 
 function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -103,7 +105,7 @@ export function renderSessionCostChart(scenario: ScenarioResult | undefined, sub
       const x = groupX + a * barW;
       const top = y(bar.usd);
       out.push(
-        `<rect x="${x.toFixed(1)}" y="${top.toFixed(1)}" width="${(barW - 2).toFixed(1)}" height="${(MARGIN.top + plotH - top).toFixed(1)}" fill="${COLOURS[a % COLOURS.length]}"><title>${escapeXml(`${arm}, ${session}: $${bar.usd.toFixed(3)}, probe score ${bar.probe}`)}</title></rect>`,
+        `<rect x="${x.toFixed(1)}" y="${top.toFixed(1)}" width="${(barW - 2).toFixed(1)}" height="${(MARGIN.top + plotH - top).toFixed(1)}" fill="${colourOf(arm)}"><title>${escapeXml(`${arm}, ${session}: $${bar.usd.toFixed(3)}, probe score ${bar.probe}`)}</title></rect>`,
       );
       out.push(
         `<text x="${(x + barW / 2 - 1).toFixed(1)}" y="${(top - 4).toFixed(1)}" text-anchor="middle" font-size="9">${escapeXml(bar.probe)}</text>`,
@@ -116,7 +118,7 @@ export function renderSessionCostChart(scenario: ScenarioResult | undefined, sub
   arms.forEach((arm, a) => {
     const ly = MARGIN.top + 10 + a * 20;
     out.push(
-      `<rect x="${MARGIN.left + plotW + 14}" y="${ly - 8}" width="12" height="12" fill="${COLOURS[a % COLOURS.length]}"/><text x="${MARGIN.left + plotW + 32}" y="${ly + 2}">${escapeXml(arm)}</text>`,
+      `<rect x="${MARGIN.left + plotW + 14}" y="${ly - 8}" width="12" height="12" fill="${colourOf(arm)}"/><text x="${MARGIN.left + plotW + 32}" y="${ly + 2}">${escapeXml(arm)}</text>`,
     );
   });
   out.push('</svg>');

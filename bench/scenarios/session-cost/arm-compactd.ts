@@ -102,7 +102,10 @@ export async function replayCompactd(
     const row = await readJob(env.sql, job.id);
     job.event.durationMs = row.finishedMs === null ? null : row.finishedMs - row.createdMs;
     const result = view.result ?? {};
-    if (typeof result['strategy'] === 'string') job.event.decided = result['strategy'];
+    // the strategy the job ran, and the rule's reason when it chose (strategies native and auto)
+    const decision = result['decision'] as { reason?: unknown } | undefined;
+    const reason = typeof decision?.reason === 'string' ? `: ${decision.reason}` : '';
+    if (typeof result['strategy'] === 'string') job.event.decided = `${result['strategy']}${reason}`;
     const followUp = result['consolidationJobId'];
     if (typeof followUp === 'string') followUps.add(followUp);
   };

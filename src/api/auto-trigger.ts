@@ -5,6 +5,7 @@ import { type ConversationRow, setWarning, triggerStateOf } from '../db/repos/co
 import { insertJob } from '../db/repos/jobs.js';
 import { autoTriggerInputs } from '../db/repos/tenants.js';
 import { recordWebhookEvent } from '../db/repos/webhooks.js';
+import type { CompactionOptions } from '../queue/job-options.js';
 import { autoCompactionDeferral } from './compaction-quota.js';
 import type { AppendEffects } from './deps.js';
 
@@ -22,7 +23,7 @@ export async function autoTriggerAfterAppend(
   tx: Tx,
   conversation: ConversationRow,
   effects: AppendEffects = { webhookDeliveryIds: [], idleCheckDelayMs: null },
-  options: { autoCompact?: boolean; quotas?: TenantQuotas } = {},
+  options: { autoCompact?: boolean; quotas?: TenantQuotas; jobOptions?: CompactionOptions } = {},
 ): Promise<{ id: string; status: string } | null> {
   const autoCompact = options.autoCompact ?? true;
   const { policy, activeJob } = await autoTriggerInputs(tx, conversation);
@@ -55,6 +56,11 @@ export async function autoTriggerAfterAppend(
     effects.compactionDeferred = deferred;
     return null;
   }
-  const job = await insertJob(tx, { tenantId: conversation.tenantId, conversationId: conversation.id, trigger: 'auto', options: {} });
+  const job = await insertJob(tx, {
+    tenantId: conversation.tenantId,
+    conversationId: conversation.id,
+    trigger: 'auto',
+    options: options.jobOptions ?? {},
+  });
   return job ? { id: job.id, status: job.status } : null;
 }

@@ -8,6 +8,7 @@ import type { ConversationRow } from '../db/repos/conversations.js';
 import type { HostResolver } from '../lib/webhook-target.js';
 import type { Logger } from '../obs/logger.js';
 import type { Metrics } from '../obs/metrics.js';
+import type { CompactionOptions } from '../queue/job-options.js';
 import type { JobWaiters } from './job-waiters.js';
 import type { CompactionDeferred } from './schemas/messages.js';
 
@@ -51,7 +52,7 @@ export interface ApiDeps {
     tx: Tx,
     conversation: ConversationRow,
     effects?: AppendEffects,
-    options?: { autoCompact?: boolean; quotas?: TenantQuotas },
+    options?: { autoCompact?: boolean; quotas?: TenantQuotas; jobOptions?: CompactionOptions },
   ): Promise<{ id: string; status: string } | null>;
   /** Called after an append committed (not for idempotent replays), with what its transaction left to do. */
   onAppendCommitted?(conversationId: string, effects: AppendEffects): Promise<void> | void;

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 
 import type { Config } from '../config/env.js';
 import { runMigrations } from '../db/migrate.js';
-import { createSummarizers } from '../llm/create-summarizer.js';
+import { createNativeCompactors, createSummarizers } from '../llm/create-summarizer.js';
 import { DEFAULT_RETRY_POLICY } from '../llm/retry.js';
 import { instrumentSummarizers } from '../obs/llm-metrics.js';
 import { createWorkerConnection } from '../queue/connection.js';
@@ -42,6 +42,7 @@ export function runWorkers(deps: Deps, overrides: Partial<WorkerDeps> = {}): { s
     retryPolicy: DEFAULT_RETRY_POLICY,
     onRetry: (info) => deps.metrics.llmRetries.inc({ provider: info.provider }),
   });
+  const compactors = createNativeCompactors(config);
   const base: WorkerDeps = {
     config,
     db: deps.db,
@@ -49,6 +50,7 @@ export function runWorkers(deps: Deps, overrides: Partial<WorkerDeps> = {}): { s
     queues: deps.queues,
     countTokens: deps.countTokens,
     summarizers: instrumentSummarizers(summarizers, deps.metrics),
+    compactors,
     retryPolicy: DEFAULT_RETRY_POLICY,
     cancels,
     metrics: deps.metrics,

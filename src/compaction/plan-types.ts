@@ -6,7 +6,7 @@ import type { Block, HistoryMessage } from './types.js';
  * the job row and executed later, possibly by another process.
  */
 
-export type Strategy = 'auto' | 'summarize' | 'mask' | 'reset';
+export type Strategy = 'auto' | 'summarize' | 'mask' | 'reset' | 'native';
 export type Trigger = 'api' | 'auto' | 'tool';
 
 /** A live (not superseded) batch summary already in the clip-archive. */
@@ -80,6 +80,8 @@ export interface CompactionPlan {
   /** live batches at plan time, carried into the new clip-archive */
   previousBatchIds: string[];
   focus: string | null;
+  /** how the strategy was chosen (SPEC §5.9): `auto` reports its rule's outcome and why */
+  decision?: { strategy: Strategy; reason: string; estimatedNativeMs?: number };
   stats: { candidateUnits: number; summarizedUnits: number; truncated: number; masked: number };
 }
 

@@ -83,6 +83,26 @@ export interface HistoryMessage {
   pinned?: boolean;
 }
 
+/**
+ * A provider's own compaction item (SPEC §5.9, strategy `native`), kept exactly as returned:
+ * Anthropic's `{type: "compaction", content, signature}` block, OpenAI's opaque `{type:
+ * "compaction", encrypted_content}` item. It opens the context only for the provider and the
+ * model that made it; every other reader gets compactd's own clip-archive.
+ */
+export interface ProviderCompaction {
+  provider: 'anthropic' | 'openai';
+  model: string;
+  /** the beta header every request carrying the item needs, if any */
+  beta: string | null;
+  item: Record<string, unknown>;
+}
+
+/** A clip-archive of strategy native as a context reads it: the provider's item, and compactd's state (the ledger) that goes beside it. */
+export interface NativeClip {
+  compaction: ProviderCompaction;
+  state: string;
+}
+
 /** Counts tokens of a text; supplied by the shell (gpt-tokenizer) so the core stays pure. */
 export type CountTokens = (text: string) => number;
 

@@ -86,7 +86,12 @@ const PolicyObjectSchema = z.strictObject({
   chunkTokens: tokens(500).default(12_000),
   maxLiveBatches: z.number().int().min(2).max(MAX_POLICY_MESSAGES).default(6),
   minProgressRatio: z.number().min(0).lt(1).default(0.1),
-  strategy: z.enum(['auto', 'summarize', 'mask', 'reset']).default('auto'),
+  strategy: z.enum(['auto', 'summarize', 'mask', 'reset', 'native']).default('auto'),
+  /**
+   * `auto` asks the agent's provider to compact (strategy `native`) only when one call is
+   * estimated to finish within this budget (SPEC §5.9); longer spans get parallel chunks.
+   */
+  nativeLatencyBudgetMs: z.number().int().min(0).max(3_600_000).default(60_000),
   onLLMFailure: z.enum(['fallback', 'fail']).default('fallback'),
   clipArchiveRole: z.enum(['system', 'user']).default('system'),
   schedule: z.enum(['eager', 'idle']).default('eager'),

@@ -157,7 +157,7 @@ const ANTHROPIC_ERRORS = {
   api: Anthropic.APIError,
 };
 
-function toLlmError(error: unknown, signal: AbortSignal | undefined): LlmError {
+export function toLlmError(error: unknown, signal: AbortSignal | undefined): LlmError {
   return sdkCallError('anthropic', error, signal, ANTHROPIC_ERRORS, (apiError) => ({
     type: apiError.type,
     code: apiError.errorCode,

@@ -8,6 +8,9 @@ import { createAnthropicSummarizer } from './anthropic.js';
 import { isProviderConfigured } from './configured-models.js';
 import type { FetchLike } from './http-options.js';
 import { createLocalSummarizer } from './local.js';
+import { createAnthropicCompactor } from './native-anthropic.js';
+import { createOpenAICompactor } from './native-openai.js';
+import type { NativeCompactors } from './native-port.js';
 import { createOpenAISummarizer } from './openai.js';
 import type { ProviderName, Summarizer } from './port.js';
 import { createProviderLimiter, type ProviderLimiter } from './rate-limit.js';
@@ -85,6 +88,25 @@ export function createSummarizers(config: SummarizerConfig, deps: SummarizerDeps
     );
   }
   return summarizers;
+}
+
+/**
+ * The providers' own compactions (strategy `native`) on the same endpoints and keys as the
+ * summarizers. One attempt per call: a failed native compaction falls back to compactd's own
+ * summary of the span (worker/native.ts), which has its own retries.
+ */
+export function createNativeCompactors(config: SummarizerConfig, deps: Pick<SummarizerDeps, 'fetch'> = {}): NativeCompactors {
+  const http = { fetch: deps.fetch ?? globalThis.fetch, timeoutMs: config.llm.timeoutMs };
+  const compactors: NativeCompactors = {};
+  if (isProviderConfigured(config.anthropic))
+    compactors.anthropic = createAnthropicCompactor({
+      ...http,
+      apiKey: config.anthropic.apiKey ?? PLACEHOLDER_KEY,
+      baseURL: config.anthropic.baseUrl,
+    });
+  if (isProviderConfigured(config.openai))
+    compactors.openai = createOpenAICompactor({ ...http, apiKey: config.openai.apiKey ?? PLACEHOLDER_KEY, baseURL: config.openai.baseUrl });
+  return compactors;
 }
 
 /** Providers that can be selected (input to `selectSummarizerModel`). */

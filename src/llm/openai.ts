@@ -111,7 +111,7 @@ const OPENAI_ERRORS = {
   api: OpenAI.APIError,
 };
 
-function toLlmError(error: unknown, signal: AbortSignal | undefined): LlmError {
+export function toLlmError(error: unknown, signal: AbortSignal | undefined): LlmError {
   return sdkCallError('openai', error, signal, OPENAI_ERRORS, (apiError) => {
     const body = apiError.error as { message?: unknown } | undefined;
     return { type: apiError.type, code: apiError.code, message: typeof body?.message === 'string' ? body.message : apiError.message };

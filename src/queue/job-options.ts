@@ -3,12 +3,29 @@ import { z } from 'zod';
 import { MAX_POLICY_TOKENS } from '../config/policy.js';
 import { safeText } from '../lib/text-safety.js';
 
+/** What the providers' own compaction needs to compact a conversation as its agent sends it (SPEC §5.9). */
+export const AgentSetupSchema = z.strictObject({
+  provider: z.enum(['anthropic', 'openai']),
+  model: safeText({ min: 1, max: 200 }),
+  system: z.union([z.string().max(1_000_000), z.array(z.record(z.string(), z.unknown())).max(1_000)]).optional(),
+  tools: z.array(z.record(z.string(), z.unknown())).max(1_000).optional(),
+});
+export type AgentSetup = z.infer<typeof AgentSetupSchema>;
+
 /**
  * Options of one compaction (SPEC §6.1), stored on the job row and read back by workers.
  * Also the body schema of `POST /v1/conversations/:id/compactions`.
  */
 export const CompactionOptionsSchema = z.strictObject({
-  strategy: z.enum(['auto', 'summarize', 'mask', 'reset']).optional(),
+  strategy: z.enum(['auto', 'summarize', 'mask', 'reset', 'native']).optional(),
+  agent: AgentSetupSchema.optional().meta({
+    description:
+      "the agent's provider, model, system prompt and tools as it sends them: strategy native compacts with them (the gateway fills it in)",
+  }),
+  agentWaiting: z
+    .boolean()
+    .optional()
+    .meta({ description: 'the agent blocks on this compaction (auto then prefers parallel chunks to one long provider call)' }),
   keepRecent: z.number().int().min(0).max(100_000).optional(),
   target: z
     .strictObject({

@@ -1,7 +1,7 @@
 import { buildClipArchive } from '../compaction/context/index.js';
 import type { JobPlan } from '../compaction/plan-types.js';
 import { countMessageTokens } from '../compaction/tokens.js';
-import type { CountTokens } from '../compaction/types.js';
+import type { CountTokens, ProviderCompaction } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
 import type { Db, Tx } from '../db/client.js';
 import { withConversationLock } from '../db/locks.js';
@@ -119,6 +119,7 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
           role: clip.role,
           content: clip.content,
           tokens: clipTokens,
+          ...nativeItemOf(input.chunks, state.text),
         });
       }
 
@@ -148,6 +149,7 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
           batchIds: chunkBatchIds,
           clipArchiveSeq,
           strategy: plan.strategy,
+          ...(plan.decision ? { decision: plan.decision } : {}),
           rewrites: { truncated: plan.stats.truncated, masked: plan.stats.masked },
           ...input.llmTotals,
           ...contextFigures(state, after.tokens, clipTokens),
@@ -173,6 +175,15 @@ function checkProgress(input: CommitInput, before: number, after: number): void 
   const aboveTrigger =
     input.job.trigger !== 'api' && input.job.trigger !== 'tool' && after >= input.policy.triggerRatio * input.conversation.contextLimit;
   if (freed < input.policy.minProgressRatio || aboveTrigger) throw new InsufficientProgress(before, after);
+}
+
+/**
+ * Strategy native (SPEC §5.9): the provider's item rides on the clip-archive message, which
+ * opens the context in that provider's format; its text stays compactd's own clip-archive.
+ */
+function nativeItemOf(chunks: readonly ChunkRow[], state: string): { metadata?: Record<string, unknown> } {
+  const item: ProviderCompaction | null | undefined = chunks.find((chunk) => chunk.providerItem)?.providerItem;
+  return item ? { metadata: { providerCompaction: item, providerCompactionState: state } } : {};
 }
 
 function chunkBatchRow(input: CommitInput, chunk: ChunkRow) {

@@ -5,6 +5,7 @@ import type { Config } from '../config/env.js';
 import type { Db } from '../db/client.js';
 import type { HostResolver, WebhookAllowList } from '../lib/webhook-target.js';
 import type { Summarizers } from '../llm/create-summarizer.js';
+import type { NativeCompactors } from '../llm/native-port.js';
 import type { RetryPolicy } from '../llm/retry.js';
 import type { Logger } from '../obs/logger.js';
 import type { Metrics } from '../obs/metrics.js';
@@ -19,6 +20,8 @@ export interface WorkerDeps {
   logger: Logger;
   queues: Queues;
   summarizers: Summarizers;
+  /** the providers' own compactions (strategy `native`); none where no provider is configured */
+  compactors?: NativeCompactors;
   countTokens: CountTokens;
   cancels: CancelRegistry;
   /** the LLM retry layer's policy (the worker defers what it will not wait for) */

@@ -1,4 +1,4 @@
-import { createSummarizers } from '../../src/llm/create-summarizer.js';
+import { createNativeCompactors, createSummarizers } from '../../src/llm/create-summarizer.js';
 import { DEFAULT_RETRY_POLICY } from '../../src/llm/retry.js';
 import { createCancelRegistry } from '../../src/worker/cancel-registry.js';
 import type { WorkerDeps } from '../../src/worker/deps.js';
@@ -18,6 +18,7 @@ export function workerStepDeps(stack: Stack): WorkerDeps {
     queues: deps.queues,
     countTokens: deps.countTokens,
     summarizers: createSummarizers(deps.config, { countTokens: deps.countTokens, retryPolicy: DEFAULT_RETRY_POLICY }),
+    compactors: createNativeCompactors(deps.config),
     retryPolicy: DEFAULT_RETRY_POLICY,
     cancels: createCancelRegistry(),
   };

@@ -11,7 +11,7 @@ import { sameOrigin } from './security.js';
 import { conversationHref, jobHref, type Viewer } from './viewer.js';
 import { compactConfirmPage, exportConfirmPage, problemPage, revertConfirmPage } from './views/actions.js';
 
-const STRATEGIES = ['auto', 'summarize', 'mask', 'reset'] as const;
+const STRATEGIES = ['auto', 'summarize', 'mask', 'reset', 'native'] as const;
 const TenantQuery = z.object({ tenant: z.uuid('must be a UUID').optional() });
 const ConversationParams = z.object({ id: ConversationIdSchema });
 

@@ -20,7 +20,7 @@ Enqueues a compaction of conversation ID on a running service and follows the jo
 (chunks summarized / total) until it ends. Exit status 0 when it completed or had
 nothing to do, 1 when it failed or was cancelled.
 
-  --strategy S          auto | summarize | mask | reset (default: the conversation's policy)
+  --strategy S          auto | summarize | mask | reset | native (default: the conversation's policy)
   --keep-recent N       recent messages kept verbatim
   --target-ratio R      compact down to R × the context limit (0 < R < 1)
   --target-tokens N     compact down to N active tokens
@@ -33,7 +33,7 @@ nothing to do, 1 when it failed or was cancelled.
 ${CONNECTION_USAGE}
 `;
 
-const STRATEGIES = ['auto', 'summarize', 'mask', 'reset'] as const;
+const STRATEGIES = ['auto', 'summarize', 'mask', 'reset', 'native'] as const;
 
 function oneOf<T extends string>(name: string, value: string | undefined, allowed: readonly T[]): T | undefined {
   if (value === undefined) return undefined;

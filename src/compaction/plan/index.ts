@@ -4,6 +4,7 @@
  */
 
 export {
+  chunkOutputBudget,
   chunkOutputBudgets,
   consolidationBudgetWithin,
   namedIdentifierCount,
@@ -11,5 +12,7 @@ export {
   outputCap,
   repairListChars,
 } from './budget.js';
+export { planNative } from './native.js';
 export { planCompaction, resolveTarget } from './plan.js';
 export { summaryEstimate } from './select.js';
+export { chooseStrategy, estimateNativeMs, type StrategyDecision, type StrategyInputs } from './strategy.js';

@@ -1,7 +1,7 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 
 import type { Ledger } from '../../compaction/ledger/index.js';
-import type { Block, HistoryMessage, MessageKind, Role } from '../../compaction/types.js';
+import type { Block, HistoryMessage, MessageKind, ProviderCompaction, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
 import { type ChunkUsage, compactionChunks, compactionJobs, conversations } from '../schema.js';
 import { toHistoryMessage } from './snapshot.js';
@@ -121,6 +121,8 @@ export interface ChunkOutcome {
   /** the span's state ledger (SPEC §5.6b), computed with no LLM beside the call */
   ledger: Ledger | null;
   fallback: string | null;
+  /** strategy native: the provider's item the clip-archive will carry */
+  providerItem?: ProviderCompaction | null;
 }
 
 /**
@@ -136,7 +138,8 @@ export async function completeChunk(db: DbOrTx, jobId: string, idx: number, outc
         usage = ${JSON.stringify(outcome.usage)}::jsonb, calls = ${outcome.calls}, cost_usd = ${outcome.costUsd},
         latency_ms = ${Math.round(outcome.latencyMs)}, identifiers = ${toTextArray(outcome.identifiers)}::text[],
         identifiers_found = ${outcome.identifiersFound}, ledger = ${outcome.ledger === null ? null : JSON.stringify(outcome.ledger)}::jsonb,
-        fallback = ${outcome.fallback}, updated_at = now()
+        fallback = ${outcome.fallback}, provider_item = ${outcome.providerItem ? JSON.stringify(outcome.providerItem) : null}::jsonb,
+        updated_at = now()
        where job_id = ${jobId} and idx = ${idx} and status = 'pending'
       returning job_id)
     -- an increment, not a count: concurrent steps serialize on the job row and each sees the

@@ -124,7 +124,7 @@ export async function moveToArchive(db: DbOrTx, move: ArchiveMove): Promise<void
 
 export async function insertClipArchiveMessage(
   db: DbOrTx,
-  params: { conversationId: string; seq: number; role: Role; content: Block[]; tokens: number },
+  params: { conversationId: string; seq: number; role: Role; content: Block[]; tokens: number; metadata?: Record<string, unknown> },
 ): Promise<string> {
   const [row] = await db
     .insert(messages)

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 
-import type { Block, MessageKind, Role } from '../../compaction/types.js';
+import type { Block, MessageKind, NativeClip, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
 import { archivedMessages, conversations, messages } from '../schema.js';
 import { activeTotals, archiveMessages } from './compaction-writes.js';
@@ -58,6 +58,8 @@ export interface GatewayActiveRow {
   rewritten: boolean;
   /** read only for rows that are not sent as the client's own message */
   content: Block[] | null;
+  /** a clip-archive of strategy native: the provider's item and compactd's state that goes beside it */
+  native?: NativeClip;
 }
 
 /** The active history in seq order; content only for the rows not sent as the client's own message. */
@@ -69,10 +71,15 @@ export async function readActiveRows(db: Pick<DbOrTx, 'execute'>, conversationId
     key: string | null;
     rewritten: boolean;
     content: Block[] | null;
+    native: NativeClip | null;
   }>(sql`
-    select m.seq, m.kind, m.role, m.key, m.rewritten, case when m.key is null or m.rewritten then m.content end as content
+    select m.seq, m.kind, m.role, m.key, m.rewritten, case when m.key is null or m.rewritten then m.content end as content, m.native
       from (
         select ${messages.seq} as seq, ${messages.kind} as kind, ${messages.role} as role, ${messages.content} as content,
+               case when ${messages.metadata} ? 'providerCompaction'
+                    then jsonb_build_object('compaction', ${messages.metadata} -> 'providerCompaction',
+                                            'state', coalesce(${messages.metadata} ->> 'providerCompactionState', ''))
+               end as native,
                ${messages.metadata} ->> ${GATEWAY_KEY} as key,
                exists (select 1 from ${archivedMessages} a
                         where a.conversation_id = ${messages.conversationId} and a.seq = ${messages.seq} and a.reason in ('masked', 'truncated')) as rewritten
@@ -86,6 +93,7 @@ export async function readActiveRows(db: Pick<DbOrTx, 'execute'>, conversationId
     key: row.key,
     rewritten: row.rewritten,
     content: row.content,
+    ...(row.native ? { native: row.native } : {}),
   }));
 }
 
@@ -104,6 +112,31 @@ export async function rewindActiveHistory(tx: DbOrTx, conversationId: string, fr
        where ${messages.conversationId} = ${conversationId} and ${messages.metadata} ? ${GATEWAY_KEY}
          and substring(${messages.metadata} ->> ${GATEWAY_KEY} from '^m([0-9]+)-')::int >= ${fromPosition})
     select ${messages.seq} as seq from ${messages}, first where ${messages.conversationId} = ${conversationId} and ${messages.seq} >= first.seq`);
+  if (seqs.length === 0) return 0;
+  const moved = await archiveMessages(tx, {
+    conversationId,
+    jobId: null,
+    reason: 'rewound',
+    seqs: seqs.map((r) => Number(r.seq)),
+    remove: true,
+  });
+  const totals = await activeTotals(tx, conversationId);
+  await tx.execute(sql`
+    update ${conversations} set active_tokens = ${totals.tokens}, message_count = ${totals.messages}, version = version + 1, updated_at = now()
+     where id = ${conversationId}`);
+  return moved;
+}
+
+/**
+ * A provider's compaction was stored at `clipSeq` (api/gateway/provider-clip.ts): the active
+ * rows before it are what the provider compacted, which the client no longer sends. They leave
+ * the active history for the archive (reason `rewound`, no job: recoverable like any original)
+ * and the counters follow. Runs under the conversation lock, in the transaction that stores the
+ * provider's item. Returns how many rows left.
+ */
+export async function archiveBeforeProviderClip(tx: DbOrTx, conversationId: string, clipSeq: number): Promise<number> {
+  const seqs = await tx.execute<{ seq: string }>(sql`
+    select ${messages.seq} as seq from ${messages} where ${messages.conversationId} = ${conversationId} and ${messages.seq} < ${clipSeq}`);
   if (seqs.length === 0) return 0;
   const moved = await archiveMessages(tx, {
     conversationId,

@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, type SQL, sql } from 'drizzle-orm';
 
-import type { Block, MessageKind, Role } from '../../compaction/types.js';
+import type { Block, MessageKind, NativeClip, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
 import { preparedPerHandle } from '../prepared.js';
 import { archivedMessages, messages } from '../schema.js';
@@ -119,14 +119,24 @@ export async function listActiveMessages(db: DbOrTx, conversationId: string, opt
 
 const activeRolesAndContent = preparedPerHandle((db) =>
   db
-    .select({ role: messages.role, content: messages.content })
+    .select({
+      role: messages.role,
+      content: messages.content,
+      // a clip-archive of strategy native: the provider's item and the state that goes beside it (SPEC §5.9)
+      native: sql<NativeClip | null>`case when ${messages.metadata} ? 'providerCompaction'
+        then jsonb_build_object('compaction', ${messages.metadata} -> 'providerCompaction',
+                                'state', coalesce(${messages.metadata} ->> 'providerCompactionState', '')) end`,
+    })
     .from(messages)
     .where(eq(messages.conversationId, sql.placeholder('conversationId')))
     .orderBy(asc(messages.seq))
-    .prepare('active_roles_and_content'),
+    .prepare('active_roles_content_native'),
 );
 
 /** The active history as the context renders it (role and content, in order): read on every context request. */
-export async function activeHistory(db: DbOrTx, conversationId: string): Promise<Array<{ role: Role; content: Block[] }>> {
+export async function activeHistory(
+  db: DbOrTx,
+  conversationId: string,
+): Promise<Array<{ role: Role; content: Block[]; native: NativeClip | null }>> {
   return activeRolesAndContent(db).execute({ conversationId });
 }

@@ -15,6 +15,7 @@ import {
 } from 'drizzle-orm/pg-core';
 
 import type { Ledger } from '../../compaction/ledger/index.js';
+import type { ProviderCompaction } from '../../compaction/types.js';
 import { createdAt, seqColumn } from './columns.js';
 import { conversations } from './history.js';
 import { tenants } from './tenants.js';
@@ -131,6 +132,8 @@ export const compactionChunks = pgTable(
     identifiersFound: integer('identifiers_found').notNull().default(0),
     /** the state ledger of the chunk's span (SPEC §5.6b), or the merge of the absorbed batches' */
     ledger: jsonb('ledger').$type<Ledger>(),
+    /** strategy native: the provider's compaction item, which the commit puts on the clip-archive */
+    providerItem: jsonb('provider_item').$type<ProviderCompaction>(),
     fallback: text('fallback'),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },

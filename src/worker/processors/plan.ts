@@ -1,6 +1,14 @@
 import { buildChunkHeader, clipOverhead } from '../../compaction/context/index.js';
-import { chunkOutputBudgets, narrativeBudget, planCompaction, resolveTarget } from '../../compaction/plan/index.js';
-import type { CompactionPlan, JobPlan, LiveBatch } from '../../compaction/plan-types.js';
+import {
+  chooseStrategy,
+  chunkOutputBudgets,
+  narrativeBudget,
+  planCompaction,
+  planNative,
+  resolveTarget,
+  type StrategyDecision,
+} from '../../compaction/plan/index.js';
+import type { CompactionPlan, JobPlan, LiveBatch, PlanResult, PlanSnapshot } from '../../compaction/plan-types.js';
 import type { HistoryMessage } from '../../compaction/types.js';
 import type { Policy } from '../../config/policy.js';
 import { insertChunks } from '../../db/repos/chunks.js';
@@ -12,9 +20,10 @@ import { enqueueSummarizeFlow } from '../../queue/producer.js';
 import type { WorkerDeps } from '../deps.js';
 import { finishJob, notifyFinished } from '../finish.js';
 import { isActive, type JobContext, loadJobContext } from '../job-context.js';
+import { compactNatively, nativeAvailability, type NativeDeps } from '../native.js';
 import { planConsolidation } from './plan-consolidation.js';
 
-export type PlanDeps = Pick<WorkerDeps, 'db' | 'logger' | 'queues' | 'countTokens' | 'onJobFinished'>;
+export type PlanDeps = Pick<WorkerDeps, 'db' | 'logger' | 'queues' | 'countTokens' | 'onJobFinished'> & Partial<NativeDeps>;
 
 /**
  * Plan step: snapshot → planCompaction → in one transaction, the chunk rows, the job-level
@@ -42,12 +51,7 @@ export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise
     const { messages } = history;
     if (usesRewriteTiers(ctx)) await attachRewriteCandidates(deps, ctx, messages);
     const liveBatches = live.map(toLiveBatch);
-    const result = planCompaction(
-      { messages, contextLimit: ctx.conversation.contextLimit, previousSummaries: liveBatches },
-      ctx.policy,
-      ctx.request,
-      deps.countTokens,
-    );
+    const result = planWithStrategy({ messages, contextLimit: ctx.conversation.contextLimit, previousSummaries: liveBatches }, ctx, deps);
     if (result.kind === 'noop') {
       const watermark = messages.at(-1)?.seq ?? null;
       const finished = await finishJob(deps.db, ctx.job, 'noop', {
@@ -64,7 +68,9 @@ export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise
       return;
     }
     const header =
-      result.chunks.length > 0 ? buildChunkHeader(await latestRequest(deps, ctx, history), liveBatches, deps.countTokens) : null;
+      result.chunks.length > 0 && result.strategy !== 'native'
+        ? buildChunkHeader(await latestRequest(deps, ctx, history), liveBatches, deps.countTokens)
+        : null;
     const budgets = outputBudgets(ctx.policy, result, liveBatches, deps.countTokens);
     if (!(await persistPlan(deps, ctx, result, header, budgets))) return;
     chunkCount = result.chunks.length;
@@ -72,8 +78,47 @@ export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise
       { chunks: chunkCount, rewrites: result.rewrites.length, tokensBefore: result.tokensBefore, projected: result.tokensAfter },
       'compaction planned',
     );
+    if (result.strategy === 'native')
+      await compactNatively(nativeDeps(deps), { ...ctx, job: { ...ctx.job, plan: jobPlanOf(result, header) } });
+  } else if ((ctx.job.plan as JobPlan).strategy === 'native') {
+    // a retried step: the call is made unless its answer was memoized on the chunk
+    await compactNatively(nativeDeps(deps), ctx);
   }
   await enqueueSummarizeFlow(deps.queues, ctx.job, chunkCount);
+}
+
+/**
+ * SPEC §5.9: the strategy this compaction runs (`auto`'s rule decides between the provider's
+ * compaction and compactd's parallel chunks), then its plan; the decision travels in the plan
+ * to the job result.
+ */
+function planWithStrategy(snapshot: PlanSnapshot, ctx: JobContext, deps: PlanDeps): PlanResult {
+  const requested = ctx.request.strategy ?? ctx.policy.strategy;
+  const decision: StrategyDecision = chooseStrategy({
+    requested,
+    native: nativeAvailability(ctx.options.agent, deps.compactors),
+    spanTokens: snapshot.messages.reduce((sum, m) => sum + m.tokens, 0),
+    contextLimit: snapshot.contextLimit,
+    agentWaiting: ctx.options.agentWaiting === true,
+    latencyBudgetMs: ctx.policy.nativeLatencyBudgetMs,
+  });
+  const result =
+    decision.strategy === 'native'
+      ? planNative(snapshot, ctx.policy, ctx.request)
+      : planCompaction(snapshot, ctx.policy, { ...ctx.request, strategy: decision.strategy }, deps.countTokens);
+  if (result.kind === 'plan' && (requested === 'auto' || requested === 'native')) result.decision = decision;
+  return result;
+}
+
+function nativeDeps(deps: PlanDeps): NativeDeps {
+  const { summarizers, cancels, config, retryPolicy } = deps;
+  if (!summarizers || !cancels || !config || !retryPolicy) throw new Error('a native compaction needs the worker deps of a summarize step');
+  return { ...deps, summarizers, cancels, config, retryPolicy };
+}
+
+function jobPlanOf(plan: CompactionPlan, header: string | null): JobPlan {
+  const { chunks, previousBatchIds: _previous, ...rest } = plan;
+  return { ...rest, chunkCount: chunks.length, header };
 }
 
 /** The chunk rows, the job-level plan and the frozen policy, all or nothing. */
@@ -84,8 +129,8 @@ async function persistPlan(
   header: string | null,
   budgets: readonly number[],
 ): Promise<boolean> {
-  const { chunks, previousBatchIds: _previous, ...rest } = plan;
-  const jobPlan: JobPlan = { ...rest, chunkCount: chunks.length, header };
+  const jobPlan = jobPlanOf(plan, header);
+  const { chunks } = plan;
   return deps.db.transaction(async (tx) => {
     const persisted = await transitionJob(tx, ctx.job.id, ['planning'], {
       status: 'summarizing',

@@ -15,7 +15,7 @@ export function compactConfirmPage(viewer: Viewer, conversation: ConversationRef
 <p>A compaction job is queued; the job page shows it live. An already active compaction is shown instead of a new one.</p>
 <form method="post" action="${conversationHref(viewer, conversation, {}, '/compact')}">
 <label for="strategy">Strategy</label>
-<select id="strategy" name="strategy"><option value="auto">auto</option><option value="summarize">summarize</option><option value="mask">mask</option><option value="reset">reset</option></select>
+<select id="strategy" name="strategy"><option value="auto">auto</option><option value="summarize">summarize</option><option value="mask">mask</option><option value="reset">reset</option><option value="native">native</option></select>
 <button type="submit">Confirm: compact now</button> <a href="${back}">Cancel</a>
 </form>`,
   });

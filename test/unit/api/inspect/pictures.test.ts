@@ -21,6 +21,7 @@ function chunk(idx: number, finishedMs: number, latencyMs: number, extra: Partia
     draft: null,
     draftUsage: null,
     summary: 's',
+    providerItem: null,
     provider: 'anthropic',
     model: 'claude-haiku-4-5',
     usage: { inputTokens: 1000, outputTokens: 150, cacheReadTokens: 0, cacheWriteTokens: 0 },

@@ -1,0 +1,145 @@
+import { summaryEstimate } from '../compaction/plan/index.js';
+import type { JobPlan } from '../compaction/plan-types.js';
+import { findMissingIdentifiers } from '../compaction/summarize/index.js';
+import { type ChunkRow, completeChunk, listChunks } from '../db/repos/chunks.js';
+import { loadNativeSpan } from '../db/repos/native-span.js';
+import { AppError } from '../lib/errors.js';
+import { costUsd } from '../llm/models.js';
+import type { NativeCompactionResult } from '../llm/native-port.js';
+import type { AgentSetup } from '../queue/job-options.js';
+import { loadChunkSource } from './chunk-source.js';
+import type { WorkerDeps } from './deps.js';
+import { localBudget, summarizeGuarded } from './guarded-summary.js';
+import type { JobContext } from './job-context.js';
+import { nativeMessages } from './native-request.js';
+import { selectionFor } from './processors/summarize.js';
+
+export type NativeDeps = Pick<
+  WorkerDeps,
+  'db' | 'logger' | 'summarizers' | 'compactors' | 'countTokens' | 'cancels' | 'config' | 'retryPolicy'
+>;
+
+/** Why the providers' compaction cannot serve this job, or its provider. */
+export function nativeAvailability(
+  agent: AgentSetup | undefined,
+  compactors: NativeDeps['compactors'],
+): { provider: 'anthropic' | 'openai' } | { unavailable: string } {
+  if (!agent) return { unavailable: "the agent's provider and model are not known (send `agent` with the compaction, or use the gateway)" };
+  if (!compactors?.[agent.provider]) return { unavailable: `provider ${agent.provider} is not configured` };
+  return { provider: agent.provider };
+}
+
+/**
+ * The one call of a native compaction (SPEC §5.9), made in the plan step (no fan-out for one
+ * call) and memoized on the plan's single chunk, so a retried step never pays for it twice.
+ * The chunk keeps the provider's item for the commit, and a summary in compactd's own words
+ * for every other reader: Anthropic's block shows its summary; OpenAI's item is opaque, so
+ * the span is summarized by the local summarizer (no LLM call). When the provider's call
+ * fails, the span is summarized as `summarize` would, and the chunk says why (fallback).
+ */
+export async function compactNatively(deps: NativeDeps, ctx: JobContext): Promise<void> {
+  const [chunk] = await listChunks(deps.db, ctx.job.id);
+  if (!chunk || chunk.status === 'done') return;
+  const agent = ctx.options.agent;
+  const compactor = agent ? deps.compactors?.[agent.provider] : undefined;
+  const log = deps.logger.child({ jobId: ctx.job.id, conversationId: ctx.conversation.externalId, tenantId: ctx.job.tenantId });
+  const tracked = deps.cancels.track(ctx.job.id);
+  try {
+    const plan = ctx.job.plan as JobPlan | null;
+    const clipSeq = plan?.supersededClipArchiveSeq ?? null;
+    let native: NativeCompactionResult | null = null;
+    let failure: string | null = compactor ? null : 'NATIVE_UNAVAILABLE';
+    if (agent && compactor) {
+      const rows = await loadNativeSpan(deps.db, ctx.conversation.id, clipSeq === null ? chunk.seqs : [clipSeq, ...chunk.seqs]);
+      const request = nativeMessages(agent.provider, agent.model, agent.system, rows);
+      try {
+        native = await compactor.compact(
+          {
+            model: agent.model,
+            ...(request.system === undefined ? {} : { system: request.system }),
+            ...(agent.tools === undefined ? {} : { tools: agent.tools }),
+            messages: request.messages,
+          },
+          { signal: tracked.signal },
+        );
+      } catch (error) {
+        failure = `NATIVE_FAILED: ${error instanceof AppError ? error.code : 'ERROR'}`;
+        log.warn({ err: error }, 'provider compaction failed: the span is summarized by compactd instead');
+      }
+    }
+    await completeChunk(deps.db, ctx.job.id, chunk.idx, await chunkResult(deps, ctx, chunk, native, failure, tracked.signal));
+  } finally {
+    tracked.release();
+  }
+}
+
+async function chunkResult(
+  deps: NativeDeps,
+  ctx: JobContext,
+  chunk: ChunkRow,
+  native: NativeCompactionResult | null,
+  failure: string | null,
+  signal: AbortSignal,
+) {
+  const job = {
+    id: ctx.job.id,
+    conversationId: ctx.conversation.id,
+    trigger: ctx.job.trigger,
+    header: null,
+    focus: ctx.request.focus ?? null,
+  };
+  const source = await loadChunkSource(deps, job, chunk, ctx.policy);
+  if (!source) throw new Error(`job ${ctx.job.id}: the native span has no source`);
+  const ledger = source.ledger();
+  if (native && native.summary !== null) {
+    return {
+      summary: native.summary,
+      provider: native.provider,
+      model: native.model,
+      usage: native.usage,
+      calls: 1,
+      costUsd: costUsd(native.model, native.usage),
+      latencyMs: native.latencyMs,
+      identifiers: source.identifiers,
+      identifiersFound: source.identifiers.length - findMissingIdentifiers(source.identifiers, native.summary).length,
+      ledger,
+      fallback: null,
+      providerItem: { provider: native.provider, model: native.model, beta: native.beta, item: native.item },
+    };
+  }
+  // an opaque item (compactd's own words come from the local summarizer), or a failed call (the job's summarizer)
+  const selection = native ? { provider: 'local' as const, model: 'local' } : selectionFor(ctx, deps);
+  const own = await summarizeGuarded({
+    buildRequest: source.buildRequest,
+    budget: chunk.outputBudget,
+    identifiers: source.identifiers,
+    selection,
+    summarizers: deps.summarizers,
+    policy: ctx.policy,
+    signal,
+    localMaxTokens: localBudget(summaryEstimate(ctx.policy, chunk.sourceTokens)),
+    retryPolicy: deps.retryPolicy,
+  });
+  const usage = native
+    ? {
+        inputTokens: native.usage.inputTokens + own.usage.inputTokens,
+        outputTokens: native.usage.outputTokens + own.usage.outputTokens,
+        cacheReadTokens: native.usage.cacheReadTokens + own.usage.cacheReadTokens,
+        cacheWriteTokens: native.usage.cacheWriteTokens + own.usage.cacheWriteTokens,
+      }
+    : own.usage;
+  return {
+    summary: own.summary,
+    provider: native?.provider ?? own.provider,
+    model: native?.model ?? own.model,
+    usage,
+    calls: own.calls + (native ? 1 : 0),
+    costUsd: own.costUsd + (native ? costUsd(native.model, native.usage) : 0),
+    latencyMs: own.latencyMs + (native?.latencyMs ?? 0),
+    identifiers: source.identifiers,
+    identifiersFound: own.identifiers.found,
+    ledger,
+    fallback: failure ?? own.fallback,
+    providerItem: native ? { provider: native.provider, model: native.model, beta: native.beta, item: native.item } : null,
+  };
+}

@@ -9,6 +9,7 @@
  */
 export { type ClientOptions, type CompactdClient, createClient, type PostOptions, type RequestOptions } from './create-client.js';
 export { type ClientErrorCode, CompactdError, type FieldError, isCompactdError } from './errors.js';
+export { messageFromExportLine } from './export-lines.js';
 export { type FetchLike, parseRetryAfter } from './http.js';
 export type * from './types.js';
 export { isTerminal, TERMINAL_JOB_STATUSES } from './types.js';

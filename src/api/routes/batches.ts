@@ -15,6 +15,7 @@ import {
   ListBatchesResponseSchema,
 } from '../schemas/batches.js';
 import { ConversationParamsSchema, errorResponses, UuidParamsSchema } from '../schemas/common.js';
+import { originalFields } from './original-fields.js';
 
 function toBatchView(row: BatchRow, conversationExternalId: string): BatchView {
   return {
@@ -42,6 +43,7 @@ function toOriginalView(row: OriginalRow) {
     kind: 'message' as const,
     content: row.content as unknown as Array<Record<string, unknown>>,
     ...(row.name ? { name: row.name } : {}),
+    ...originalFields(row),
     tokens: row.tokens,
     createdAt: row.createdAt,
     archived: row.archived,

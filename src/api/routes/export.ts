@@ -8,6 +8,7 @@ import { notFound } from '../../lib/errors.js';
 import type { ApiDeps } from '../deps.js';
 import { type ExportLine, ExportLineSchema, ExportQuerySchema } from '../schemas/batches.js';
 import { ConversationParamsSchema, errorResponses } from '../schemas/common.js';
+import { originalFields } from './original-fields.js';
 
 /** Originals per page of the export's plan, and the content bytes read per round trip (a row more when it alone is bigger). */
 export const EXPORT_PAGE_SIZE = 500;
@@ -20,6 +21,7 @@ function toExportLine(row: OriginalRow): string {
     kind: row.kind,
     content: row.content,
     ...(row.name ? { name: row.name } : {}),
+    ...originalFields(row),
     archived: row.archived,
     reason: row.reason,
     batchId: row.batchId,

@@ -9,6 +9,25 @@ const ReasonSchema = z.enum(['summarized', 'masked', 'truncated', 'rewound']).nu
   description:
     "why the message was last archived: summarized (out of the active history), masked or truncated (a rewritten version is active), rewound (the gateway's client went back to an earlier point of its history and no longer sends it); null while active as appended",
 });
+/** What an original carries besides its content (api/routes/original-fields.ts): enough to append it again as it was. */
+const OriginalFieldsShape = {
+  metadata: z.record(z.string(), z.unknown()).optional().meta({
+    description:
+      'the metadata the message was appended with (an importer’s fields such as `uuid`, `timestamp`, `model`; `meta`); absent when none',
+  }),
+  meta: z.literal(true).optional().meta({
+    description:
+      'a meta turn (harness notification, wrapper, tool or environment output), as the message listing says it: never the user’s request',
+  }),
+  usage: z
+    .object({ inputTokens: z.number().int().optional(), outputTokens: z.number().int().optional() })
+    .optional()
+    .meta({ description: 'the provider usage the message was appended with' }),
+  pinned: z
+    .boolean()
+    .meta({ description: 'the seq is pinned now (only an active message can be; a masked one keeps its pin here beside its original)' }),
+};
+
 const BatchIdRefSchema = z
   .uuid()
   .nullable()
@@ -56,6 +75,7 @@ export const OriginalMessageSchema = z
     kind: z.literal('message'),
     content: z.array(BlockSchema),
     name: z.string().optional(),
+    ...OriginalFieldsShape,
     tokens: z.number().int(),
     createdAt: z.string(),
     archived: z.boolean(),
@@ -89,11 +109,16 @@ export const ExportLineSchema = z
     kind: z.enum(['message', 'clip_archive']),
     content: z.array(BlockSchema),
     name: z.string().optional(),
+    ...OriginalFieldsShape,
     archived: z.boolean(),
     reason: ReasonSchema,
     batchId: BatchIdRefSchema,
   })
-  .meta({ id: 'ExportLine', description: 'one line of application/x-ndjson; lines are in seq order' });
+  .meta({
+    id: 'ExportLine',
+    description:
+      'one line of application/x-ndjson; lines are in seq order. A `message` line appends again as it was appended: its role, content, name, metadata, usage and pin',
+  });
 export type ExportLine = z.infer<typeof ExportLineSchema>;
 
 export const SearchQuerySchema = z.object({

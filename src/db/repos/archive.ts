@@ -29,6 +29,17 @@ export interface OriginalRow {
   reason: Exclude<ArchiveReason, 'superseded_clip'> | null;
   /** the level-0 batch whose summary covers the seq; null unless summarized */
   batchId: string | null;
+  /** the metadata it was appended with (an importer's fields, the `meta` flag); null when none */
+  metadata: Record<string, unknown> | null;
+  /** the provider usage it was appended with; null when none */
+  usage: MessageUsage | null;
+  /** pinned now: the seq's active message carries the pin (an archived row never does, SPEC §5.6a) */
+  pinned: boolean;
+}
+
+export interface MessageUsage {
+  inputTokens?: number;
+  outputTokens?: number;
 }
 
 type RawOriginal = {
@@ -43,6 +54,9 @@ type RawOriginal = {
   archived: boolean;
   reason: OriginalRow['reason'];
   batch_id: string | null;
+  metadata: Record<string, unknown> | null;
+  usage: MessageUsage | null;
+  pinned: boolean;
 };
 
 const bigints = (values: readonly number[]) => sql`${sql.param(values.map(String))}::bigint[]`;
@@ -50,21 +64,26 @@ const bigints = (values: readonly number[]) => sql`${sql.param(values.map(String
 /**
  * The originals (with their latest archive reason and summarizing batch) of the seqs that
  * `keys` selects as a one-column relation `(seq)`, plus a `clip` column of 0 and the row's
- * primary key in its table (`row_key`); unordered.
+ * primary key in its table (`row_key`), then the original's metadata and usage and whether the
+ * seq's active message is pinned (a masked original's rewritten version may be); unordered.
  */
 function originalsOf(conversationId: string, keys: SQL): SQL {
   return sql`
     select k.seq, o.id, o.role, o.kind, o.content, o.name, o.tokens, to_json(o.created_at) #>> '{}' as created_at,
-           o.archived, latest.reason, case when latest.reason = 'summarized' then latest.batch_id end as batch_id, 0 as clip, o.row_key
+           o.archived, latest.reason, case when latest.reason = 'summarized' then latest.batch_id end as batch_id, 0 as clip, o.row_key,
+           o.metadata, o.usage,
+           exists (select 1 from messages p
+                    where p.conversation_id = ${conversationId} and p.seq = k.seq and p.kind = 'message' and p.pinned) as pinned
       from (${keys}) k
       cross join lateral (
         select * from (
-          (select a.id, a.role, a.kind, a.content, a.name, a.tokens, a.created_at, true as archived, 0 as prio, a.archive_id as row_key
+          (select a.id, a.role, a.kind, a.content, a.name, a.tokens, a.created_at, true as archived, 0 as prio, a.archive_id as row_key,
+                  a.metadata, a.usage
              from archived_messages a
             where a.conversation_id = ${conversationId} and a.seq = k.seq and ${isCandidate('a')}
             order by ${archiveOrder('a')} limit 1)
           union all
-          (select m.id, m.role, m.kind, m.content, m.name, m.tokens, m.created_at, false, 1, m.id
+          (select m.id, m.role, m.kind, m.content, m.name, m.tokens, m.created_at, false, 1, m.id, m.metadata, m.usage
              from messages m
             where m.conversation_id = ${conversationId} and m.seq = k.seq and m.kind = 'message')
         ) candidates order by prio limit 1
@@ -89,6 +108,9 @@ function toOriginal(row: RawOriginal): OriginalRow {
     archived: row.archived,
     reason: row.reason,
     batchId: row.batch_id,
+    metadata: row.metadata,
+    usage: row.usage,
+    pinned: row.pinned,
   };
 }
 
@@ -106,9 +128,12 @@ export async function listOriginals(
   return rows.map(toOriginal);
 }
 
-/** One row of a history page without its content: an original (`clip` false) or a clip-archive, and its size as JSON text. */
+/**
+ * One row of a history page without its content and metadata (either may be megabytes): an
+ * original (`clip` false) or a clip-archive, and the size of both as JSON text.
+ */
 interface PlannedRow {
-  row: Omit<OriginalRow, 'content'>;
+  row: Omit<OriginalRow, 'content' | 'metadata'>;
   clip: boolean;
   /** where the content is: `archived_messages.archive_id` when archived, else `messages.id` */
   rowKey: string;
@@ -119,7 +144,7 @@ interface PlannedRow {
 function clipsWhere(conversationId: string, where: SQL): SQL {
   return sql`
     select m.seq, m.id, m.role, m.kind, m.content, m.name, m.tokens, to_json(m.created_at) #>> '{}',
-           false, null, null, 1, m.id
+           false, null, null, 1, m.id, m.metadata, m.usage, m.pinned
       from messages m
      where m.conversation_id = ${conversationId} and m.kind = 'clip_archive' and ${where}`;
 }
@@ -150,37 +175,38 @@ async function planHistoryPage(
     sql`${params.includeClipArchive} and m.seq > ${after}
        and (m.seq <= (select max(seq) from page_keys) or (select count(*) from page_keys) < ${limit})`,
   );
-  const rows = await db.execute<Omit<RawOriginal, 'content'> & { clip: number; row_key: string; bytes: number }>(sql`
+  const rows = await db.execute<Omit<RawOriginal, 'content' | 'metadata'> & { clip: number; row_key: string; bytes: number }>(sql`
     with page_keys as (${keys})
-    select seq, id, role, kind, name, tokens, created_at, archived, reason, batch_id, clip, row_key, octet_length(content::text) as bytes
+    select seq, id, role, kind, name, tokens, created_at, archived, reason, batch_id, clip, row_key, usage, pinned,
+           octet_length(content::text) + coalesce(octet_length(metadata::text), 0) as bytes
       from (${originalsOf(conversationId, sql`select seq from page_keys`)} union all ${clips}) page
      order by seq, clip`);
   return rows.map(({ clip, row_key, bytes, ...raw }) => {
-    const { content: _none, ...row } = toOriginal({ ...raw, content: [] });
+    const { content: _none, metadata: _later, ...row } = toOriginal({ ...raw, content: [], metadata: null });
     return { row, clip: clip === 1, rowKey: row_key, bytes: Number(bytes) };
   });
 }
 
 /**
- * The contents of a slice of a page, by primary key. A row that changed since the plan (a
+ * The contents (and metadata) of a slice of a page, by primary key. A row that changed since the plan (a
  * compaction archived or rewrote it, a revert restored it) is not found here and is read
  * again by seq, where it is now, so every seq still appears exactly once, as appended.
  */
 async function historySlice(db: DbOrTx, conversationId: string, slice: readonly PlannedRow[]): Promise<OriginalRow[]> {
   const archivedKeys = slice.filter((p) => p.row.archived).map((p) => p.rowKey);
   const activeKeys = slice.filter((p) => !p.row.archived).map((p) => p.rowKey);
-  const found = await db.execute<{ key: string; content: Block[] }>(sql`
-    select a.archive_id::text as key, a.content from archived_messages a where a.archive_id = any(${sql.param(archivedKeys)}::uuid[])
+  const found = await db.execute<{ key: string; content: Block[]; metadata: Record<string, unknown> | null }>(sql`
+    select a.archive_id::text as key, a.content, a.metadata from archived_messages a where a.archive_id = any(${sql.param(archivedKeys)}::uuid[])
     union all
-    select m.id::text, m.content from messages m
+    select m.id::text, m.content, m.metadata from messages m
      where m.id = any(${sql.param(activeKeys)}::uuid[])
        and not exists (select 1 from archived_messages a where a.conversation_id = m.conversation_id and a.seq = m.seq and ${isCandidate('a')})`);
-  const contents = new Map(found.map((row) => [row.key, row.content]));
+  const contents = new Map(found.map((row) => [row.key, row]));
   const moved = slice.filter((p) => !contents.has(p.rowKey));
   const reread = moved.length === 0 ? [] : await rereadBySeq(db, conversationId, moved);
   const rows = slice.flatMap((p) => {
-    const content = contents.get(p.rowKey);
-    return content === undefined ? [] : [{ ...p.row, content, clip: p.clip }];
+    const stored = contents.get(p.rowKey);
+    return stored === undefined ? [] : [{ ...p.row, content: stored.content, metadata: stored.metadata, clip: p.clip }];
   });
   return [...rows, ...reread].sort((x, y) => x.seq - y.seq || Number(x.clip) - Number(y.clip)).map(({ clip: _clip, ...row }) => row);
 }

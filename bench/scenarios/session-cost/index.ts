@@ -4,6 +4,7 @@ import { startLlmSim } from '../../../src/llm-sim/server.js';
 import type { BenchContext } from '../../lib/context.js';
 import { LONG_SESSIONS } from '../../lib/conversations.js';
 import { emptyScenario, type ScenarioResult } from '../../lib/result.js';
+import { BENCH_LLM_ENV } from '../../lib/services.js';
 import { SESSION_COST_ID } from '../../report/session-cost-svg.js';
 import { AGENT_MODEL, AGENT_SYSTEM_PROMPT, createAgent } from './agent.js';
 import { type ArmRun, ARMS, type ArmSpec, notMeasured, type ReplayEnv, type SessionLimits } from './arm.js';
@@ -159,10 +160,12 @@ function setupOf(options: SessionCostOptions, sessions: readonly SessionRuns[]):
     sessions: `${sessions.map((s) => `${s.session} (window ${s.windowTokens}, trigger ${s.triggerTokens} tokens)`).join('; ')}${options.maxMessages ? `; quick: the first ${options.maxMessages} messages only` : '; whole sessions, past Claude Code’s own compaction (its summary message left out)'}`,
     agent: `one call per assistant turn (a run of assistant messages) through the official Anthropic SDK, model ${AGENT_MODEL} ($${prices?.input}/M input, $${prices?.cacheRead}/M cache read, $${prices?.cacheWrite}/M cache write, $${prices?.output}/M output), the whole context each time with one cache_control breakpoint on the last message; max_tokens = the real turn's length`,
     window:
-      'Claude’s 200k converted to the sim’s tokens per session: 200k × (the sim’s count of the history at Claude Code’s real compaction / Claude Code’s preTokens there)',
-    compactd: `the append API as a platform uses it: new messages and the last call's input tokens each turn, GET /context before each call; auto trigger at its default (${DEFAULT_POLICY.triggerRatio} of the window); summarizer ${process.env['COMPACTD_SUMMARIZER'] ?? 'anthropic:claude-haiku-4-5'}`,
+      options.maxMessages === undefined
+        ? 'Claude’s 200k converted to the sim’s tokens per session: 200k × (the sim’s count of the history at Claude Code’s real compaction / Claude Code’s preTokens there)'
+        : `${QUICK_WINDOW_SHARE} of the truncated session’s tokens (the sim’s count), so the replay reaches it`,
+    compactd: `the append API as a platform uses it: new messages and the last call's input tokens each turn, GET /context before each call; auto trigger at its default (${DEFAULT_POLICY.triggerRatio} of the window); summarizer ${BENCH_LLM_ENV.COMPACTD_SUMMARIZER}`,
     'single call':
-      'at the same trigger the agent sends its whole history again plus Claude Code’s own summarization instruction (from the session’s compaction request), max_tokens = the length of Claude Code’s real summary of that session, and continues from one user message holding the answer',
+      'the agent sends its whole history again plus Claude Code’s own summarization instruction (from the session’s compaction request), max_tokens = the length of Claude Code’s real summary, and continues from one user message: at Claude Code’s real compaction point holding Claude Code’s real summary; elsewhere (past it, or a truncated session) at compactd’s trigger holding the sim’s answer',
     wait: 'wall time the agent blocked at a compaction: compactd’s only when the context it would send was over the window; the single call always',
     'probe score':
       'eval/probes over the session so far, answered by the context the agent sent first after the compaction (the cut: the first cut context)',

@@ -4,13 +4,14 @@ import { fileURLToPath } from 'node:url';
 
 import { realTranscriptsDir } from '../src/app/cli/shared-data.js';
 import type { NormalizedMessage } from '../src/compaction/types.js';
-import { findCompactBoundary, importTranscript } from '../src/importers/index.js';
+import { findCompactBoundary, type ImportedConversation, importTranscript } from '../src/importers/index.js';
+import { type EvalHalf, splitHalves } from './split.js';
 
 /**
  * The eval's cases, read from the shared real transcripts beside the repository (never
  * copied into it): the long Claude Code sessions up to their compaction boundary, with
  * Claude Code's own summary of that span as the peer; the mini-swe-agent trajectories; the
- * longest τ-bench conversations.
+ * longest τ-bench conversations. Each case is in the development or the held-out half (split.ts).
  */
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -35,6 +36,8 @@ export interface EvalCase {
   peer: PeerSummary | null;
   /** the session's working directory, when the transcript says it (the probes read relative paths against it) */
   cwd: string | null;
+  /** the half of the corpus the case is in (split.ts): tuned on, or held out */
+  half: EvalHalf;
 }
 
 /** SWE-bench runs its agents in the repository checked out at /testbed. */
@@ -64,7 +67,14 @@ function rawPath(dataDir: string, relative: string): string {
   return file;
 }
 
-function claudeCodeCase(dataDir: string, session: string): EvalCase {
+/** A case as read, before the split gives it its half. */
+type ReadCase = Omit<EvalCase, 'half'>;
+
+const claudeCodeId = (session: string) => `cc-${session.slice(0, 8)}`;
+const sweId = (instance: string) => `swe-${instance}`;
+const tauId = (conversationId: string) => `tau-${conversationId}`;
+
+function claudeCodeCase(dataDir: string, session: string): ReadCase {
   const source = `spotter-claude-code/${session}.jsonl`;
   const text = readFileSync(rawPath(dataDir, source), 'utf8');
   const boundary = findCompactBoundary(text);
@@ -72,7 +82,7 @@ function claudeCodeCase(dataDir: string, session: string): EvalCase {
   const [conversation] = importTranscript(text, { format: 'claude-code', compactBoundary: 'stop' }).conversations;
   if (!conversation) throw new Error(`${source} imported no conversation`);
   return {
-    id: `cc-${session.slice(0, 8)}`,
+    id: claudeCodeId(session),
     collection: 'claude-code',
     source,
     messages: conversation.messages,
@@ -81,46 +91,67 @@ function claudeCodeCase(dataDir: string, session: string): EvalCase {
   };
 }
 
-function sweCases(dataDir: string, only: string | null): EvalCase[] {
+/** Every SWE-bench instance of the mini-swe-agent collection, by name. */
+function sweInstances(dataDir: string): string[] {
   const dir = path.join(dataDir, 'raw/mini-swe-agent-gemini3pro-swebench');
-  const instances = readdirSync(dir, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && (only === null || e.name === only))
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
     .map((e) => e.name)
     .sort();
-  return instances.map((instance) => {
-    const source = `mini-swe-agent-gemini3pro-swebench/${instance}/${instance}.traj.json`;
-    const [conversation] = importTranscript(readFileSync(rawPath(dataDir, source), 'utf8'), { format: 'mini-swe-agent' }).conversations;
-    if (!conversation) throw new Error(`${source} imported no conversation`);
-    return { id: `swe-${instance}`, collection: 'mini-swe-agent', source, messages: conversation.messages, peer: null, cwd: SWE_BENCH_CWD };
-  });
 }
 
-/** The τ-bench conversations with the most content (characters of all blocks), longest first. */
-function tauCases(dataDir: string, count: number): EvalCase[] {
+function sweCase(dataDir: string, instance: string): ReadCase {
+  const source = `mini-swe-agent-gemini3pro-swebench/${instance}/${instance}.traj.json`;
+  const [conversation] = importTranscript(readFileSync(rawPath(dataDir, source), 'utf8'), { format: 'mini-swe-agent' }).conversations;
+  if (!conversation) throw new Error(`${source} imported no conversation`);
+  return { id: sweId(instance), collection: 'mini-swe-agent', source, messages: conversation.messages, peer: null, cwd: SWE_BENCH_CWD };
+}
+
+/** The τ-bench conversations of a full run: those with the most content (characters of all blocks), longest first. */
+function longestTau(dataDir: string): ImportedConversation[] {
   const { conversations } = importTranscript(readFileSync(rawPath(dataDir, TAU_FILE), 'utf8'), { format: 'tau-bench' });
   const size = (messages: readonly NormalizedMessage[]) => JSON.stringify(messages.map((m) => m.content)).length;
   return conversations
     .map((c) => ({ c, size: size(c.messages) }))
     .sort((a, b) => b.size - a.size || a.c.id.localeCompare(b.c.id))
-    .slice(0, count)
-    .map(({ c }) => ({
-      id: `tau-${c.id}`,
-      collection: 'tau-bench',
-      source: `${TAU_FILE}#${c.id}`,
-      messages: c.messages,
-      peer: null,
-      cwd: null,
-    }));
+    .slice(0, TAU_LONGEST)
+    .map(({ c }) => c);
 }
 
-/** All cases of a run; `quick` takes one of each kind (one session, one trajectory, two τ-bench conversations). */
+function tauCase(conversation: ImportedConversation): ReadCase {
+  return {
+    id: tauId(conversation.id),
+    collection: 'tau-bench',
+    source: `${TAU_FILE}#${conversation.id}`,
+    messages: conversation.messages,
+    peer: null,
+    cwd: null,
+  };
+}
+
+/**
+ * All cases of a run, each with its half; `quick` takes one of each kind (one session, one
+ * trajectory, two τ-bench conversations). The halves are split over each collection's cases of
+ * a full run, so a quick run's cases keep theirs.
+ */
 export function loadCorpus(options: { dataDir?: string; quick?: boolean } = {}): EvalCase[] {
   const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
   const quick = options.quick === true;
-  const sessions = quick ? [QUICK_SESSION] : CLAUDE_CODE_SESSIONS;
-  return [
-    ...sessions.map((s) => claudeCodeCase(dataDir, s)),
-    ...sweCases(dataDir, quick ? QUICK_SWE : null),
-    ...tauCases(dataDir, quick ? QUICK_TAU : TAU_LONGEST),
+  const instances = sweInstances(dataDir);
+  const tau = longestTau(dataDir);
+  const halves = new Map([
+    ...splitHalves(CLAUDE_CODE_SESSIONS.map(claudeCodeId)),
+    ...splitHalves(instances.map(sweId)),
+    ...splitHalves(tau.map((c) => tauId(c.id))),
+  ]);
+  const cases: ReadCase[] = [
+    ...(quick ? [QUICK_SESSION] : CLAUDE_CODE_SESSIONS).map((s) => claudeCodeCase(dataDir, s)),
+    ...(quick ? instances.filter((i) => i === QUICK_SWE) : instances).map((i) => sweCase(dataDir, i)),
+    ...tau.slice(0, quick ? QUICK_TAU : TAU_LONGEST).map(tauCase),
   ];
+  return cases.map((c) => {
+    const half = halves.get(c.id);
+    if (half === undefined) throw new Error(`${c.id} is in no half of the split`);
+    return { ...c, half };
+  });
 }

@@ -2,15 +2,18 @@ import { DEFAULT_POLICY } from '../src/config/policy.js';
 import { KEY_WORD_SHARE, WINDOW_LINES } from './instructions.js';
 import type { ProbeMeasures } from './measure.js';
 import { IDENTIFIER_KINDS } from './metrics.js';
+import { MAX_RECENT_COMMANDS } from './probes/recent.js';
 import { code, covered, int, pct, retention, table } from './report-format.js';
 import type { EvalResults } from './run.js';
 import type { CaseReport, MeasureRow } from './run-case.js';
+import type { EvalHalf } from './split.js';
 import {
   aggregateByVariant,
   clipArchiveBudget,
   CONTINUATION_GOAL,
   continuationGoals,
   GOAL,
+  halfFigures,
   type Measured,
   measured,
   meetsGoal,
@@ -76,6 +79,7 @@ function setup(results: EvalResults): string {
     '',
     `* **Claude Code sessions**: the four long sessions of \`spotter-claude-code\`, imported up to Claude Code's own \`compact_boundary\` (\`compactBoundary: 'stop'\`). The peer row is the summary Claude Code wrote at that boundary for exactly that span; its context after compaction is that summary alone.`,
     '* **mini-swe-agent**: the eight SWE-bench trajectories; **τ-bench**: the ten airline conversations with the most content. No peer summary exists for them.',
+    '* **Two halves** (`eval/split.ts`): within each collection, the cases are ordered by the SHA-256 of their id; the first half (rounded up) is the development half, the rest is held out. Each case names its half below.',
     "* Each case is appended to a fresh conversation of the real service (API, queue, workers, Postgres, Redis, in-process) and compacted through `POST /v1/conversations/:id/compactions`: `strategy: reset` (everything summarized, like Claude Code), `strategy: auto` with the default target (`target.ratio` 0.5, what the auto trigger uses: Tier 1–2 first, summaries only if needed), `strategy: summarize` (the recent tail of 12 messages kept), and on Claude Code sessions a reset sized like Claude Code's summary (policy `maxLiveBatches: 2`, `summaryMaxTokens` = half of its tokens).",
     "* The conversation's context limit is set so the history sits exactly at the auto trigger (`contextLimit = tokens / 0.8`), as Claude Code's did when it compacted.",
     `* ${provider}`,
@@ -85,7 +89,7 @@ function setup(results: EvalResults): string {
     '',
     '## Measures',
     '',
-    "* **Continuation probes** (`eval/probes/`, the eval's own reading of the raw transcript, independent of the service's extractors), derived from the span each compaction archived (the case's messages up to the last one that left the active history; for Claude Code's summary, the whole session up to its boundary; for LangChain, the default reset's span): each file the span changed with its action (answered when a line of the context names it — path, cwd-relative path or unambiguous file name — with the action word or a synonym on, next to or in the heading above that line); the last ≤ 5 error lines and ≤ 3 failing commands, verbatim (whitespace aside; a long line by its first 100 characters); the user's constraints verbatim and the first sentence of the latest 3 requests; open items of the latest todo list (contained, case and markdown aside). *Probes* is answered / total; every miss is listed in the results JSON (`measures.probes.missed`).",
+    "* **Continuation probes** (`eval/probes/`, the eval's own reading of the raw transcript, independent of the service's extractors), derived from the span each compaction archived (the case's messages up to the last one that left the active history; for Claude Code's summary, the whole session up to its boundary; for LangChain, the default reset's span): each file the span changed with its action (answered when a line of the context names it — path, cwd-relative path or unambiguous file name — with the action word or a synonym on, next to or in the heading above that line); the last ≤ 5 error lines, ≤ 3 failing commands and the last ≤ 5 distinct commands run (however they ended; each named by its first line that is not a comment), verbatim (whitespace aside; a long line by its first 100 characters); the user's constraints verbatim and the first sentence of the latest 3 requests; open items of the latest todo list (contained, case and markdown aside). *Probes* is answered / total; every miss is listed in the results JSON (`measures.probes.missed`).",
     "* **Identifiers of the span**: what compactd's identifier gate extracts (`extractChunkIdentifiers` without its per-chunk cap): error lines, file paths (`path`: said or passed to a tool; `output-path`: only seen in tool output), URLs, ticket ids, tool names, quoted/backticked names, numbers with units; plus, measured by the eval only, `id` (codes mixing letters and digits, ISO dates and e-mail addresses said by the user or agent or passed to a tool, e.g. reservation `NM1VX1`, flight `HAT300`) and `command` (first line of each shell command run, ≤ 160 characters). System messages are not part of the span (never compacted).",
     "* **Retention**: share of those identifiers found verbatim (whitespace aside, case-sensitive) in the context after compaction: clip-archive + kept messages. *Before gate* strips the gate's appended `Identifiers (verbatim…)` lists; *before re-summary* reads every level-0 chunk summary (after its gate) instead of the clip-archive, i.e. what survived before re-summaries collapsed batches; *after gate* is the context the agent gets.",
     `* **Instructions**: sentences of user-typed messages with must / never / always / don't / do not / please; **requests**: every user-typed message (meta turns, tool results, command notices and mini-swe-agent observations excluded). One is covered when the context holds it verbatim, or holds its identifiers and ≥ ${pct(KEY_WORD_SHARE, 0)} of its (up to 8) longest content words within ${WINDOW_LINES} consecutive lines.`,
@@ -100,22 +104,58 @@ function bestOf(runs: ReadonlyArray<{ caseId: string; row: Measured }>): string 
   return `${pct(m.retentionAfterGate.ratio)} (${best.caseId}, ${best.row.label}, ${pct(m.reduction)} reduction)`;
 }
 
+const HALF_TITLES: Readonly<Record<EvalHalf, string>> = { development: 'Development half', 'held-out': 'Held-out half' };
+
+function counted(part: { answered: number; total: number }): string {
+  return part.total === 0 ? 'n/a (none)' : `${pct(part.answered / part.total)} (${part.answered}/${part.total})`;
+}
+
 function continuationGoalSection(cases: readonly CaseReport[]): string {
   const budget = clipArchiveBudget(DEFAULT_POLICY as { clipArchiveMaxTokens?: unknown });
-  const goals = continuationGoals(cases, budget);
-  const checks = goals.flatMap((g) => g.checks);
+  const halves = halfFigures(cases, budget);
   const lines = [
     '## Goal against the results',
     '',
-    `Goals, per case, default policy, \`reset\` (the context after the compaction and the consolidation it started): continuation probe score ≥ ${pct(CONTINUATION_GOAL.probeScore, 0)}; ≥ Claude Code's own summary of the same span + ${CONTINUATION_GOAL.aheadOfPeer * 100} points (capped at 100%) where one exists; clip-archive tokens ≤ ${CONTINUATION_GOAL.peerSizeFactor}× Claude Code's summary tokens; clip-archive tokens ≤ its budget (policy \`clipArchiveMaxTokens\`, ${budget}).`,
+    `Goals, per case, default policy, \`reset\` (the context after the compaction and the consolidation it started): continuation probe score ≥ ${pct(CONTINUATION_GOAL.probeScore, 0)}, the last ${MAX_RECENT_COMMANDS} commands among them ≥ ${pct(CONTINUATION_GOAL.probeScore, 0)}; ≥ Claude Code's own summary of the same span + ${CONTINUATION_GOAL.aheadOfPeer * 100} points (capped at 100%) where one exists; clip-archive tokens ≤ ${CONTINUATION_GOAL.peerSizeFactor}× Claude Code's summary tokens; clip-archive tokens ≤ its budget (policy \`clipArchiveMaxTokens\`, ${budget}).`,
     '',
-    `**${checks.filter((c) => c.met).length} of ${checks.length} goal lines met.**`,
+    `The corpus is split in two halves (\`eval/split.ts\`): within each collection, the cases ordered by the SHA-256 of their id, the first half (rounded up) is the **development** half, the rest is **held out**. Changes are tuned looking at the development half only; the held-out half is reported as measured.`,
     '',
     table(
-      ['case', 'compactd', 'goal', 'met', 'figures'],
-      goals.flatMap((g) => g.checks.map((check) => [g.caseId, g.variant, check.goal, check.met ? 'yes' : '**no**', check.detail])),
+      [
+        'half',
+        'cases',
+        'goal lines met',
+        'probes answered',
+        `last ${MAX_RECENT_COMMANDS} commands answered`,
+        "clip-archive ÷ Claude Code's summary",
+      ],
+      halves.map((h) => [
+        HALF_TITLES[h.half],
+        String(h.caseIds.length),
+        `${h.goalLines.met} of ${h.goalLines.total}`,
+        counted(h.probes),
+        counted(h.recentCommands),
+        h.peerSizeRatio ? `${h.peerSizeRatio.min.toFixed(2)}–${h.peerSizeRatio.max.toFixed(2)}×` : '–',
+      ]),
     ),
   ];
+  for (const half of halves) {
+    const goals = continuationGoals(
+      cases.filter((c) => c.half === half.half),
+      budget,
+    );
+    lines.push(
+      '',
+      `### ${HALF_TITLES[half.half]}: ${half.caseIds.join(', ') || 'no case in this run'}`,
+      '',
+      `**${half.goalLines.met} of ${half.goalLines.total} goal lines met.**`,
+      '',
+      table(
+        ['case', 'compactd', 'goal', 'met', 'figures'],
+        goals.flatMap((g) => g.checks.map((check) => [g.caseId, g.variant, check.goal, check.met ? 'yes' : '**no**', check.detail])),
+      ),
+    );
+  }
   return lines.join('\n');
 }
 
@@ -168,7 +208,7 @@ function claudeCodeSection(cases: readonly CaseReport[]): string {
   const parts = ['## Claude Code sessions', ''];
   for (const c of cases) {
     parts.push(
-      `### ${c.id} (${c.source})`,
+      `### ${c.id} (${HALF_TITLES[c.half].toLowerCase()}; ${c.source})`,
       '',
       `${c.messages} messages, ${int(c.tokensBefore)} tokens before compaction (Claude Code measured ${int(c.peerPreTokens)} with its system prompt and tools); ${c.identifiers.total} identifiers (${kindList(c)}); ${c.instructions} explicit instructions, ${c.requests} requests.`,
       '',
@@ -209,9 +249,9 @@ function perStrategy(title: string, cases: readonly CaseReport[]): string {
     const rows = cases.flatMap((c) =>
       c.rows
         .filter((r) => r.variant === variant)
-        .map((r) => [c.id, int(c.tokensBefore), String(c.identifiers.total), ...rowCells(r).slice(1)]),
+        .map((r) => [c.id, c.half, int(c.tokensBefore), String(c.identifiers.total), ...rowCells(r).slice(1)]),
     );
-    parts.push(`### ${label}`, '', table(['case', 'tokens before', 'identifiers', ...ROW_HEADERS.slice(1)], rows), '');
+    parts.push(`### ${label}`, '', table(['case', 'half', 'tokens before', 'identifiers', ...ROW_HEADERS.slice(1)], rows), '');
   }
   return parts.join('\n');
 }

@@ -12,6 +12,7 @@ import { LANGCHAIN_SETTINGS, langchainSummary } from './langchain.js';
 import { type ContextMeasures, measureContext, type SpanFacts, spanFacts } from './measure.js';
 import { contextText, IDENTIFIER_KINDS, type IdentifierKind } from './metrics.js';
 import { deriveProbes } from './probes/index.js';
+import type { EvalHalf } from './split.js';
 import type { Engine, Variant } from './variants.js';
 
 /** Runs every variant of one case through the service and measures each result and the peer's summary. */
@@ -49,6 +50,8 @@ export interface MeasureRow {
 export interface CaseReport {
   id: string;
   collection: Collection;
+  /** the half of the corpus the case is in (split.ts) */
+  half: EvalHalf;
   source: string;
   messages: number;
   tokensBefore: number;
@@ -223,6 +226,7 @@ export async function runCase(c: EvalCase, variants: readonly Variant[], stacks:
   return {
     id: c.id,
     collection: c.collection,
+    half: c.half,
     source: c.source,
     messages: c.messages.length,
     tokensBefore,

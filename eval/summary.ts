@@ -1,6 +1,8 @@
 import type { ContextMeasures, RetentionSummary } from './measure.js';
 import { IDENTIFIER_KINDS, type IdentifierKind } from './metrics.js';
+import { MAX_RECENT_COMMANDS } from './probes/recent.js';
 import type { CaseReport, MeasureRow } from './run-case.js';
+import { EVAL_HALVES, type EvalHalf } from './split.js';
 
 /** Aggregates and the goal check of a run, shared by the report (pure functions over the results). */
 
@@ -153,6 +155,10 @@ export function clipArchiveBudget(policy: { clipArchiveMaxTokens?: unknown }): n
 /** The default-policy compactions the goals are checked on: a reset, whatever the engine. */
 const GOAL_VARIANT = /^reset-(local|llm-sim|provider)$/;
 
+function goalRows(c: CaseReport): Measured[] {
+  return measured(c.rows).filter((r) => r.system === 'compactd' && GOAL_VARIANT.test(r.variant));
+}
+
 export interface GoalCheck {
   goal: string;
   met: boolean;
@@ -198,6 +204,14 @@ export function continuationGoals(cases: readonly CaseReport[], budget: number):
             });
           }
         }
+        const recent = m.probes?.byKind['recent-command'];
+        if (recent !== undefined && recent.total > 0) {
+          checks.push({
+            goal: `last ${MAX_RECENT_COMMANDS} commands ≥ ${pctText(CONTINUATION_GOAL.probeScore)}`,
+            met: recent.answered / recent.total >= CONTINUATION_GOAL.probeScore,
+            detail: `${pctText(recent.answered / recent.total)} (${recent.answered}/${recent.total})`,
+          });
+        }
         if (peer) {
           const limit = CONTINUATION_GOAL.peerSizeFactor * peer.measures.summaryTokens;
           checks.push({
@@ -213,5 +227,40 @@ export function continuationGoals(cases: readonly CaseReport[], budget: number):
         });
         return { caseId: c.id, variant: r.variant, label: r.label, checks };
       });
+  });
+}
+
+export interface HalfFigures {
+  half: EvalHalf;
+  caseIds: string[];
+  goalLines: { met: number; total: number };
+  /** continuation probes of the default-policy reset rows, pooled */
+  probes: { answered: number; total: number };
+  /** the last-commands probes among them */
+  recentCommands: { answered: number; total: number };
+  /** clip-archive tokens ÷ Claude Code's summary tokens, over the rows of cases that have one */
+  peerSizeRatio: { min: number; max: number } | null;
+}
+
+/** The goal figures of each half of the corpus (split.ts), over the default-policy reset rows. */
+export function halfFigures(cases: readonly CaseReport[], budget: number): HalfFigures[] {
+  return EVAL_HALVES.map((half) => {
+    const inHalf = cases.filter((c) => c.half === half);
+    const checks = continuationGoals(inHalf, budget).flatMap((g) => g.checks);
+    const rows = inHalf.flatMap(goalRows);
+    const probes = rows.flatMap((r) => (r.measures.probes ? [r.measures.probes] : []));
+    const recent = probes.flatMap((p) => (p.byKind['recent-command'] ? [p.byKind['recent-command']] : []));
+    const ratios = inHalf.flatMap((c) => {
+      const peer = measured(c.rows).find((r) => r.engine === 'peer');
+      return peer && peer.measures.summaryTokens > 0 ? goalRows(c).map((r) => r.measures.summaryTokens / peer.measures.summaryTokens) : [];
+    });
+    return {
+      half,
+      caseIds: inHalf.map((c) => c.id),
+      goalLines: { met: checks.filter((c) => c.met).length, total: checks.length },
+      probes: { answered: sum(probes, (p) => p.answered), total: sum(probes, (p) => p.total) },
+      recentCommands: { answered: sum(recent, (p) => p.answered), total: sum(recent, (p) => p.total) },
+      peerSizeRatio: ratios.length === 0 ? null : { min: Math.min(...ratios), max: Math.max(...ratios) },
+    };
   });
 }

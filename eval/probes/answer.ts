@@ -83,6 +83,7 @@ export function isAnswered(probe: Probe, context: PreparedContext): boolean {
       return fileAnswered(probe, context);
     case 'error':
     case 'command':
+    case 'recent-command':
       return context.verbatim.includes(prefix(squash(probe.text)));
     case 'constraint':
     case 'request':

@@ -1,5 +1,6 @@
 import { lastErrorLines, lastFailedCommands } from './failures.js';
 import { fileChanges } from './files.js';
+import { lastCommands } from './recent.js';
 import type { FileAction } from './shell.js';
 import { type ProbeMessage, transcriptSteps } from './steps.js';
 import { openTasks } from './tasks.js';
@@ -10,9 +11,10 @@ import { latestRequests, userConstraints } from './user.js';
  * on where the span left off. Each is answered from the context alone or not.
  */
 
-export type ProbeKind = 'file' | 'error' | 'command' | 'constraint' | 'request' | 'task';
+/** `command`: a failing command; `recent-command`: one of the last commands run, however it ended. */
+export type ProbeKind = 'file' | 'error' | 'command' | 'recent-command' | 'constraint' | 'request' | 'task';
 
-export const PROBE_KINDS: readonly ProbeKind[] = ['file', 'error', 'command', 'constraint', 'request', 'task'];
+export const PROBE_KINDS: readonly ProbeKind[] = ['file', 'error', 'command', 'recent-command', 'constraint', 'request', 'task'];
 
 export type Probe =
   | {
@@ -53,7 +55,7 @@ function fileNames(path: string, cwd: string | null | undefined, ambiguous: Read
   return [...names].filter((n) => n.length > 0);
 }
 
-/** Every probe of a span, by kind: files, errors, commands, constraints, requests, tasks. */
+/** Every probe of a span, by kind: files, errors, failing commands, the last commands, constraints, requests, tasks. */
 export function deriveProbes(messages: readonly ProbeMessage[], context: SpanContext = {}): Probe[] {
   const span = messages.filter((m) => m.role !== 'system');
   const steps = transcriptSteps(span);
@@ -65,6 +67,7 @@ export function deriveProbes(messages: readonly ProbeMessage[], context: SpanCon
     ...files.map((f): Probe => ({ kind: 'file', text: f.path, action: f.action, names: fileNames(f.path, context.cwd, ambiguous, f.to) })),
     ...lastErrorLines(steps).map((text): Probe => ({ kind: 'error', text })),
     ...lastFailedCommands(steps).map((text): Probe => ({ kind: 'command', text })),
+    ...lastCommands(steps).map((text): Probe => ({ kind: 'recent-command', text })),
     ...userConstraints(span).map((text): Probe => ({ kind: 'constraint', text })),
     ...latestRequests(span).map((text): Probe => ({ kind: 'request', text })),
     ...openTasks(steps).map((text): Probe => ({ kind: 'task', text })),

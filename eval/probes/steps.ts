@@ -75,6 +75,22 @@ function stepResult(text: string, flagged: boolean): StepResult {
   return { text, failed: flagged || (exitCode !== null && exitCode !== 0) || TOOL_ERROR.test(text), exitCode };
 }
 
+// Claude Code's shell mode: `!cmd` is written as a user turn `<bash-input>cmd</bash-input>` (entities for
+// `<`, `>`, `&`), its output as `<bash-stdout>…</bash-stdout><bash-stderr>…</bash-stderr>` in the same
+// turn or the next (a failure ends stderr with `Exit code N`)
+const SHELL_MODE_INPUT = /^\s*<bash-input>([\s\S]*?)<\/bash-input>/;
+const SHELL_MODE_OUTPUT = /<bash-std(?:out|err)>/;
+
+function shellModeStep(message: ProbeMessage, next: ProbeMessage | undefined, messageIndex: number): Step | null {
+  const text = messageText(message);
+  const input = SHELL_MODE_INPUT.exec(text)?.[1];
+  if (input === undefined || input.trim().length === 0) return null;
+  const command = input.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  const nextText = next?.role === 'user' ? messageText(next) : '';
+  const output = SHELL_MODE_OUTPUT.test(text) ? text : SHELL_MODE_OUTPUT.test(nextText) ? nextText : null;
+  return { messageIndex, tool: 'bash-input', input: { command }, command, result: output === null ? null : stepResult(output, false) };
+}
+
 /** Every step of a transcript in order, each paired with its result when the transcript has one. */
 export function transcriptSteps(messages: readonly ProbeMessage[]): Step[] {
   const steps: Step[] = [];
@@ -106,6 +122,10 @@ export function transcriptSteps(messages: readonly ProbeMessage[]): Step[] {
       const text = messageText(message);
       if (RETURN_CODE.test(text) || TOOL_ERROR.test(text)) pendingProse.result = stepResult(text, false);
       pendingProse = null;
+    }
+    if (message.role === 'user') {
+      const shell = shellModeStep(message, messages[messageIndex + 1], messageIndex);
+      if (shell) steps.push(shell);
     }
   });
   return steps;

@@ -64,6 +64,13 @@ describe('deriveProbes', () => {
     expect(byKind(probes, 'command').map((p) => p.text)).toEqual(['npm test -- login']);
   });
 
+  it('asks for the last commands run, however they ended, oldest first', () => {
+    expect(byKind(probes, 'recent-command').map((p) => p.text)).toEqual([
+      'npm test -- login',
+      'rm old/legacy.ts && git mv src/a.ts src/b.ts',
+    ]);
+  });
+
   it('keeps the user constraints verbatim, the latest requests and the open tasks', () => {
     expect(byKind(probes, 'constraint').map((p) => p.text)).toEqual([
       'Never commit directly to main.',
@@ -94,6 +101,8 @@ describe('deriveProbes', () => {
       'file:tests/test_x.py:created',
       'error:ValueError: bad value',
       "command:sed -i 's/a/b/' src/x.py && python repro.py",
+      "recent-command:sed -i 's/a/b/' src/x.py && python repro.py",
+      "recent-command:cat <<'EOF' > tests/test_x.py",
     ]);
   });
 });
@@ -152,6 +161,7 @@ describe('scoreProbes', () => {
     const context = [
       "TypeError: Cannot read properties\n  of undefined (reading 'user')",
       '`npm test -- login` failed',
+      '`rm old/legacy.ts && git mv src/a.ts src/b.ts` ran',
       'User: **never commit directly to main.** Please make sure the error message stays readable.',
       'Add input validation to the login handler.',
     ].join('\n');

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
 
 import type { ContextMeasures } from '../../../eval/measure.js';
+import { renderReport } from '../../../eval/report.js';
 import type { CaseReport, MeasureRow } from '../../../eval/run-case.js';
 import {
   aggregateByVariant,
   clipArchiveBudget,
   comparableSize,
   continuationGoals,
+  halfFigures,
   meetsGoal,
   peerComparisons,
   pool,
@@ -43,6 +45,7 @@ const row = (variant: string, m: ContextMeasures | null, engine: MeasureRow['eng
 const caseOf = (id: string, rows: MeasureRow[]): CaseReport => ({
   id,
   collection: 'claude-code',
+  half: 'development',
   source: `${id}.jsonl`,
   messages: 10,
   tokensBefore: 10_000,
@@ -138,5 +141,68 @@ describe('continuationGoals', () => {
     expect(continuationGoals([c], 3500)[0]!.checks.every((check) => check.met)).toBe(true);
     expect(clipArchiveBudget({})).toBe(3500);
     expect(clipArchiveBudget({ clipArchiveMaxTokens: 2000 })).toBe(2000);
+  });
+});
+
+describe('the halves in the goal section', () => {
+  const withRecent = (answered: number, total: number, recent: number, summaryTokens: number): ContextMeasures => ({
+    ...measures(100, 100, 0.9, summaryTokens),
+    probes: {
+      answered,
+      total,
+      score: answered / total,
+      byKind: { 'recent-command': { answered: recent, total: 5 } },
+      missed: [],
+      spanMessages: 10,
+    },
+  });
+  const cases: CaseReport[] = [
+    caseOf('cc-dev', [row('peer', withRecent(5, 10, 1, 4000), 'peer'), row('reset-local', withRecent(10, 10, 5, 2000))]),
+    {
+      ...caseOf('cc-held', [row('peer', withRecent(5, 10, 2, 2000), 'peer'), row('reset-local', withRecent(9, 10, 4, 1000))]),
+      half: 'held-out',
+    },
+  ];
+
+  it('checks the last five commands of each reset on their own line', () => {
+    const held = continuationGoals([cases[1]!], 3500)[0]!;
+    expect(held.checks.find((c) => c.goal.startsWith('last 5 commands'))).toMatchObject({ met: false, detail: '80.0% (4/5)' });
+  });
+
+  it('reports each half apart: its cases, goal lines, probes, last commands and size against the peer', () => {
+    const [development, heldOut] = halfFigures(cases, 3500);
+    expect(development).toEqual({
+      half: 'development',
+      caseIds: ['cc-dev'],
+      goalLines: { met: 5, total: 5 },
+      probes: { answered: 10, total: 10 },
+      recentCommands: { answered: 5, total: 5 },
+      peerSizeRatio: { min: 0.5, max: 0.5 },
+    });
+    expect(heldOut).toMatchObject({
+      half: 'held-out',
+      caseIds: ['cc-held'],
+      goalLines: { met: 3, total: 5 },
+      recentCommands: { answered: 4, total: 5 },
+    });
+  });
+
+  it('renders both halves in EVAL.md, each with its own goal table', () => {
+    const results = {
+      version: 1,
+      date: '2026-11-28T00:00:00.000Z',
+      commit: null,
+      quick: false,
+      provider: null,
+      sim: null,
+      langchain: null,
+      durationMs: 1000,
+      cases,
+    } as const;
+    const report = renderReport({ ...results, cases: [...cases] }, { analysis: null, resultsFile: 'eval/results/x.json' });
+    expect(report).toContain('### Development half: cc-dev\n\n**5 of 5 goal lines met.**');
+    expect(report).toContain('### Held-out half: cc-held\n\n**3 of 5 goal lines met.**');
+    expect(report).toContain('| cc-held | reset-local | last 5 commands ≥ 95.0% | **no** | 80.0% (4/5) |');
+    expect(report).toContain('| Held-out half | 1 | 3 of 5 | 90.0% (9/10) | 80.0% (4/5) | 0.50–0.50× |');
   });
 });

@@ -80,6 +80,7 @@ export async function handleCompletion(
     requestedTokens: requestedLengthTokens(request.messages[request.messages.length - 1]?.content ?? ''),
     overrun: false,
     concurrencyAtStart: state.inFlight,
+    stop: null,
     fault: null,
     status: 0,
     outcome: 'pending',
@@ -126,6 +127,8 @@ async function answerCall(
 
   const { answer, written } = buildAnswer(state, request, record, fault, deps, context);
   record.usage = billedUsage(answer);
+  record.stop = answer.stop;
+  record.answerText = answer.text;
   record.outputTokens = record.usage.output;
   // the cached prefix is not prefilled again; what this call writes is readable from its first token
   const timing = plannedTiming(settings.profile, record.inputTokens - record.usage.cacheRead, record.outputTokens);
@@ -392,7 +395,14 @@ function writeAnswer(
   // max_tokens stops it there as providers do.
   const asked = record.requestedTokens ?? request.maxTokens;
   const length = Math.min(asked, Math.max(MIN_OUTPUT_TOKENS, Math.round(record.inputTokens * settings.outputRatio)));
-  const target = record.overrun ? Math.round(length * settings.overrun.factor) : length;
+  // A model told to keep every path, error and name that lists all it sees (a profile that
+  // `listsEverything`) writes on until max_tokens stops it, whatever length it was asked for.
+  const target =
+    settings.profile.listsEverything === true
+      ? Number.POSITIVE_INFINITY
+      : record.overrun
+        ? Math.round(length * settings.overrun.factor)
+        : length;
   let text = '';
   let stop: SimAnswer['stop'] = 'end';
   if (fault !== 'empty') {

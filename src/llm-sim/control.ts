@@ -6,7 +6,7 @@ import { advanceClock, configure, describeSettings, resetState, simNow, type Sim
 /**
  * Control endpoints of llm-sim, for tests and the bench in other processes:
  *   GET  /_sim/health            → {ok: true}
- *   GET  /_sim/calls[?since=ID]  → {calls: [...], inFlight} (bodies and request headers with ?bodies=1);
+ *   GET  /_sim/calls[?since=ID]  → {calls: [...], inFlight} (bodies, request headers and answer texts with ?bodies=1);
  *                                  each call has `endpoint`, `usage: {input, cacheRead, cacheWrite, output}`
  *                                  (billed, input = uncached) and `compaction` (the kind, or null)
  *   GET  /_sim/config            → current settings
@@ -37,7 +37,7 @@ export async function handleControl(
         .filter((call) => call.id > since)
         .map((call) => {
           if (withBodies) return call;
-          const { body: _body, headers: _headers, ...rest } = call;
+          const { body: _body, headers: _headers, answerText: _answerText, ...rest } = call;
           return rest;
         });
       return sendJson(res, 200, { calls, inFlight: state.inFlight });

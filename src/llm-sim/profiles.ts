@@ -12,6 +12,12 @@ export interface LatencyProfile {
   outputTokensPerSecond: number;
   /** `fixed:<ms>`: every answer takes exactly this long, whatever its size */
   fixedMs?: number;
+  /**
+   * Answers list every identifier and sentence they see, whatever length the directive asks
+   * for, until max_tokens stops them (`stop_reason: max_tokens`): an instruction-following
+   * model told to keep every path, error and quoted name, on a source richer than its cap.
+   */
+  listsEverything?: boolean;
 }
 
 export const PROFILES: Readonly<Record<string, LatencyProfile>> = {
@@ -22,11 +28,19 @@ export const PROFILES: Readonly<Record<string, LatencyProfile>> = {
   mini: { name: 'mini', firstTokenMs: 450, prefillTokensPerSecond: 40_000, outputTokensPerSecond: 85 },
   /** Gemini Flash-like: quick to start, fast to write */
   flash: { name: 'flash', firstTokenMs: 350, prefillTokensPerSecond: 80_000, outputTokensPerSecond: 180 },
+  /** Haiku's pace, answers that list everything they see and fill their cap */
+  'list-everything': {
+    name: 'list-everything',
+    firstTokenMs: 600,
+    prefillTokensPerSecond: 30_000,
+    outputTokensPerSecond: 70,
+    listsEverything: true,
+  },
 };
 
 export const PROFILE_NAMES = [...Object.keys(PROFILES), 'fixed:<ms>'];
 
-/** `instant`, `haiku`, `mini`, `flash` or `fixed:<ms>`; throws on anything else. */
+/** `instant`, `haiku`, `mini`, `flash`, `list-everything` or `fixed:<ms>`; throws on anything else. */
 export function parseProfile(spec: string): LatencyProfile {
   const known = PROFILES[spec];
   if (known !== undefined) return known;

@@ -2,7 +2,7 @@ import { type FaultKind, type SimFaults, validateFaults } from './faults.js';
 import { createPrng } from './prng.js';
 import { type LatencyProfile, parseProfile } from './profiles.js';
 import { PromptCacheStore } from './prompt-cache.js';
-import type { SimApi, SimCompactionKind, SimEndpoint } from './types.js';
+import type { SimAnswer, SimApi, SimCompactionKind, SimEndpoint } from './types.js';
 
 /** Mutable state of one llm-sim instance: its configuration, PRNG, in-flight count and call log. */
 
@@ -92,6 +92,10 @@ export interface CallRecord {
   overrun: boolean;
   /** calls in flight when this one started, itself included */
   concurrencyAtStart: number;
+  /** how the answer ended (`length`: stopped at max_tokens), null until it is written */
+  stop: SimAnswer['stop'] | null;
+  /** the answer's text, kept with the body (for the most recent calls only) */
+  answerText?: string;
   fault: FaultKind | null;
   status: number;
   outcome: 'pending' | 'ok' | 'error' | 'disconnected';
@@ -252,6 +256,7 @@ export function recordCall(state: SimState, record: CallRecord): void {
   if (stale !== undefined) {
     delete stale.body;
     delete stale.headers;
+    delete stale.answerText;
   }
 }
 

@@ -1,5 +1,11 @@
 import { outputCap, repairListChars } from '../compaction/plan/index.js';
-import { findMissingIdentifiers, identifiersWithin } from '../compaction/summarize/index.js';
+import {
+  completeCutAnswer,
+  findMissingIdentifiers,
+  identifiersWithin,
+  type SectionName,
+  sectionsCutOff,
+} from '../compaction/summarize/index.js';
 import type { SummarizeRequest } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
 import type { Summarizers } from '../llm/create-summarizer.js';
@@ -7,14 +13,15 @@ import { PaceBook } from '../llm/hedge-timing.js';
 import { costUsd, LOCAL_MODEL, outputLimitFor } from '../llm/models.js';
 import { addUsage, LlmError, type LlmUsage, type ProviderName, type SummarizeOptions, type Summarizer, ZERO_USAGE } from '../llm/port.js';
 import { DEFAULT_RETRY_POLICY, isRetryable, type RetryPolicy } from '../llm/retry.js';
-import { answerWithinCap, type SendAnswer } from './hedged-answer.js';
+import { answerWithinCap, type CappedAnswer, type SendAnswer } from './hedged-answer.js';
 
 /**
  * One summary with the guards of SPEC §5.6a: invalid output is a failure (the adapters
- * reject it); the request asks for the budget's length with a runaway cap above it, an answer
- * cut at that cap is kept when it still holds its sections, and a straggling call gets a
- * hedged second request raced beside it (hedged-answer.ts) — never a second call in series
- * after a slow answer; the identifiers the answer still lacks are counted (under
+ * reject it); the request asks for the budget's length with a cap above what the chunk holds,
+ * an answer cut at that cap is kept (the sections it never reached completed from the same
+ * source by the local extractor, with no call), and a straggling call gets a hedged second
+ * request raced beside it (hedged-answer.ts) — never a second call in series after a slow or
+ * cut answer; the identifiers the answer still lacks are counted (under
  * `identifierRepair: call`, first asked for in a small repair request holding only the
  * draft's gaps) — never appended as a raw list: the state ledger and the archive hold them
  * exactly; a provider that fails for good falls back to the local summarizer when the policy
@@ -33,6 +40,8 @@ export interface GuardedSummary {
   identifiers: { found: number; total: number };
   /** why the local summarizer stood in, when it did */
   fallback: string | null;
+  /** sections of an answer cut at its cap that the local extractor wrote (none when it reached them all) */
+  completedSections: readonly SectionName[];
 }
 
 /** A provider's first answer, memoized before a repair call so a crash never pays for it twice. */
@@ -56,6 +65,13 @@ export interface GuardedSummaryInput {
   buildRepairRequest?(draft: string, missing: readonly string[]): SummarizeRequest;
   /** the length the directive asks for (the chunk's output budget); max_tokens is a cap above it */
   budget: number;
+  /**
+   * The length the cap is sized for when above `budget`: what a chunk's source is worth on its
+   * own (budget.ts chunkOutputBudget), not its share of the clip-archive budget, so a model
+   * that writes more than it was asked is not cut at a few hundred tokens (the consolidation
+   * after the commit brings the clip-archive back within its budget). Default: the budget.
+   */
+  capTarget?: number;
   /** every identifier the summary must hold (what the gate checks; more than the request names) */
   identifiers: readonly string[];
   selection: { provider: ProviderName; model: string };
@@ -137,21 +153,24 @@ export async function summarizeGuarded(input: GuardedSummaryInput): Promise<Guar
   let provider = selection.provider;
   let model = selection.model;
   let fallback: string | null = null;
+  let completedSections: SectionName[] = [];
   try {
     if (!summarizer) throw new LlmError('bad_request', `summarizer provider ${selection.provider} is not configured`);
     const send: SendAnswer = async (request, options) => (await call(summarizer, model, request, options)).text;
-    text = await firstAnswer(input, tally, () =>
-      summarizer.provider === 'local'
-        ? send(input.buildRequest(input.budget), {})
-        : answerWithinCap({
-            budget: input.budget,
-            cap: outputCap(input.budget, outputLimitFor(model)),
-            buildRequest: input.buildRequest,
-            pace: paces.get(summarizer.provider, model),
-            signal,
-            send,
-          }),
-    );
+    text = await firstAnswer(input, tally, async () => {
+      if (summarizer.provider === 'local') return send(input.buildRequest(input.budget), {});
+      const answer = await answerWithinCap({
+        budget: input.budget,
+        cap: outputCap(Math.max(input.budget, input.capTarget ?? 0), outputLimitFor(model)),
+        buildRequest: input.buildRequest,
+        pace: paces.get(summarizer.provider, model),
+        signal,
+        send,
+      });
+      const whole = await completeIfCut(input, answer);
+      completedSections = whole.completed;
+      return whole.text;
+    });
     text = await repairIfAsked(input, text, (request) => call(summarizer, model, request));
   } catch (error) {
     if (input.deferRateLimits && isDeferrable(error, input.retryPolicy)) throw new DeferStep(error.retryAfterMs ?? 0, error);
@@ -174,7 +193,21 @@ export async function summarizeGuarded(input: GuardedSummaryInput): Promise<Guar
     // `found` says how many the answer holds; the rest are in the ledger or one recall away
     identifiers: { found: input.identifiers.length - stillMissing.length, total: input.identifiers.length },
     fallback,
+    completedSections,
   };
+}
+
+/**
+ * An answer cut before its last sections, made whole without another call: the local
+ * extractor summarizes the same request (in-process, milliseconds) and lends the sections the
+ * model never reached; what the model wrote is kept verbatim before them.
+ */
+async function completeIfCut(input: GuardedSummaryInput, answer: CappedAnswer): Promise<{ text: string; completed: SectionName[] }> {
+  if (!answer.cut) return { text: answer.text, completed: [] };
+  // a cut answer that reached every section needs nothing from the extractor
+  if (sectionsCutOff(answer.text).length === 0) return completeCutAnswer(answer.text, '');
+  const local = await input.summarizers.local.summarize(input.buildRequest(input.budget), { model: LOCAL_MODEL, signal: input.signal });
+  return completeCutAnswer(answer.text, local.text);
 }
 
 /** `identifierRepair: call`: one small request for the identifiers the draft lacks; its answer is appended. */

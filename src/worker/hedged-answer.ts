@@ -1,4 +1,4 @@
-import { keepCutAnswer } from '../compaction/summarize/index.js';
+import { completeLines } from '../compaction/summarize/index.js';
 import type { SummarizeRequest } from '../compaction/types.js';
 import { type CallPace, HedgeBudget, hedgeDelayMs } from '../llm/hedge-timing.js';
 import { LlmError, type SummarizeOptions } from '../llm/port.js';
@@ -7,16 +7,16 @@ import { LlmError, type SummarizeOptions } from '../llm/port.js';
  * The provider's answer to one summary step, with no serial retry after a slow answer:
  * - the request asks for `budget` tokens and is sent with max_tokens `cap`, headroom above it,
  *   so an answer that overruns its length by a third is not cut;
- * - an answer cut at the cap that still holds its sections is kept (cut-answer.ts);
+ * - an answer cut at the cap is kept, up to its last complete line, whatever the cap cut off
+ *   (the caller completes the sections it never reached without a call: cut-answer.ts);
  * - a call still in flight when a healthy one would long have written its whole cap (see
  *   hedge-timing.ts) gets a second request of the same step raced beside it; the first usable
  *   answer wins and the other request is cancelled through its AbortSignal. The hedge's clock
  *   runs only while an attempt is at the provider (not while the limiter or a backoff holds it),
  *   and a process keeps its hedges within a tenth of its requests in flight (HedgeBudget), so a
  *   provider slow for everyone is not sent twice the load.
- * A runaway answer cut before its last section is the one case a request follows another:
- * it asks for half the length under the same cap, so the step takes at most about 1.5× its
- * longest call rather than twice.
+ * No request ever follows another in series, whatever the model writes: a model told to keep
+ * every path and error may fill any cap, and asking it again for less would double the step.
  */
 
 export type SendAnswer = (request: SummarizeRequest, options: Pick<SummarizeOptions, 'signal' | 'onAttempt'>) => Promise<string>;
@@ -35,14 +35,15 @@ export interface CappedAnswerInput {
 /** This process's hedges: every summary step of a worker shares the one budget. */
 const PROCESS_HEDGES = new HedgeBudget();
 
-type Outcome = { ok: true; text: string } | { ok: false; error: unknown };
-
-/** What a second request asks for after a runaway answer never reached its last section. */
-export function tighterTarget(budget: number): number {
-  return Math.max(1, Math.ceil(budget / 2));
+/** The step's answer: what the model wrote, and whether the cap stopped it (then `text` ends at its last complete line). */
+export interface CappedAnswer {
+  text: string;
+  cut: boolean;
 }
 
-export async function answerWithinCap(input: CappedAnswerInput): Promise<string> {
+type Outcome = { ok: true; answer: CappedAnswer } | { ok: false; error: unknown };
+
+export async function answerWithinCap(input: CappedAnswerInput): Promise<CappedAnswer> {
   const race = new StepRace(input.signal);
   const straggler = stragglerClock(hedgeDelayMs(input.cap, input.pace));
   const request = input.buildRequest(input.budget, input.cap);
@@ -62,11 +63,7 @@ export async function answerWithinCap(input: CappedAnswerInput): Promise<string>
       outcome = early === HEDGE ? await first : early;
     }
     straggler.stop();
-    if (!outcome.ok && isCutShort(outcome.error) && !input.signal.aborted) {
-      const shorter = input.buildRequest(tighterTarget(input.budget), input.cap);
-      outcome = await race.start((signal) => sendKeepingCut(input.send, shorter, { signal }));
-    }
-    if (outcome.ok) return outcome.text;
+    if (outcome.ok) return outcome.answer;
     throw outcome.error;
   } finally {
     straggler.stop();
@@ -76,23 +73,19 @@ export async function answerWithinCap(input: CappedAnswerInput): Promise<string>
   }
 }
 
-/** An answer cut at the cap that holds its sections is an answer; one that does not stays an error. */
+/** An answer cut at the cap is an answer, up to its last complete line; one cut before any complete line stays an error. */
 async function sendKeepingCut(
   send: SendAnswer,
   request: SummarizeRequest,
   options: Pick<SummarizeOptions, 'signal' | 'onAttempt'>,
-): Promise<string> {
+): Promise<CappedAnswer> {
   try {
-    return await send(request, options);
+    return { text: await send(request, options), cut: false };
   } catch (error) {
-    const kept = error instanceof LlmError && error.cut !== undefined ? keepCutAnswer(error.cut.text) : null;
-    if (kept === null) throw error;
-    return kept;
+    const kept = error instanceof LlmError && error.cut !== undefined ? completeLines(error.cut.text) : '';
+    if (kept === '') throw error;
+    return { text: kept, cut: true };
   }
-}
-
-function isCutShort(error: unknown): boolean {
-  return error instanceof LlmError && error.code === 'LLM_OUTPUT_TRUNCATED';
 }
 
 const HEDGE = Symbol('hedge');
@@ -124,7 +117,7 @@ class StepRace {
 
   constructor(private readonly parent: AbortSignal) {}
 
-  start(run: (signal: AbortSignal) => Promise<string>): Promise<Outcome> {
+  start(run: (signal: AbortSignal) => Promise<CappedAnswer>): Promise<Outcome> {
     const controller = new AbortController();
     const forward = (): void => controller.abort(this.parent.reason);
     if (this.parent.aborted) forward();
@@ -132,7 +125,7 @@ class StepRace {
     this.controllers.push(controller);
     return run(controller.signal)
       .then(
-        (text): Outcome => ({ ok: true, text }),
+        (answer): Outcome => ({ ok: true, answer }),
         (error: unknown): Outcome => ({ ok: false, error }),
       )
       .finally(() => this.parent.removeEventListener('abort', forward));

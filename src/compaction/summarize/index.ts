@@ -3,7 +3,7 @@
  * identifiers to keep, reading a request back, checking and cutting the answer.
  */
 
-export { keepCutAnswer } from './cut-answer.js';
+export { completeCutAnswer, type CompletedAnswer, completeLines, holdsEverySection, keepCutAnswer, sectionsCutOff } from './cut-answer.js';
 export {
   capIdentifiers,
   clipErrorLine,

@@ -1,5 +1,5 @@
 import type { Ledger } from '../../compaction/ledger/index.js';
-import { summaryEstimate } from '../../compaction/plan/index.js';
+import { chunkOutputBudget, summaryEstimate } from '../../compaction/plan/index.js';
 import type { Policy } from '../../config/policy.js';
 import { type ChunkRow, completeChunk, loadChunkStep, saveChunkDraft } from '../../db/repos/chunks.js';
 import { configuredSummarizer } from '../../llm/configured-models.js';
@@ -86,6 +86,9 @@ export async function processSummarizeChunk(
       buildRequest: source.buildRequest,
       buildRepairRequest: source.buildRepairRequest,
       budget: step.chunk.outputBudget,
+      // a chunk's cap fits what it holds, not its share of the clip-archive budget; a
+      // consolidation, which brings the clip-archive back within that budget, keeps its own
+      ...(step.job.trigger === 'consolidate' ? {} : { capTarget: chunkOutputBudget(policy, step.chunk.sourceTokens) }),
       identifiers: source.identifiers,
       selection,
       summarizers: deps.summarizers,
@@ -109,6 +112,11 @@ export async function processSummarizeChunk(
           reason: outcome.fallback,
         },
         'chunk summarized by the local fallback',
+      );
+    if (outcome.completedSections.length > 0)
+      deps.logger.info(
+        { jobId: step.job.id, chunk: step.chunk.idx, sections: outcome.completedSections },
+        'answer cut at its cap kept; the sections it never reached were extracted from the source',
       );
   } finally {
     await release(slot);

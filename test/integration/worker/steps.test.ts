@@ -5,14 +5,13 @@ import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
 import { loadRealTranscript } from '../../../harness/transcripts.js';
 import { LedgerSchema } from '../../../src/compaction/ledger/index.js';
 import { chunkOutputBudget, consolidationOutputBudget, outputCap } from '../../../src/compaction/plan/budget.js';
-import { IDENTIFIERS_HEADING } from '../../../src/compaction/summarize/index.js';
+import { completeLines, holdsEverySection, IDENTIFIERS_HEADING } from '../../../src/compaction/summarize/index.js';
 import { requestedLengthTokens, wordsFor } from '../../../src/compaction/summarize/prompt.js';
 import { mergePolicy } from '../../../src/config/policy.js';
 import { listChunks } from '../../../src/db/repos/chunks.js';
 import { getJob } from '../../../src/db/repos/jobs.js';
 import { outputLimitFor } from '../../../src/llm/models.js';
 import type { WorkerDeps } from '../../../src/worker/deps.js';
-import { tighterTarget } from '../../../src/worker/hedged-answer.js';
 import { processFinalize } from '../../../src/worker/processors/finalize.js';
 import { processPlan } from '../../../src/worker/processors/plan.js';
 import { processSummarizeChunk } from '../../../src/worker/processors/summarize.js';
@@ -122,21 +121,24 @@ describe('summarize step', () => {
     expect(bodies()).toHaveLength(chunks.length);
   });
 
-  it('an answer cut before its last section is asked again for half the length under the same cap, and never falls back for it', async () => {
+  it('an answer cut before its last section is kept, the sections it never reached extracted from the source: one call, no fallback', async () => {
     const { jobId, chunks } = await planned('truncated-once');
     // the truncated fault cuts the answer at half its length: its later sections never came
     sim.control.setFaults({ script: ['truncated'] });
     await runChunks(jobId, 1);
-    const [first, second] = bodies();
+    expect(bodies()).toHaveLength(1);
     const budget = chunks[0]!.outputBudget;
-    expect([first?.max_tokens, second?.max_tokens]).toEqual([capOf(budget), capOf(budget)]);
-    expect(requestedLengthTokens(lastText(first))).toBe(askedFor(budget));
-    expect(requestedLengthTokens(lastText(second))).toBe(askedFor(tighterTarget(budget)));
+    expect(bodies()[0]?.max_tokens).toBe(capOf(budget));
+    expect(requestedLengthTokens(lastText(bodies()[0]))).toBe(askedFor(budget));
     const [row] = await listChunks(deps.db, jobId);
-    expect(row).toMatchObject({ status: 'done', fallback: null, calls: 2 });
-    // the cut answer was billed: its output tokens count beside the second answer's
-    const log = sim.control.callLog();
-    expect(row?.usage?.outputTokens).toBe(log[0]!.outputTokens + log[1]!.outputTokens);
+    expect(row).toMatchObject({ status: 'done', fallback: null, calls: 1 });
+    const [call] = sim.control.callLog();
+    expect(call?.stop).toBe('length');
+    // what the model wrote opens the summary verbatim (up to its last complete line); the seven sections follow
+    expect(row?.summary?.startsWith(completeLines(call!.answerText!).split('\n').slice(0, -1).join('\n'))).toBe(true);
+    expect(holdsEverySection(row?.summary ?? '')).toBe(true);
+    // the cut answer was billed
+    expect(row?.usage?.outputTokens).toBe(call!.outputTokens);
   });
 
   it('an answer overrunning its length by a third is not cut: one call, no fallback', async () => {
@@ -225,7 +227,7 @@ describe('finalize and the commit', () => {
     expect((await getJob(deps.db, consolidationId))?.trigger).toBe('consolidate');
 
     sim.control.reset();
-    // a re-summary answer cut before its last section: asked again for half the length, never replaced by the fallback
+    // a re-summary answer cut before its last section: kept and completed, never asked again nor replaced by the fallback
     sim.control.setFaults({ script: ['truncated'] });
     await processPlan({ jobId: consolidationId }, deps);
     const [merge] = await listChunks(deps.db, consolidationId);
@@ -238,11 +240,10 @@ describe('finalize and the commit', () => {
     await processFinalize({ jobId: consolidationId }, deps);
     const consolidation = await getJob(deps.db, consolidationId);
     expect(consolidation?.status).toBe('completed');
-    expect(bodies().map((b) => b.max_tokens)).toEqual([capOf(merge!.outputBudget), capOf(merge!.outputBudget)]);
-    expect(bodies().map((b) => requestedLengthTokens(lastText(b)))).toEqual([
-      askedFor(merge!.outputBudget),
-      askedFor(tighterTarget(merge!.outputBudget)),
-    ]);
+    // a consolidation's cap stays its budget's: it is what fits the clip-archive back within its budget
+    expect(bodies().map((b) => b.max_tokens)).toEqual([capOf(merge!.outputBudget)]);
+    expect(bodies().map((b) => requestedLengthTokens(lastText(b)))).toEqual([askedFor(merge!.outputBudget)]);
+    expect(holdsEverySection((await listChunks(deps.db, consolidationId))[0]?.summary ?? '')).toBe(true);
     expect(consolidation?.result?.['fallbacks']).toEqual([]);
     const identifiers = consolidation?.result?.['identifiers'] as { found: number; total: number };
     expect(identifiers.found).toBeLessThanOrEqual(identifiers.total);

@@ -1,10 +1,12 @@
-import type { GatewayProvider } from './identity.js';
+import { responsesAnswerFromJson, responsesStreamAccumulator } from './responses-answer.js';
+import type { GatewayWire } from './wire.js';
 
 type Json = Record<string, unknown>;
 
 /** The model's answer as the client will send it back in its next request, and what it cost. */
 export interface Answer {
-  message: Json;
+  /** one message (Messages, Chat Completions), or the output items of a Responses call: each one history element */
+  messages: Json[];
   /** the whole prompt the provider counted (cached parts included): what the auto trigger compares with the window */
   inputTokens: number | undefined;
 }
@@ -18,17 +20,18 @@ function anthropicPromptTokens(usage: unknown): number | undefined {
 }
 
 /** The answer of a non-streamed call; null when the body is not a provider answer. */
-export function answerFromJson(provider: GatewayProvider, body: unknown): Answer | null {
+export function answerFromJson(provider: GatewayWire, body: unknown): Answer | null {
   if (!isObject(body)) return null;
+  if (provider === 'responses') return responsesAnswerFromJson(body);
   if (provider === 'anthropic') {
     if (!Array.isArray(body['content'])) return null;
-    return { message: { role: 'assistant', content: body['content'] }, inputTokens: anthropicPromptTokens(body['usage']) };
+    return { messages: [{ role: 'assistant', content: body['content'] }], inputTokens: anthropicPromptTokens(body['usage']) };
   }
   const choice = Array.isArray(body['choices']) ? body['choices'][0] : undefined;
   if (!isObject(choice) || !isObject(choice['message'])) return null;
   const usage = body['usage'];
   return {
-    message: { ...choice['message'], role: 'assistant' },
+    messages: [{ ...choice['message'], role: 'assistant' }],
     inputTokens: isObject(usage) && typeof usage['prompt_tokens'] === 'number' ? usage['prompt_tokens'] : undefined,
   };
 }
@@ -107,6 +110,11 @@ export function anthropicStreamAccumulator(): StreamAccumulator {
           else if (delta['type'] === 'thinking_delta')
             block['thinking'] = String(block['thinking'] ?? '') + String(delta['thinking'] ?? '');
           else if (delta['type'] === 'signature_delta') block['signature'] = String(delta['signature'] ?? '');
+          // a provider compaction's summary (and, in threshold mode, its sealed copy) comes whole in one delta
+          else if (delta['type'] === 'compaction_delta') {
+            block['content'] = delta['content'] ?? null;
+            if (delta['encrypted_content'] !== undefined) block['encrypted_content'] = delta['encrypted_content'];
+          }
           break;
         }
         case 'content_block_stop': {
@@ -137,7 +145,7 @@ export function anthropicStreamAccumulator(): StreamAccumulator {
     },
     result() {
       if (!stopped || failed) return null;
-      return { message: { role: 'assistant', content: blocks.filter((b) => b !== undefined) }, inputTokens };
+      return { messages: [{ role: 'assistant', content: blocks.filter((b) => b !== undefined) }], inputTokens };
     },
   };
 }
@@ -193,13 +201,14 @@ export function openAIStreamAccumulator(): StreamAccumulator {
         .filter((c) => c !== undefined)
         .map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
       return {
-        message: { role: 'assistant', content: sawContent ? content : null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+        messages: [{ role: 'assistant', content: sawContent ? content : null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) }],
         inputTokens,
       };
     },
   };
 }
 
-export function streamAccumulator(provider: GatewayProvider): StreamAccumulator {
+export function streamAccumulator(provider: GatewayWire): StreamAccumulator {
+  if (provider === 'responses') return responsesStreamAccumulator();
   return provider === 'anthropic' ? anthropicStreamAccumulator() : openAIStreamAccumulator();
 }

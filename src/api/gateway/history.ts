@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 
 import { positionOfKey, type StoredKeys } from '../../db/repos/gateway-history.js';
-import type { GatewayProvider } from './identity.js';
+import { PROVIDER_COMPACTION_KEY } from './provider-clip.js';
+import { storableResponsesItem } from './responses-items.js';
+import type { GatewayWire } from './wire.js';
 
 export { positionOfKey };
 
@@ -24,7 +26,7 @@ const isObject = (value: unknown): value is Json => typeof value === 'object' &&
  * agent's instructions (like Anthropic's top-level `system`), forwarded untouched and not
  * stored as history.
  */
-export function historyStart(provider: GatewayProvider, messages: readonly unknown[]): number {
+export function historyStart(provider: GatewayWire, messages: readonly unknown[]): number {
   if (provider === 'anthropic') return 0;
   let start = 0;
   while (
@@ -43,9 +45,11 @@ export function historyStart(provider: GatewayProvider, messages: readonly unkno
  * the provider still gets the client's own bytes, which the gateway forwards, and the message
  * is stored rather than refused, so the conversation goes on being compacted.
  */
-export function storableMessage(provider: GatewayProvider, raw: unknown): Json {
+export function storableMessage(provider: GatewayWire, raw: unknown): Json {
   if (!isObject(raw)) return { role: 'user', content: storableText(String(raw)) };
-  return withStorableText(provider === 'anthropic' ? storableAnthropic(raw) : storableOpenAI(raw)) as Json;
+  const storable =
+    provider === 'anthropic' ? storableAnthropic(raw) : provider === 'responses' ? storableResponsesItem(raw) : storableOpenAI(raw);
+  return withStorableText(storable) as Json;
 }
 
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
@@ -93,8 +97,17 @@ function storableAnthropic(message: Json): Json {
     return { role: message['role'], content: typeof content === 'string' && content.trim() !== '' ? content : EMPTY };
   const blocks = content.map(storableAnthropicBlock).filter((b): b is Json => b !== null);
   // an empty list and an empty string are the same empty turn, whichever a client re-sends
-  return { role: message['role'], content: blocks.length > 0 ? blocks : EMPTY };
+  const storable: Json = { role: message['role'], content: blocks.length > 0 ? blocks : EMPTY };
+  const compaction = content.find(isCompactionBlock);
+  if (!compaction) return storable;
+  // the provider's compaction (provider-clip.ts): kept whole, pinned so compactd never summarizes across it
+  const { cache_control: _cacheControl, ...block } = compaction;
+  return { ...storable, pinned: true, metadata: { [PROVIDER_COMPACTION_KEY]: { provider: 'anthropic', item: block } } };
 }
+
+/** A compaction block that stands for the conversation before it (a null content is a compaction that failed). */
+const isCompactionBlock = (block: unknown): block is Json =>
+  isObject(block) && block['type'] === 'compaction' && typeof block['content'] === 'string';
 
 function storableAnthropicBlock(block: unknown): Json | null {
   if (!isObject(block)) return null;
@@ -119,6 +132,9 @@ function storableAnthropicBlock(block: unknown): Json | null {
         ...(typeof block['is_error'] === 'boolean' ? { is_error: block['is_error'] } : {}),
       };
     }
+    // the provider's summary of what came before: readable, stored as its text (the block itself in the message's metadata)
+    case 'compaction':
+      return isCompactionBlock(block) && String(block['content']).trim() !== '' ? { type: 'text', text: block['content'] } : null;
     // reasoning is the provider's, re-sent or dropped by the client at will: not history
     case 'thinking':
     case 'redacted_thinking':

@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
 
 import { AppError } from '../../lib/errors.js';
+import { inputItemsOf } from './responses-items.js';
+import type { GatewayWire } from './wire.js';
 
 export type GatewayProvider = 'anthropic' | 'openai';
 
 export const CONVERSATION_HEADER = 'x-compactd-conversation';
 
 /** Where a gateway request's conversation id came from (README "Use compactd without changing your agent"). */
-export type IdentitySource = 'header' | 'metadata.user_id' | 'user' | 'session-header' | 'first-turn-hash';
+export type IdentitySource = 'header' | 'metadata.user_id' | 'user' | 'session-header' | 'codex-session' | 'first-turn-hash';
 
 export interface ConversationIdentity {
   id: string;
@@ -28,6 +30,8 @@ export interface ConversationIdentity {
 export const SESSION_HEADER = 'x-claude-code-session-id';
 export const AGENT_HEADER = 'x-claude-code-agent-id';
 export const PARENT_AGENT_HEADER = 'x-claude-code-parent-agent-id';
+/** The Codex CLI names its session (a thread, kept by `codex exec resume`) in every Responses request. */
+export const CODEX_SESSION_HEADER = 'session-id';
 
 const ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -39,7 +43,8 @@ const sha = (text: string) => createHash('sha256').update(text).digest('hex').sl
  * 2. the provider's own end-user field: Anthropic `metadata.user_id`, OpenAI `user` — used
  *    as is when it is a valid id, else as `user-<sha256 prefix>` (Claude Code sends a JSON
  *    object naming its session there, so each session is a conversation of its own);
- * 3. Claude Code's session header: `cc-<session id>`;
+ * 3. Claude Code's session header: `cc-<session id>`; on the Responses route, Codex's
+ *    `session-id` header: `codex-<session id>`;
  * 4. `h-<sha256 prefix>` of the system prompt and the first user message: two runs of the same
  *    agent on the same task share it (docs/gateway.md: collisions).
  * A request from a sub-agent (`x-claude-code-agent-id`) is the sub-agent's own conversation,
@@ -47,7 +52,7 @@ const sha = (text: string) => createHash('sha256').update(text).digest('hex').sl
  * with the stored one's first message is a thread of its own (`threadId`).
  */
 export function identifyConversation(
-  provider: GatewayProvider,
+  provider: GatewayWire,
   headers: Record<string, unknown>,
   body: Record<string, unknown>,
 ): ConversationIdentity {
@@ -95,7 +100,7 @@ function headerValue(headers: Record<string, unknown>, name: string): string | u
   return typeof value === 'string' ? value.trim() : Array.isArray(value) && typeof value[0] === 'string' ? value[0].trim() : undefined;
 }
 
-function baseIdentity(provider: GatewayProvider, headers: Record<string, unknown>, body: Record<string, unknown>): ConversationIdentity {
+function baseIdentity(provider: GatewayWire, headers: Record<string, unknown>, body: Record<string, unknown>): ConversationIdentity {
   const header = headers[CONVERSATION_HEADER];
   if (header !== undefined) {
     const value = Array.isArray(header) ? header[0] : header;
@@ -115,6 +120,10 @@ function baseIdentity(provider: GatewayProvider, headers: Record<string, unknown
   const session = headerValue(headers, SESSION_HEADER);
   if (session !== undefined && session !== '')
     return { id: ID_PATTERN.test(`cc-${session}`) ? `cc-${session}` : `cc-${sha(session)}`, source: 'session-header' };
+  // Codex's developer messages and first user message (its environment) are the same for every session in a directory
+  const codex = provider === 'responses' ? headerValue(headers, CODEX_SESSION_HEADER) : undefined;
+  if (codex !== undefined && codex !== '')
+    return { id: ID_PATTERN.test(`codex-${codex}`) ? `codex-${codex}` : `codex-${sha(codex)}`, source: 'codex-session' };
   return { id: `h-${sha(JSON.stringify([instructionsOf(provider, body), firstUserMessage(body)]))}`, source: 'first-turn-hash' };
 }
 
@@ -123,14 +132,23 @@ function endUserOfAnthropic(body: Record<string, unknown>): unknown {
   return typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>)['user_id'] : undefined;
 }
 
-function instructionsOf(provider: GatewayProvider, body: Record<string, unknown>): unknown {
+function instructionsOf(provider: GatewayWire, body: Record<string, unknown>): unknown {
   if (provider === 'anthropic') return body['system'] ?? null;
-  const messages = Array.isArray(body['messages']) ? body['messages'] : [];
+  const messages = historyOf(body);
+  if (provider === 'responses')
+    return [
+      body['instructions'] ?? null,
+      ...messages.filter((m) => isRole(m, 'system') || isRole(m, 'developer')).map((m) => (m as Record<string, unknown>)['content']),
+    ];
   return messages.filter((m) => isRole(m, 'system') || isRole(m, 'developer')).map((m) => (m as Record<string, unknown>)['content']);
 }
 
+/** `messages`, or a Responses request's `input` items. */
+const historyOf = (body: Record<string, unknown>): unknown[] =>
+  Array.isArray(body['messages']) ? body['messages'] : body['input'] !== undefined ? inputItemsOf(body) : [];
+
 function firstUserMessage(body: Record<string, unknown>): unknown {
-  const messages = Array.isArray(body['messages']) ? body['messages'] : [];
+  const messages = historyOf(body);
   const first = messages.find((m) => isRole(m, 'user'));
   return first === undefined ? null : (first as Record<string, unknown>)['content'];
 }

@@ -1,5 +1,5 @@
 import { historyKey, storableMessage } from './history.js';
-import type { GatewayProvider } from './identity.js';
+import type { GatewayWire } from './wire.js';
 
 /**
  * The history keys of each conversation's last request, with the messages they were computed
@@ -16,7 +16,7 @@ import type { GatewayProvider } from './identity.js';
 const MAX_BODY_CHARS = 16 * 1024 * 1024;
 
 interface Memo {
-  provider: GatewayProvider;
+  provider: GatewayWire;
   messages: readonly unknown[];
   keys: readonly string[];
   /** the request body's length in characters, what this entry is charged against MAX_BODY_CHARS */
@@ -27,7 +27,7 @@ const memos = new Map<string, Memo>();
 let heldChars = 0;
 
 /** The keys of `history` (positions from 0), reusing those of the conversation's last request where a message is unchanged. */
-export function keysOfHistory(conversationId: string, provider: GatewayProvider, history: readonly unknown[]): string[] {
+export function keysOfHistory(conversationId: string, provider: GatewayWire, history: readonly unknown[]): string[] {
   const memo = memos.get(conversationId);
   const previous = memo?.provider === provider ? memo : undefined;
   return history.map((message, position) => {
@@ -40,7 +40,7 @@ export function keysOfHistory(conversationId: string, provider: GatewayProvider,
 /** Keeps a request's history and its keys for the conversation's next request. */
 export function rememberKeys(
   conversationId: string,
-  provider: GatewayProvider,
+  provider: GatewayWire,
   messages: readonly unknown[],
   keys: readonly string[],
   weight: number,

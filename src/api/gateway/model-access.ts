@@ -74,7 +74,9 @@ interface ServerTool {
 /** Tool types that are the client's own functions; any other `type` is run (and billed) by the provider. */
 const CLIENT_TOOL_TYPES: Record<GatewayProvider, ReadonlySet<string>> = {
   anthropic: new Set(['custom']),
-  openai: new Set(['function', 'custom']),
+  // Responses API: `namespace` groups function tools under one name (Codex's sub-agent tools);
+  // `local_shell`, `shell` and `apply_patch` calls are run by the client, as a function's are
+  openai: new Set(['function', 'custom', 'namespace', 'local_shell', 'shell', 'apply_patch']),
 };
 
 /**

@@ -3,8 +3,8 @@ import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 
 import { type Answer, answerFromJson, createSseParser, streamAccumulator } from './answer.js';
-import type { GatewayProvider } from './identity.js';
 import { redirectedUpstream, relayedHeaders, usesOperatorKey } from './upstream.js';
+import { type GatewayWire, providerOfWire } from './wire.js';
 
 /**
  * Sends the provider's answer to the client as it arrives: status, the headers of
@@ -14,13 +14,13 @@ import { redirectedUpstream, relayedHeaders, usesOperatorKey } from './upstream.
  * reported. A redirect is answered 502 (`redirectedUpstream`), never relayed.
  */
 export function relayResponse(
-  provider: GatewayProvider,
+  provider: GatewayWire,
   upstream: Response,
   reply: FastifyReply,
   onAnswer: (answer: Answer) => void,
   abort: AbortController,
 ): FastifyReply {
-  const redirected = redirectedUpstream(provider, upstream.status);
+  const redirected = redirectedUpstream(providerOfWire(provider), upstream.status);
   if (redirected) {
     reply.request.log.warn({ status: upstream.status }, 'the provider answered with a redirect; not followed');
     // nothing of the redirect is read: its connection is released at once

@@ -6,20 +6,13 @@ import { createGatewayAuthHook } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { registerJsonParser } from '../json-body.js';
 import type { Answer } from './answer.js';
-import { historyKey, historyStart, sharedPrefix, storableMessage } from './history.js';
+import { historyKey, sharedPrefix, storableMessage } from './history.js';
 import { type ConversationIdentity, type GatewayProvider, identifyConversation } from './identity.js';
-import { keysOfHistory, rememberKeys } from './key-memo.js';
 import { enforceModelAccess } from './model-access.js';
+import { providerOnlyReason, withProviderClip } from './provider-clip.js';
 import { relayResponse } from './relay.js';
-import {
-  activeRowsOf,
-  type ClientHistory,
-  getConversation,
-  startCompaction,
-  storedKeysOf,
-  syncHistory,
-  waitForCompaction,
-} from './store.js';
+import { clientHistory, compactionOriginOf, type KeyedRequest, keyHistory, type ParsedRequest, parseRequest } from './request-history.js';
+import { activeRowsOf, getConversation, startCompaction, storedKeysOf, syncHistory, waitForCompaction } from './store.js';
 import { conversationOf, existingConversationOf, firstKeyOf } from './thread.js';
 import {
   isContextOverflow,
@@ -31,6 +24,7 @@ import {
   upstreamUrl,
 } from './upstream.js';
 import { buildUpstreamBody, contextRows, isClientBody } from './upstream-body.js';
+import { type GatewayWire, historyField, providerOfWire } from './wire.js';
 
 /**
  * Body limit of the gateway's routes: an agent sends its whole history every turn, a few MB
@@ -64,10 +58,12 @@ export function gatewayRoutes(deps: ApiDeps): FastifyPluginAsync {
     // agent"): not part of compactd's OpenAPI document, whose errors are problem+json.
     const hidden = { schema: { hide: true } };
     const large = { ...hidden, bodyLimit: GATEWAY_BODY_BYTES };
-    const completion = (provider: GatewayProvider) => (request: FastifyRequest, reply: FastifyReply) =>
-      handleCompletion(deps, provider, request, reply);
+    const completion = (wire: GatewayWire) => (request: FastifyRequest, reply: FastifyReply) =>
+      handleCompletion(deps, wire, request, reply);
     app.post('/gateway/anthropic/v1/messages', large, completion('anthropic'));
     app.post('/gateway/openai/v1/chat/completions', large, completion('openai'));
+    app.post('/gateway/openai/v1/responses', large, completion('responses'));
+    app.post('/gateway/openai/v1/responses/compact', large, (request, reply) => forwardProviderCompaction(deps, request, reply));
     app.post('/gateway/anthropic/v1/messages/count_tokens', large, (request, reply) => handleCountTokens(deps, request, reply));
     app.get('/gateway/anthropic/v1/models', hidden, (request, reply) => forwardAsIs(deps, 'anthropic', request, reply));
     app.get('/gateway/anthropic/v1/models/:model', hidden, (request, reply) => forwardAsIs(deps, 'anthropic', request, reply));
@@ -93,59 +89,12 @@ function sendGatewayError(request: FastifyRequest, reply: FastifyReply, error: F
   return reply.status(shaped.status).send(shaped.body);
 }
 
-interface ParsedRequest {
-  body: Json;
-  messages: unknown[];
-  start: number;
-  history: unknown[];
-}
-
-interface KeyedRequest extends ParsedRequest {
-  /** the history key of each message of `history` (history.ts) */
-  keys: string[];
-}
-
-function parseRequest(provider: GatewayProvider, raw: unknown): ParsedRequest {
-  if (!isObject(raw)) throw new AppError('INVALID_BODY', 'the body must be a JSON object', { status: 400, field: 'body' });
-  const messages = raw['messages'];
-  if (!Array.isArray(messages)) throw new AppError('INVALID_BODY', 'messages: must be an array', { status: 400, field: 'body.messages' });
-  const start = historyStart(provider, messages);
-  return { body: raw, messages, start, history: messages.slice(start) };
-}
-
 const rawBodies = new WeakMap<FastifyRequest, string>();
 const rawBodyOf = (request: FastifyRequest): string | undefined => rawBodies.get(request);
 
-/**
- * The request's history keys, the messages its thread's last request already carried not keyed
- * again (key-memo.ts). Memos are the tenant's own (one tenant's messages never answer for
- * another's) and per thread: a side request does not push the main loop's memo out.
- */
-function keyRequest(
-  provider: GatewayProvider,
-  parsed: ParsedRequest,
-  identity: ConversationIdentity,
-  request: FastifyRequest,
-): KeyedRequest & { firstKey: string | null } {
-  const firstKey = firstKeyOf(provider, parsed.history);
-  const memo = `${request.tenantId}/${identity.id}/${firstKey ?? ''}`;
-  const keys = keysOfHistory(memo, provider, parsed.history);
-  rememberKeys(memo, provider, parsed.history, keys, rawBodyOf(request)?.length ?? JSON.stringify(parsed.history).length);
-  return { ...parsed, keys, firstKey };
-}
-
-/** The client's history as the store reads it: its keys, and each message's storable form on demand. */
-function clientHistory(
-  provider: GatewayProvider,
-  history: readonly unknown[],
-  keys: readonly string[],
-  answer?: Record<string, unknown>,
-): ClientHistory {
-  return {
-    keys,
-    storable: (position) => (answer !== undefined && position === history.length ? answer : storableMessage(provider, history[position])),
-  };
-}
+/** What a request's key memo is charged (key-memo.ts): its body's length. */
+const memoWeight = (request: FastifyRequest, parsed: ParsedRequest): number =>
+  rawBodyOf(request)?.length ?? JSON.stringify(parsed.history).length;
 
 function prepareUpstream(
   deps: ApiDeps,
@@ -201,18 +150,29 @@ async function forwardAsIs(deps: ApiDeps, provider: GatewayProvider, request: Fa
   return relayResponse(provider, upstream, reply, () => undefined, abort);
 }
 
+/**
+ * `POST /responses/compact`: the provider compacts the history the client sends and answers
+ * the items that replace it (the kept user messages, then its `compaction` item). Forwarded as
+ * sent, nothing stored: the client's next request carries the item, which the gateway then
+ * stores as the conversation's clip (provider-clip.ts).
+ */
+async function forwardProviderCompaction(deps: ApiDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  if (!isObject(request.body)) throw new AppError('INVALID_BODY', 'the body must be a JSON object', { status: 400, field: 'body' });
+  const { url, headers } = prepareUpstream(deps, 'openai', request);
+  await enforceModelAccess(deps.db, request.tenantId, 'openai', request.headers, request.body);
+  const abort = new AbortController();
+  const upstream = await callUpstream(url, 'POST', headers, rawBodyOf(request) ?? JSON.stringify(request.body), abort.signal);
+  void reply.header(GATEWAY_MODE_HEADER, 'passthrough; reason=provider-compaction');
+  return relayResponse('openai', upstream, reply, () => undefined, abort);
+}
+
 /** What the gateway does with a request's history, decided before it is forwarded. */
 type Route = { mode: 'compacted'; conversation: ConversationRow } | { mode: 'passthrough'; reason: string; conversation?: ConversationRow };
 
-async function handleCompletion(
-  deps: ApiDeps,
-  provider: GatewayProvider,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
-  const unkeyed = parseRequest(provider, request.body);
-  const identity = identifyConversation(provider, request.headers, unkeyed.body);
-  const parsed = keyRequest(provider, unkeyed, identity, request);
+async function handleCompletion(deps: ApiDeps, wire: GatewayWire, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const provider = providerOfWire(wire);
+  const parsed = parseRequest(wire, request.body);
+  const identity = identifyConversation(wire, request.headers, parsed.body);
   const { url, headers } = prepareUpstream(deps, provider, request);
   // before anything of the request is stored: a refused model stores nothing
   await enforceModelAccess(deps.db, request.tenantId, provider, request.headers, parsed.body);
@@ -222,20 +182,35 @@ async function handleCompletion(
     if (!reply.raw.writableFinished) abort.abort();
   });
 
-  const route = await routeHistory(deps, provider, request, parsed, identity, abort.signal);
+  // a request only the provider can serve as sent (provider-clip.ts): it compacts, or it holds the history itself
+  const providerOnly = providerOnlyReason(wire, parsed.body, parsed.messages);
+  if (providerOnly === 'previous-response-id')
+    request.log.info({ reason: providerOnly }, 'the provider holds this history (previous_response_id): forwarded as sent, nothing stored');
+  const routed: Routed =
+    providerOnly === 'previous-response-id'
+      ? { route: { mode: 'passthrough', reason: providerOnly }, keyed: null }
+      : await routeHistory(deps, wire, request, parsed, identity, abort.signal, providerOnly === null);
+  const { keyed } = routed;
+  // asked for the provider's compaction: the provider gets what the agent sent; the history is stored all the same
+  const route: Route =
+    providerOnly === 'provider-compaction' && routed.route.mode === 'compacted'
+      ? { mode: 'passthrough', reason: providerOnly, conversation: routed.route.conversation }
+      : routed.route;
   void reply.header('x-compactd-conversation', route.conversation?.externalId ?? identity.id);
   // the first build reads the conversation as the append left it; a retry reads it again (its compaction changed it)
   let fresh = true;
   const build = async (): Promise<string> => {
     const client = rawBodyOf(request) ?? JSON.stringify(parsed.body);
-    if (route.mode === 'passthrough') return client;
+    if (route.mode === 'passthrough' || keyed === null) return client;
     const current = fresh
       ? route.conversation
       : ((await getConversation(deps.db, request.tenantId, route.conversation.externalId)) ?? route.conversation);
     fresh = false;
-    const upstreamBody = await contextBody(deps, provider, parsed, current);
+    const upstreamBody = await contextBody(deps, wire, keyed, current);
     // nothing compacted yet: the context is the client's body as it sent it, not serialized again
-    if (upstreamBody === null || isClientBody(upstreamBody, parsed.body)) return client;
+    // (compared with the history as parsed: a Responses `input` string is one user item)
+    if (upstreamBody === null || isClientBody(upstreamBody, { ...parsed.body, [historyField(wire)]: parsed.messages }, historyField(wire)))
+      return client;
     return JSON.stringify(upstreamBody);
   };
   const firstBody = await build();
@@ -263,26 +238,23 @@ async function handleCompletion(
   }
   void reply.header('server-timing', `gateway;desc="compactd before forwarding";dur=${preparedMs.toFixed(1)}`);
   void reply.header(GATEWAY_MODE_HEADER, route.mode === 'compacted' ? 'compacted' : `passthrough; reason=${route.reason}`);
+  const stores = route.mode === 'compacted' || route.reason === 'provider-compaction';
   const onAnswer = (answer: Answer) => {
-    if (route.mode !== 'compacted') return;
-    const storable = storableMessage(provider, answer.message);
-    const keys = [...parsed.keys, historyKey(parsed.history.length, storable)];
+    if (!stores || keyed === null || route.conversation === undefined) return;
+    const conversation = route.conversation;
+    const storables = answer.messages.map((message) => storableMessage(wire, message));
+    const keys = [...keyed.keys, ...storables.map((storable, index) => historyKey(keyed.history.length + index, storable))];
+    const origin = compactionOriginOf(parsed.body, request.headers);
+    const client = clientHistory(wire, keyed, { answer: storables, keys, autoCompact: providerOnly === null, origin });
     // stored only where it extends the history this request sent: a client that moved on since keeps its history
-    syncHistory(
-      deps,
-      route.conversation,
-      provider,
-      clientHistory(provider, parsed.history, keys, storable),
-      'extensions',
-      answer.inputTokens,
-    ).catch((error: unknown) =>
+    syncHistory(deps, conversation, wire, client, 'extensions', answer.inputTokens).catch((error: unknown) =>
       request.log.warn(
-        { err: error, conversationId: route.conversation.externalId },
+        { err: error, conversationId: conversation.externalId },
         'gateway could not store the answer; the next request stores it',
       ),
     );
   };
-  return relayResponse(provider, upstream, reply, onAnswer, abort);
+  return relayResponse(wire, upstream, reply, onAnswer, abort);
 }
 
 /**
@@ -291,17 +263,18 @@ async function handleCompletion(
  * null when the client's history differs from the stored one inside its compacted prefix (a
  * concurrent request moved it): that request goes as the client sent it.
  */
-async function contextBody(
-  deps: ApiDeps,
-  provider: GatewayProvider,
-  parsed: KeyedRequest,
-  conversation: ConversationRow,
-): Promise<Json | null> {
-  const stored = await storedKeysOf(deps.db, conversation);
-  const shared = sharedPrefix(parsed.keys, stored.keys);
+async function contextBody(deps: ApiDeps, wire: GatewayWire, keyed: KeyedRequest, conversation: ConversationRow): Promise<Json | null> {
+  const stored = withProviderClip(await storedKeysOf(deps.db, conversation), keyed.clipAt);
+  const shared = sharedPrefix(keyed.keys, stored.keys);
   if (shared < stored.activeFrom && stored.keys.size > 0) return null;
-  const rows = contextRows(await activeRowsOf(deps.db, conversation), shared, parsed.history.length);
-  return buildUpstreamBody(provider, parsed.body, parsed.start, parsed.history, rows);
+  const rows = contextRows(await activeRowsOf(deps.db, conversation), shared, keyed.history.length);
+  return buildUpstreamBody(wire, keyed.body, keyed.start, keyed.history, rows);
+}
+
+/** The route of a request, and its history keyed for the conversation it goes to (null when nothing is stored). */
+interface Routed {
+  route: Route;
+  keyed: KeyedRequest | null;
 }
 
 /**
@@ -311,25 +284,34 @@ async function contextBody(
  * agent keeps working, the response says why (`x-compactd-gateway: passthrough; reason=…`). A
  * request that would not fit the window waits for its compaction (bounded), when the policy
  * and the tenant's quotas allow one; else it goes as it is and the provider answers.
+ * `compacts: false` (the request asks the provider to compact): stored, but compactd starts no
+ * compaction of its own and nothing waits.
  */
 async function routeHistory(
   deps: ApiDeps,
-  provider: GatewayProvider,
+  wire: GatewayWire,
   request: FastifyRequest,
-  parsed: KeyedRequest & { firstKey: string | null },
+  parsed: ParsedRequest,
   identity: ConversationIdentity,
   signal: AbortSignal,
-): Promise<Route> {
-  if (parsed.history.length === 0) return { mode: 'passthrough', reason: 'no-history' };
-  let conversation = await conversationOf(deps.db, request.tenantId, identity, parsed.firstKey, parsed.body['model']);
+  compacts: boolean,
+): Promise<Routed> {
+  if (parsed.history.length === 0) return { route: { mode: 'passthrough', reason: 'no-history' }, keyed: null };
+  // a history opening with a provider's compaction is the conversation's continuation, never a thread of it
+  const firstKey = parsed.clip ? null : firstKeyOf(wire, parsed.history);
+  const origin = compactionOriginOf(parsed.body, request.headers);
+  const memo = { tenantId: request.tenantId, identityId: identity.id, firstKey, weight: memoWeight(request, parsed) };
+  let conversation = await conversationOf(deps.db, request.tenantId, identity, firstKey, parsed.body['model']);
+  let keyed = await keyHistory(deps.db, wire, parsed, memo, conversation);
   let outcome;
   try {
-    outcome = await syncHistory(deps, conversation, provider, clientHistory(provider, parsed.history, parsed.keys), 'rewinds');
+    outcome = await syncHistory(deps, conversation, wire, clientHistory(wire, keyed, { autoCompact: compacts, origin }), 'rewinds');
     if (outcome.kind === 'not-followed' && outcome.plan.kind === 'other-thread') {
       // another history took the id between the choice of conversation and its lock (two first
       // requests at once): this one belongs in its thread, which the choice now finds
-      conversation = await conversationOf(deps.db, request.tenantId, identity, parsed.firstKey, parsed.body['model']);
-      outcome = await syncHistory(deps, conversation, provider, clientHistory(provider, parsed.history, parsed.keys), 'rewinds');
+      conversation = await conversationOf(deps.db, request.tenantId, identity, firstKey, parsed.body['model']);
+      keyed = await keyHistory(deps.db, wire, parsed, memo, conversation);
+      outcome = await syncHistory(deps, conversation, wire, clientHistory(wire, keyed, { autoCompact: compacts, origin }), 'rewinds');
     }
   } catch (error) {
     if (!(error instanceof AppError) || error.status >= 500) throw error;
@@ -337,14 +319,17 @@ async function routeHistory(
       { conversationId: conversation.externalId, code: error.code, field: error.field },
       'gateway could not store the history; forwarded as sent',
     );
-    return { mode: 'passthrough', reason: 'not-stored', conversation };
+    return { route: { mode: 'passthrough', reason: 'not-stored', conversation }, keyed };
   }
   if (outcome.kind === 'not-followed') {
     request.log.info(
       { conversationId: conversation.externalId, plan: outcome.plan },
       'gateway history diverges from the stored one; forwarded as sent',
     );
-    return { mode: 'passthrough', reason: outcome.plan.kind === 'diverged-compacted' ? 'diverged-compacted' : 'diverged', conversation };
+    return {
+      route: { mode: 'passthrough', reason: outcome.plan.kind === 'diverged-compacted' ? 'diverged-compacted' : 'diverged', conversation },
+      keyed,
+    };
   }
   if (outcome.rewound > 0)
     request.log.info(
@@ -352,30 +337,35 @@ async function routeHistory(
       'gateway client went back in its history; the stored history follows it',
     );
   const current = outcome.conversation;
-  if (current.activeTokens <= current.contextLimit) return { mode: 'compacted', conversation: current };
+  if (!compacts || current.activeTokens <= current.contextLimit) return { route: { mode: 'compacted', conversation: current }, keyed };
   const started = outcome.compaction ? { jobId: outcome.compaction.id } : await startCompaction(deps, current);
   if (!('jobId' in started)) {
     request.log.info(
       { conversationId: current.externalId, refused: started.refused },
       'history over the window; no compaction allowed now, forwarded as it is',
     );
-    return { mode: 'compacted', conversation: current };
+    return { route: { mode: 'compacted', conversation: current }, keyed };
   }
   await waitForCompaction(deps, current.tenantId, started.jobId, COMPACTION_WAIT_MS, signal);
   // the compaction rewrote the active history: the context is read as it left it
-  return { mode: 'compacted', conversation: (await getConversation(deps.db, current.tenantId, current.externalId)) ?? current };
+  return {
+    route: { mode: 'compacted', conversation: (await getConversation(deps.db, current.tenantId, current.externalId)) ?? current },
+    keyed,
+  };
 }
 
 /** count_tokens counts what the completion route would send for the same body: the stored context and the new messages, nothing stored. */
 async function handleCountTokens(deps: ApiDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const unkeyed = parseRequest('anthropic', request.body);
-  const identity = identifyConversation('anthropic', request.headers, unkeyed.body);
-  const parsed = keyRequest('anthropic', unkeyed, identity, request);
+  const parsed = parseRequest('anthropic', request.body);
+  const identity = identifyConversation('anthropic', request.headers, parsed.body);
+  const firstKey = parsed.clip ? null : firstKeyOf('anthropic', parsed.history);
   const { url, headers } = prepareUpstream(deps, 'anthropic', request);
   await enforceModelAccess(deps.db, request.tenantId, 'anthropic', request.headers, parsed.body);
   const abort = new AbortController();
-  const conversation = await existingConversationOf(deps.db, request.tenantId, identity, parsed.firstKey);
-  const body = (conversation ? await contextBody(deps, 'anthropic', parsed, conversation) : null) ?? parsed.body;
+  const conversation = await existingConversationOf(deps.db, request.tenantId, identity, firstKey);
+  const memo = { tenantId: request.tenantId, identityId: identity.id, firstKey, weight: memoWeight(request, parsed) };
+  const keyed = conversation ? await keyHistory(deps.db, 'anthropic', parsed, memo, conversation) : null;
+  const body = (conversation && keyed ? await contextBody(deps, 'anthropic', keyed, conversation) : null) ?? parsed.body;
   const upstream = await callUpstream(url, 'POST', headers, JSON.stringify(body), abort.signal);
   return relayResponse('anthropic', upstream, reply, () => undefined, abort);
 }

@@ -9,6 +9,7 @@ import {
   triggerStateOf,
 } from '../../db/repos/conversations.js';
 import {
+  archiveBeforeProviderClip,
   GATEWAY_KEY,
   positionOfKey,
   readActiveRows,
@@ -25,9 +26,10 @@ import { autoCompactionDeferral } from '../compaction-quota.js';
 import type { ApiDeps, AppendEffects } from '../deps.js';
 import { cachedAt, type CachedConversation, remember } from './conversation-cache.js';
 import { planSync, type SyncPlan } from './history.js';
-import type { GatewayProvider } from './identity.js';
+import { PROVIDER_COMPACTION_KEY, withProviderClip } from './provider-clip.js';
 import { unstorableStandIn } from './stand-in.js';
 import type { ActiveRow } from './upstream-body.js';
+import type { GatewayWire } from './wire.js';
 
 export { GATEWAY_KEY, getConversation };
 
@@ -85,6 +87,10 @@ export async function activeRowsOf(db: Db, conversation: Pick<ConversationRow, '
 export interface ClientHistory {
   keys: readonly string[];
   storable(position: number): Record<string, unknown>;
+  /** the history opens with a provider's compaction stored (or to be stored) at this position (provider-clip.ts) */
+  clipAt?: number;
+  /** false: what this call appends starts no compaction of compactd's (the request asked the provider to compact) */
+  autoCompact?: boolean;
 }
 
 export type SyncOutcome =
@@ -107,12 +113,12 @@ export type SyncOutcome =
 export async function syncHistory(
   deps: ApiDeps,
   conversation: ConversationRow,
-  provider: GatewayProvider,
+  provider: GatewayWire,
   client: ClientHistory,
   follow: 'rewinds' | 'extensions',
   inputTokens?: number,
 ): Promise<SyncOutcome> {
-  const first = planSync(client.keys, await storedKeysOf(deps.db, conversation));
+  const first = planSync(client.keys, withProviderClip(await storedKeysOf(deps.db, conversation), client.clipAt));
   const fromOf = (plan: SyncPlan) =>
     plan.kind === 'extend' ? plan.fromPosition : plan.kind === 'rewind' ? plan.position : client.keys.length;
   const stand: Map<number, Record<string, unknown>> = new Map();
@@ -136,7 +142,7 @@ export async function syncHistory(
         await withConversationLock(tx, conversation.id);
         let locked = (await getConversationById(tx, conversation.id)) ?? conversation;
         const stored = await storedKeysOf(tx, locked);
-        const plan = planSync(client.keys, stored);
+        const plan = planSync(client.keys, withProviderClip(stored, client.clipAt));
         const followed = plan.kind === 'extend' || (plan.kind === 'rewind' && follow === 'rewinds');
         if (!followed) return { kind: 'not-followed', conversation: locked, plan };
         // another request moved the stored history since the first plan: prepare what this one needs
@@ -157,6 +163,10 @@ export async function syncHistory(
           return { kind: 'stored', conversation: locked, compaction: null, rewound };
         }
         const result = await storeAppendLocked(tx, locked, prepared);
+        // a provider's compaction was stored: the turns before it are the provider's now (provider-clip.ts)
+        const clip = lastProviderClipRow(prepared);
+        if (clip !== -1) await archiveBeforeProviderClip(tx, locked.id, result.inserted[clip]?.seq ?? 0);
+        const appended = clip === -1 ? result.conversation : ((await getConversationById(tx, conversation.id)) ?? result.conversation);
         for (let position = from; position < client.keys.length; position += 1) keys.set(position, client.keys[position] as string);
         if (activeFrom >= from) activeFrom = Math.min(activeFrom, from);
         // the rows this append adds, at the end of the active history read at the locked version
@@ -170,13 +180,14 @@ export async function syncHistory(
           content: null,
         }));
         // cached only once committed: a rolled-back append must not leave its keys behind
-        committed.entry = {
-          version: result.conversation.version,
-          stored: { keys, activeFrom },
-          rows: before ? [...before, ...added] : null,
-        };
-        const compaction = await deps.afterAppend(tx, result.conversation, effects, { quotas: deps.config.quotas });
-        return { kind: 'stored', conversation: result.conversation, compaction, rewound };
+        // (a clip moved rows out of the active history: the next request reads them from the database)
+        committed.entry =
+          clip === -1
+            ? { version: result.conversation.version, stored: { keys, activeFrom }, rows: before ? [...before, ...added] : null }
+            : null;
+        const autoCompact = client.autoCompact === false ? { autoCompact: false } : {};
+        const compaction = await deps.afterAppend(tx, appended, effects, { quotas: deps.config.quotas, ...autoCompact });
+        return { kind: 'stored', conversation: appended, compaction, rewound };
       });
       if (committed.entry) remember(conversation.id, committed.entry);
       if (outcome.kind === 'stored') {
@@ -191,9 +202,17 @@ export async function syncHistory(
   }
 }
 
+/** The index of the last prepared row holding a provider's compaction, or -1. */
+function lastProviderClipRow(prepared: PreparedAppend): number {
+  for (let index = prepared.rows.length - 1; index >= 0; index -= 1) {
+    if (prepared.rows[index]?.metadata?.[PROVIDER_COMPACTION_KEY] !== undefined) return index;
+  }
+  return -1;
+}
+
 function prepareItems(
   deps: ApiDeps,
-  provider: GatewayProvider,
+  provider: GatewayWire,
   client: ClientHistory,
   from: number,
   stand: ReadonlyMap<number, Record<string, unknown>>,
@@ -206,7 +225,12 @@ function prepareItems(
     messages.push({ ...message, metadata: { ...(message['metadata'] as object | undefined), [GATEWAY_KEY]: client.keys[position] } });
   }
   return prepareAppendOffLoop(
-    { format: provider, messages, ...(inputTokens === undefined ? {} : { usage: { inputTokens } }) },
+    // Responses items are stored in the Anthropic shape (responses-items.ts)
+    {
+      format: provider === 'responses' ? 'anthropic' : provider,
+      messages,
+      ...(inputTokens === undefined ? {} : { usage: { inputTokens } }),
+    },
     {
       countTokens: deps.countTokens,
       countTokensOffLoop: deps.countTokensOffLoop,

@@ -1,11 +1,12 @@
 import type { Db } from '../../db/client.js';
 import type { ConversationRow } from '../../db/repos/conversations.js';
 import { historyKey, storableMessage } from './history.js';
-import { type ConversationIdentity, type GatewayProvider, threadId } from './identity.js';
+import { type ConversationIdentity, threadId } from './identity.js';
 import { ensureConversation, getConversation, storedKeysOf } from './store.js';
+import type { GatewayWire } from './wire.js';
 
 /** The key of a history's first message: the thread it belongs to under its conversation id. */
-export function firstKeyOf(provider: GatewayProvider, history: readonly unknown[]): string | null {
+export function firstKeyOf(provider: GatewayWire, history: readonly unknown[]): string | null {
   return history.length === 0 ? null : historyKey(0, storableMessage(provider, history[0]));
 }
 

@@ -1,6 +1,7 @@
-import { CONTEXT_OPENING_USER_TURN } from '../../compaction/context/index.js';
+import { CONTEXT_OPENING_USER_TURN, responsesItemsOf } from '../../compaction/context/index.js';
 import type { Block, MessageKind, Role } from '../../compaction/types.js';
-import type { GatewayProvider } from './identity.js';
+import { inputItemsOf } from './responses-items.js';
+import { type GatewayWire, historyField } from './wire.js';
 
 type Json = Record<string, unknown>;
 
@@ -27,13 +28,14 @@ export interface ActiveRow {
  * compactions the serialized prefix of the request is the same from one request to the next.
  */
 export function buildUpstreamBody(
-  provider: GatewayProvider,
+  provider: GatewayWire,
   body: Json,
   start: number,
   history: readonly unknown[],
   rows: readonly ActiveRow[],
 ): Json {
-  return provider === 'anthropic' ? anthropicBody(body, history, rows) : openAIBody(body, start, history, rows);
+  if (provider === 'responses') return responsesBody(body, start, history, rows);
+  return provider === 'anthropic' ? anthropicBody(body, start, history, rows) : openAIBody(body, start, history, rows);
 }
 
 /**
@@ -41,12 +43,12 @@ export function buildUpstreamBody(
  * same value and every message the client's own object, in its order (no clip-archive, no
  * rewritten or dropped message). Then the client's bytes can be forwarded as they came.
  */
-export function isClientBody(upstream: Json, body: Json): boolean {
+export function isClientBody(upstream: Json, body: Json, field: 'messages' | 'input' = 'messages'): boolean {
   const keys = Object.keys(upstream);
   if (keys.length !== Object.keys(body).length) return false;
-  for (const key of keys) if (key !== 'messages' && upstream[key] !== body[key]) return false;
-  const sent = upstream['messages'];
-  const own = body['messages'];
+  for (const key of keys) if (key !== field && upstream[key] !== body[key]) return false;
+  const sent = upstream[field];
+  const own = body[field];
   if (!Array.isArray(sent) || !Array.isArray(own) || sent.length !== own.length) return false;
   return sent.every((message, index) => message === own[index]);
 }
@@ -58,12 +60,14 @@ function textOf(content: readonly Block[] | null): string {
     .join('\n\n');
 }
 
-function anthropicBody(body: Json, history: readonly unknown[], rows: readonly ActiveRow[]): Json {
+function anthropicBody(body: Json, start: number, history: readonly unknown[], rows: readonly ActiveRow[]): Json {
   const systemParts: string[] = [];
-  const messages: Json[] = [];
+  const clientMessages = body['messages'] as unknown[];
+  // what the client sends before a provider's compaction block (provider-clip.ts) goes as sent
+  const messages: Json[] = clientMessages.slice(0, start) as Json[];
   // the client's own turns are never merged with each other: only a turn compactd adds (the
   // clip-archive as a user turn, a rewritten message) joins a neighbour of the same role
-  const own = new Set<Json>();
+  const own = new Set<Json>(messages);
   const push = (message: Json, original: boolean) => {
     const last = messages[messages.length - 1];
     if (last && last['role'] === message['role'] && !(original && own.has(last))) messages[messages.length - 1] = mergeTurns(last, message);
@@ -86,7 +90,7 @@ function anthropicBody(body: Json, history: readonly unknown[], rows: readonly A
     push({ role: row.role === 'assistant' ? 'assistant' : 'user', content: row.content ?? [] }, false);
   }
   // an archived prefix may leave an assistant turn first; the client's own first turn stays as it is
-  if (messages[0]?.['role'] === 'assistant' && messages[0] !== history[0])
+  if (messages[0]?.['role'] === 'assistant' && messages[0] !== clientMessages[0])
     messages.unshift({ role: 'user', content: [{ type: 'text', text: CONTEXT_OPENING_USER_TURN }] });
   if (systemParts.length === 0) return { ...body, messages };
   return { ...body, system: withArchive(body['system'], systemParts.join('\n\n')), messages };
@@ -111,6 +115,21 @@ function mergeTurns(a: Json, b: Json): Json {
   const blocks = [...asBlocks(a['content']), ...asBlocks(b['content'])];
   const isResult = (block: unknown) => typeof block === 'object' && block !== null && (block as Json)['type'] === 'tool_result';
   return { role: a['role'], content: [...blocks.filter(isResult), ...blocks.filter((block) => !isResult(block))] };
+}
+
+/**
+ * A Responses request: `input` rebuilt like `messages` (the leading developer items and what
+ * precedes a provider's compaction item as sent, the client's own items, the clip-archive as a
+ * developer message in its place); `instructions`, tools and parameters untouched.
+ */
+function responsesBody(body: Json, start: number, history: readonly unknown[], rows: readonly ActiveRow[]): Json {
+  const input: unknown[] = inputItemsOf(body).slice(0, start);
+  for (const row of rows) {
+    const original = row.position === null || row.rewritten ? undefined : history[row.position];
+    if (original !== undefined) input.push(original);
+    else input.push(...responsesItemsOf({ role: row.role, content: row.content ?? [] }));
+  }
+  return { ...body, [historyField('responses')]: input };
 }
 
 function openAIBody(body: Json, start: number, history: readonly unknown[], rows: readonly ActiveRow[]): Json {

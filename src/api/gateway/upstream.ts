@@ -49,13 +49,17 @@ const FORWARDED_NAMES = new Set([
   // provider when it talks to it directly: names the client program and its session, carries
   // no credentials and nothing about the network in between.
   'x-app',
+  // the Codex CLI's client name (`codex_exec`, `codex_cli_rs`), sent to the provider beside its `x-codex-*` headers
+  'originator',
 ]);
 
 /**
  * Header families of the providers' own APIs and SDKs (`anthropic-version`, `anthropic-beta`,
- * `openai-beta`, `x-stainless-retry-count`, …) and Claude Code's `x-claude-code-*` (see `x-app`).
+ * `openai-beta`, `x-stainless-retry-count`, …), Claude Code's `x-claude-code-*` (see `x-app`) and
+ * the Codex CLI's `x-codex-*` (its turn metadata and `x-codex-beta-features`, the betas it asks
+ * for, provider compaction among them).
  */
-const FORWARDED_PREFIXES = ['anthropic-', 'openai-', 'x-stainless-', 'x-claude-code-'];
+const FORWARDED_PREFIXES = ['anthropic-', 'openai-', 'x-stainless-', 'x-claude-code-', 'x-codex-'];
 
 /**
  * OpenAI's account selectors: with the client's own key they pick among its organizations and

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 
-import { renderAnthropicContext, renderOpenAIContext } from '../../compaction/context/index.js';
+import { renderAnthropicContext, renderOpenAIContext, renderResponsesContext } from '../../compaction/context/index.js';
 import type { HistoryMessage } from '../../compaction/types.js';
 import type { Db } from '../../db/client.js';
 import { type ConversationRow, getConversation } from '../../db/repos/conversations.js';
@@ -14,8 +14,8 @@ import {
   AppendBodySchema,
   type AppendResponse,
   AppendResponseSchema,
+  ContextBodySchema,
   ContextQuerySchema,
-  ContextResponseSchema,
   ListMessagesQuerySchema,
   ListMessagesResponseSchema,
 } from '../schemas/messages.js';
@@ -120,15 +120,16 @@ export function messageRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       {
         schema: {
           tags: ['messages'],
-          summary: 'Ready-to-send context: Anthropic (system merged) or OpenAI (system messages)',
+          summary: 'Ready-to-send context: Anthropic (system merged), OpenAI (system messages) or the Responses API (`input` items)',
           params: ConversationParamsSchema,
           querystring: ContextQuerySchema,
-          response: { 200: ContextResponseSchema, ...errorResponses },
+          response: { 200: ContextBodySchema, ...errorResponses },
         },
       },
       async (request) => {
         const conversation = await requireConversation(deps.db, request.tenantId, request.params.id);
         const history: Array<Pick<HistoryMessage, 'role' | 'content'>> = await activeHistory(deps.db, conversation.id);
+        if (request.query.format === 'responses') return renderResponsesContext(history);
         const context = request.query.format === 'openai' ? renderOpenAIContext(history) : renderAnthropicContext(history);
         return context as { system?: string; messages: Array<Record<string, unknown>> };
       },

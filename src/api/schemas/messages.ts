@@ -92,7 +92,12 @@ export const ListMessagesResponseSchema = z.object({
   nextAfter: z.number().int().nullable(),
 });
 
-export const ContextQuerySchema = z.object({ format: z.enum(['anthropic', 'openai']).default('anthropic') });
+export const ContextQuerySchema = z.object({
+  format: z.enum(['anthropic', 'openai', 'responses']).default('anthropic').meta({
+    description:
+      'anthropic: Messages `{system, messages}`; openai: Chat Completions `{messages}`; responses: the Responses API’s `{input}`',
+  }),
+});
 
 export const ContextResponseSchema = z
   .object({
@@ -100,3 +105,11 @@ export const ContextResponseSchema = z
     messages: z.array(z.record(z.string(), z.unknown())),
   })
   .meta({ id: 'Context', description: 'ready-to-send request body fragment' });
+
+export const ResponsesContextSchema = z.object({ input: z.array(z.record(z.string(), z.unknown())) }).meta({
+  id: 'ResponsesContext',
+  description: 'ready-to-send `input` of an OpenAI Responses request (system messages as developer messages in place)',
+});
+
+/** What `GET /v1/conversations/:id/context` answers, by `format`. */
+export const ContextBodySchema = z.union([ContextResponseSchema, ResponsesContextSchema]);

@@ -39,15 +39,35 @@ describe('anthropicStreamAccumulator', () => {
     expect(acc.result()).toBeNull();
     acc.onData(JSON.stringify({ type: 'message_stop' }));
     expect(acc.result()).toEqual({
-      message: {
-        role: 'assistant',
-        content: [
-          { type: 'text', text: 'Run it.' },
-          { type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'ls' } },
-        ],
-      },
+      messages: [
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Run it.' },
+            { type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'ls' } },
+          ],
+        },
+      ],
       inputTokens: 105,
     });
+  });
+});
+
+describe('anthropicStreamAccumulator (provider compaction)', () => {
+  it('rebuilds a compaction block from its start and its one compaction_delta', () => {
+    const acc = anthropicStreamAccumulator();
+    const events = [
+      { type: 'message_start', message: { usage: { input_tokens: 900 } } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'compaction', content: null, signature: 'simsig1.a.b' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'compaction_delta', content: 'Summary of the work.' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'message_delta', delta: { stop_reason: 'compaction' }, usage: { output_tokens: 40 } },
+      { type: 'message_stop' },
+    ];
+    for (const event of events) acc.onData(JSON.stringify(event));
+    expect(acc.result()?.messages).toEqual([
+      { role: 'assistant', content: [{ type: 'compaction', content: 'Summary of the work.', signature: 'simsig1.a.b' }] },
+    ]);
   });
 });
 
@@ -72,11 +92,9 @@ describe('openAIStreamAccumulator', () => {
     acc.onData(JSON.stringify({ choices: [], usage: { prompt_tokens: 33 } }));
     acc.onData('[DONE]');
     expect(acc.result()).toEqual({
-      message: {
-        role: 'assistant',
-        content: null,
-        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }],
-      },
+      messages: [
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
+      ],
       inputTokens: 33,
     });
   });
@@ -85,7 +103,7 @@ describe('openAIStreamAccumulator', () => {
 describe('answerFromJson', () => {
   it('reads both providers answers, and nothing else', () => {
     expect(answerFromJson('anthropic', { content: [{ type: 'text', text: 'x' }], usage: { input_tokens: 3 } })).toEqual({
-      message: { role: 'assistant', content: [{ type: 'text', text: 'x' }] },
+      messages: [{ role: 'assistant', content: [{ type: 'text', text: 'x' }] }],
       inputTokens: 3,
     });
     expect(

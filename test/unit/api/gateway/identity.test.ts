@@ -90,6 +90,25 @@ describe('identifyConversation', () => {
     expect(identifyConversation('anthropic', { ...headers, 'x-claude-code-agent-id': 'a/b c' }, body).id).toMatch(/^a-[0-9a-f]{32}$/);
   });
 
+  it('takes Codex’s session on the Responses route, and the instructions with the first user item otherwise', () => {
+    const input = [
+      { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'You are Codex.' }] },
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: '<environment_context/>' }] },
+    ];
+    expect(identifyConversation('responses', { 'session-id': '01a2230f-b819' }, { input })).toEqual({
+      id: 'codex-01a2230f-b819',
+      source: 'codex-session',
+    });
+    // the same header means nothing on another wire
+    expect(identifyConversation('openai', { 'session-id': '01a2230f-b819' }, { messages: [] }).source).toBe('first-turn-hash');
+    const hashed = identifyConversation('responses', {}, { instructions: 'Be brief.', input });
+    expect(hashed.id).toMatch(/^h-[0-9a-f]{32}$/);
+    expect(
+      identifyConversation('responses', {}, { instructions: 'Be brief.', input: [...input, { role: 'user', content: 'more' }] }).id,
+    ).toBe(hashed.id);
+    expect(identifyConversation('responses', {}, { instructions: 'Other.', input }).id).not.toBe(hashed.id);
+  });
+
   it('names a thread after its first message, within the id rules whatever the base', () => {
     expect(threadId('run-1', 'm0-abc')).toMatch(/^run-1\.t-[0-9a-f]{16}$/);
     expect(threadId('run-1', 'm0-abc')).toBe(threadId('run-1', 'm0-abc'));

@@ -83,6 +83,74 @@ describe('buildUpstreamBody (Anthropic)', () => {
   });
 });
 
+describe('buildUpstreamBody (a provider clip)', () => {
+  it('keeps a compaction block first, the clip-archive in system and no opening turn before it', () => {
+    const clipTurn = { role: 'assistant', content: [{ type: 'compaction', content: 'Summary.', signature: 'simsig1.a.b' }] };
+    const messages = [clipTurn, { role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c' }];
+    // stored at positions 7.. (positions before the clip were the provider's to compact)
+    const positioned = new Array<unknown>(7).concat(messages);
+    const out = buildUpstreamBody('anthropic', { system: 'sys', messages }, 0, positioned, [
+      own(7),
+      { ...clip, seq: 18 },
+      own(9, 19),
+      own(10, 20),
+    ]);
+    expect(out['messages']).toEqual([clipTurn, messages[2], messages[3]]);
+    expect(out['system']).toEqual([
+      { type: 'text', text: 'sys' },
+      { type: 'text', text: '<compactd-archive>earlier work</compactd-archive>' },
+    ]);
+  });
+});
+
+describe('buildUpstreamBody (Responses)', () => {
+  const input = [
+    { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'You are a coding agent.' }] },
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Fix the cache' }] },
+    { type: 'function_call', call_id: 'call_1', name: 'exec_command', arguments: '{"cmd":"npm test"}' },
+    { type: 'function_call_output', call_id: 'call_1', output: 'a very long log' },
+    { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Fixed.' }] },
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Thanks' }] },
+  ];
+  const body = { model: 'gpt-5-mini', instructions: 'Be brief.', input, stream: true };
+
+  it('keeps the leading developer items and the client items, the clip-archive as a developer message in place', () => {
+    const out = buildUpstreamBody('responses', body, 1, input.slice(1), [clip, own(3), own(4)]);
+    expect(Object.keys(out)).toEqual(Object.keys(body));
+    expect(out['instructions']).toBe('Be brief.');
+    expect(out['input']).toEqual([
+      input[0],
+      { type: 'message', role: 'developer', content: [{ type: 'input_text', text: '<compactd-archive>earlier work</compactd-archive>' }] },
+      input[4],
+      input[5],
+    ]);
+    expect(
+      isClientBody(
+        buildUpstreamBody(
+          'responses',
+          body,
+          1,
+          input.slice(1),
+          [0, 1, 2, 3, 4].map((p) => own(p)),
+        ),
+        body,
+        'input',
+      ),
+    ).toBe(true);
+  });
+
+  it('sends a rewritten tool output as a function_call_output for the same call', () => {
+    const masked: ActiveRow = {
+      ...own(2),
+      role: 'tool',
+      rewritten: true,
+      content: [{ type: 'tool_result', tool_use_id: 'call_1', content: '[masked: 40 lines]' }],
+    };
+    const out = buildUpstreamBody('responses', body, 1, input.slice(1), [own(0), own(1), masked, own(3), own(4)]);
+    expect((out['input'] as unknown[])[3]).toEqual({ type: 'function_call_output', call_id: 'call_1', output: '[masked: 40 lines]' });
+  });
+});
+
 describe('buildUpstreamBody (OpenAI)', () => {
   it('keeps the leading instructions first and puts the clip-archive after them as a system message', () => {
     const messages = [

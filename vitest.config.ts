@@ -3,7 +3,9 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // Three tiers (STYLE §9): unit needs no services; integration and e2e talk to the real
-// Postgres and Redis named by DATABASE_URL / REDIS_URL (defaults: the local services).
+// Postgres and Redis named by DATABASE_URL / REDIS_URL (defaults: the local services), found
+// and started through harness/. The e2e tier's files sit in test/e2e/pipeline, suites and
+// clients (docs/testing.md); its glob takes them all, each once.
 // The package's own entries (compactd/client, …) resolve to their sources in every project,
 // as in tsconfig.json's paths; the published exports point at the compiled dist/.
 const source = (file: string): string => fileURLToPath(new URL(file, import.meta.url));

@@ -23,6 +23,13 @@ describe('latency profiles', () => {
     expect(plannedTiming(parseProfile('instant'), 50_000, 4_000)).toEqual({ firstTokenMs: 0, totalMs: 0 });
   });
 
+  it('list-everything: the pace of haiku, answers that list all they see until max_tokens', () => {
+    const profile = parseProfile('list-everything');
+    expect(profile.listsEverything).toBe(true);
+    expect(plannedTiming(profile, 12_000, 1_001)).toEqual(plannedTiming(parseProfile('haiku'), 12_000, 1_001));
+    expect(parseProfile('haiku').listsEverything).toBeUndefined();
+  });
+
   it('rejects unknown names', () => {
     expect(() => parseProfile('opus')).toThrow(/unknown latency profile/);
   });

@@ -1,4 +1,4 @@
-import type { Block, ImageBlock, TextBlock, ToolResultBlock } from '../types.js';
+import type { Block, ImageBlock, NativeClip, TextBlock, ToolResultBlock } from '../types.js';
 import { type ContextMessage, placeToolResults } from './place-tool-results.js';
 
 /**
@@ -67,7 +67,36 @@ export function responsesItemsOf(message: ContextMessage): ResponsesInputItem[] 
   return items;
 }
 
-/** The context as a Responses request's `input`; the agent's own instructions go in `instructions`, as it sends them. */
-export function renderResponsesContext(history: readonly ContextMessage[]): ResponsesContext {
-  return { input: placeToolResults(history).flatMap(responsesItemsOf) };
+/** A message of the history, and the provider's compaction it carries, if any (native-context.ts `ContextRow`). */
+export type ResponsesContextRow = ContextMessage & { native?: NativeClip | null };
+
+/**
+ * The context as a Responses request's `input`; the agent's own instructions go in
+ * `instructions`, as it sends them. An OpenAI compaction item (strategy `native`'s, or one the
+ * gateway stored as the conversation's clip) goes in its place exactly as the provider returned
+ * it, with compactd's state beside it as a developer message, for the model that made it (any
+ * model when `model` is not given); for another model the row's own text stands in for it. No
+ * tool exchange spans such an item (compaction keeps an exchange whole, and what precedes a
+ * provider's clip is archived), so the results are placed on each side of it.
+ */
+export function renderResponsesContext(history: readonly ResponsesContextRow[], model?: string): ResponsesContext {
+  const input: ResponsesInputItem[] = [];
+  let run: ContextMessage[] = [];
+  const flush = () => {
+    input.push(...placeToolResults(run).flatMap(responsesItemsOf));
+    run = [];
+  };
+  for (const row of history) {
+    const native = row.native;
+    if (!native || native.compaction.provider !== 'openai' || (model !== undefined && model !== native.compaction.model)) {
+      run.push(row);
+      continue;
+    }
+    flush();
+    input.push(native.compaction.item);
+    if (native.state.trim() !== '')
+      input.push({ type: 'message', role: 'developer', content: [{ type: 'input_text', text: native.state }] });
+  }
+  flush();
+  return { input };
 }

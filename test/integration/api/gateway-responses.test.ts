@@ -229,6 +229,21 @@ describe('provider compaction passthrough (Responses)', () => {
     const stored = await waitForMessages(id, 3);
     expect(stored.map((m) => m.role)).toEqual(['assistant', 'user', 'assistant']);
     expect(JSON.stringify(stored[1]?.content)).toContain('Go on with step 3.');
+
+    // the API's Responses context opens with the item itself, and the provider takes it
+    const context = await stack.app.inject({
+      method: 'GET',
+      url: `/v1/conversations/${id}/context?format=responses`,
+      headers: stack.auth(),
+    });
+    const contextInput = (context.json() as { input: Item[] }).input;
+    expect(contextInput[0]).toEqual({ type: 'compaction', encrypted_content: item['encrypted_content'] });
+    const direct = new OpenAI({ apiKey: 'sk-test', baseURL: sim.openaiBaseUrl, maxRetries: 0 });
+    const accepted = await direct.responses.create({
+      model: 'gpt-4o-mini',
+      input: contextInput as unknown as OpenAI.Responses.ResponseInput,
+    });
+    expect(accepted.status).toBe('completed');
   });
 
   it('forwards /responses/compact as sent; the request carrying its item clips the stored history there', async () => {

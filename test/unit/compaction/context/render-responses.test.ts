@@ -39,3 +39,38 @@ describe('renderResponsesContext', () => {
     ]);
   });
 });
+
+describe('renderResponsesContext with a provider compaction', () => {
+  const item = { type: 'compaction', encrypted_content: 'simenc1.abc' };
+  const history = [
+    {
+      role: 'assistant' as const,
+      content: [{ type: 'text' as const, text: '[compaction]' }],
+      native: { compaction: { provider: 'openai' as const, model: 'gpt-5-mini', beta: null, item }, state: '' },
+    },
+    { role: 'system' as const, content: [{ type: 'text' as const, text: '<compactd-archive>since</compactd-archive>' }] },
+    { role: 'user' as const, content: [{ type: 'text' as const, text: 'Go on' }] },
+  ];
+
+  it('puts the item itself in its place for the model that made it, or for any model when none is named', () => {
+    for (const model of ['gpt-5-mini', undefined]) {
+      const { input } = renderResponsesContext(history, model);
+      expect(input[0]).toBe(item);
+      expect(input.slice(1).map((i) => i['role'])).toEqual(['developer', 'user']);
+    }
+  });
+
+  it('gives another model the row’s own text instead, and an Anthropic block is never a Responses item', () => {
+    expect(renderResponsesContext(history, 'gpt-4o-mini').input[0]).toEqual({
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: '[compaction]' }],
+    });
+    const anthropic = [
+      { ...history[0]!, native: { compaction: { provider: 'anthropic' as const, model: 'm', beta: 'b', item: {} }, state: 'ledger' } },
+    ];
+    expect(renderResponsesContext(anthropic).input).toEqual([
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: '[compaction]' }] },
+    ]);
+  });
+});

@@ -80,7 +80,7 @@ export interface CompactionPlan {
   /** live batches at plan time, carried into the new clip-archive */
   previousBatchIds: string[];
   focus: string | null;
-  /** how the strategy was chosen (SPEC §5.9): `auto` reports its rule's outcome and why */
+  /** how the strategy was chosen (SPEC §5.10): `auto` reports its rule's outcome and why */
   decision?: { strategy: Strategy; reason: string; estimatedNativeMs?: number };
   stats: { candidateUnits: number; summarizedUnits: number; truncated: number; masked: number };
 }

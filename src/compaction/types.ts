@@ -84,7 +84,7 @@ export interface HistoryMessage {
 }
 
 /**
- * A provider's own compaction item (SPEC §5.9, strategy `native`), kept exactly as returned:
+ * A provider's own compaction item (SPEC §5.10, strategy `native`), kept exactly as returned:
  * Anthropic's `{type: "compaction", content, signature}` block, OpenAI's opaque `{type:
  * "compaction", encrypted_content}` item. It opens the context only for the provider and the
  * model that made it; every other reader gets compactd's own clip-archive.

@@ -89,7 +89,7 @@ const PolicyObjectSchema = z.strictObject({
   strategy: z.enum(['auto', 'summarize', 'mask', 'reset', 'native']).default('auto'),
   /**
    * `auto` asks the agent's provider to compact (strategy `native`) only when one call is
-   * estimated to finish within this budget (SPEC §5.9); longer spans get parallel chunks.
+   * estimated to finish within this budget (SPEC §5.10); longer spans get parallel chunks.
    */
   nativeLatencyBudgetMs: z.number().int().min(0).max(3_600_000).default(60_000),
   onLLMFailure: z.enum(['fallback', 'fail']).default('fallback'),

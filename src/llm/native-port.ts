@@ -1,7 +1,7 @@
 import type { LlmUsage } from './port.js';
 
 /**
- * The providers' own compaction (SPEC §5.9, strategy `native`): Anthropic's on-demand
+ * The providers' own compaction (SPEC §5.10, strategy `native`): Anthropic's on-demand
  * compaction (beta `compact-2026-09-04`: the conversation with top-level `compaction:
  * {type: "summarize"}` answers one `{type: "compaction", content, signature}` block) and
  * OpenAI's `POST /responses/compact` (the kept user messages plus one opaque `{type:

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { MAX_POLICY_TOKENS } from '../config/policy.js';
 import { safeText } from '../lib/text-safety.js';
 
-/** What the providers' own compaction needs to compact a conversation as its agent sends it (SPEC §5.9). */
+/** What the providers' own compaction needs to compact a conversation as its agent sends it (SPEC §5.10). */
 export const AgentSetupSchema = z.strictObject({
   provider: z.enum(['anthropic', 'openai']),
   model: safeText({ min: 1, max: 200 }),

@@ -18,6 +18,7 @@ import type { ConversationRow } from '../db/repos/conversations.js';
 import { recordJobEvent } from '../db/repos/job-outbox.js';
 import { type JobRow, transitionJob } from '../db/repos/jobs.js';
 import { loadLiveBatches, toLiveBatch } from '../db/repos/snapshot.js';
+import { agentCacheEffect } from './agent-cache.js';
 import {
   batchRow,
   clipState,
@@ -153,6 +154,7 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
           rewrites: { truncated: plan.stats.truncated, masked: plan.stats.masked },
           ...input.llmTotals,
           ...contextFigures(state, after.tokens, clipTokens),
+          agentCache: agentCacheEffect(conversation.model, before.tokens, after.tokens),
           identifiers,
           forgotten,
           consolidationJobId,
@@ -178,7 +180,7 @@ function checkProgress(input: CommitInput, before: number, after: number): void 
 }
 
 /**
- * Strategy native (SPEC §5.9): the provider's item rides on the clip-archive message, which
+ * Strategy native (SPEC §5.10): the provider's item rides on the clip-archive message, which
  * opens the context in that provider's format; its text stays compactd's own clip-archive.
  */
 function nativeItemOf(chunks: readonly ChunkRow[], state: string): { metadata?: Record<string, unknown> } {

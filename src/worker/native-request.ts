@@ -1,11 +1,11 @@
-import { renderAnthropicContext, renderOpenAIContext } from '../compaction/context/index.js';
+import { renderAnthropicContext, renderResponsesContext } from '../compaction/context/index.js';
 import type { ProviderCompaction } from '../compaction/types.js';
 import type { NativeSpanRow } from '../db/repos/native-span.js';
 
 type Json = Record<string, unknown>;
 
 /**
- * The span of a native compaction in its provider's format (SPEC §5.9), as the agent would
+ * The span of a native compaction in its provider's format (SPEC §5.10), as the agent would
  * send it: the agent's system prompt first, compactd's previous clip-archive after it (as the
  * gateway places it), the messages in order. A previous native item of the same provider and
  * model opens the messages instead of its clip text, byte-exact, as the providers require.
@@ -24,10 +24,11 @@ export function nativeMessages(
     const context = renderAnthropicContext(history);
     const messages: Json[] = context.messages;
     if (opening) openWith(messages, opening.item);
+    markCacheBreakpoint(messages);
     const system = withClip(agentSystem, context.system);
     return { ...(system === undefined ? {} : { system }), messages };
   }
-  const items = responsesItems(renderOpenAIContext(history).messages as unknown as Json[]);
+  const items = renderResponsesContext(history).input;
   return { ...(typeof agentSystem === 'string' ? { system: agentSystem } : {}), messages: opening ? [opening.item, ...items] : items };
 }
 
@@ -42,6 +43,19 @@ function openWith(messages: Json[], block: Json): void {
   else messages.unshift({ role: 'user', content: [block] });
 }
 
+/**
+ * A breakpoint on the last block, as an agent marks its own requests: the provider reads the
+ * longest prefix the agent's last request cached (its lookback covers the blocks before the
+ * breakpoint), so the conversation is read at the cache price instead of written again.
+ */
+function markCacheBreakpoint(messages: Json[]): void {
+  const last = messages.at(-1);
+  const blocks = Array.isArray(last?.['content']) ? (last['content'] as Json[]) : null;
+  const block = blocks?.at(-1);
+  if (!last || !blocks || !block || block['type'] === 'compaction') return;
+  last['content'] = [...blocks.slice(0, -1), { ...block, cache_control: { type: 'ephemeral' } }];
+}
+
 /** compactd's clip-archive text goes after the agent's own system prompt, which stays first and unchanged. */
 function withClip(system: unknown, clip: string | undefined): unknown {
   if (clip === undefined || clip === '') return system;
@@ -52,30 +66,4 @@ function withClip(system: unknown, clip: string | undefined): unknown {
       { type: 'text', text: clip },
     ];
   return clip;
-}
-
-/** Chat-completions messages as Responses input items (messages, function calls, their outputs). */
-function responsesItems(messages: readonly Json[]): Json[] {
-  const items: Json[] = [];
-  for (const message of messages) {
-    const role = message['role'];
-    const text = textOf(message['content']);
-    if (role === 'tool') {
-      items.push({ type: 'function_call_output', call_id: message['tool_call_id'], output: text });
-      continue;
-    }
-    if (text !== '') items.push({ role: role === 'system' ? 'developer' : role, content: text });
-    const calls = Array.isArray(message['tool_calls']) ? (message['tool_calls'] as Json[]) : [];
-    for (const call of calls) {
-      const fn = (call['function'] ?? {}) as Json;
-      items.push({ type: 'function_call', call_id: call['id'], name: fn['name'], arguments: fn['arguments'] });
-    }
-  }
-  return items;
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return (content as Json[]).map((part) => (typeof part['text'] === 'string' ? part['text'] : '')).join('\n');
 }

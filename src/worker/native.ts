@@ -1,6 +1,6 @@
 import { summaryEstimate } from '../compaction/plan/index.js';
 import type { JobPlan } from '../compaction/plan-types.js';
-import { findMissingIdentifiers } from '../compaction/summarize/index.js';
+import { findMissingIdentifiers, operatorInstructions } from '../compaction/summarize/index.js';
 import { type ChunkRow, completeChunk, listChunks } from '../db/repos/chunks.js';
 import { loadNativeSpan } from '../db/repos/native-span.js';
 import { AppError } from '../lib/errors.js';
@@ -30,7 +30,7 @@ export function nativeAvailability(
 }
 
 /**
- * The one call of a native compaction (SPEC §5.9), made in the plan step (no fan-out for one
+ * The one call of a native compaction (SPEC §5.10), made in the plan step (no fan-out for one
  * call) and memoized on the plan's single chunk, so a retried step never pays for it twice.
  * The chunk keeps the provider's item for the commit, and a summary in compactd's own words
  * for every other reader: Anthropic's block shows its summary; OpenAI's item is opaque, so
@@ -52,6 +52,7 @@ export async function compactNatively(deps: NativeDeps, ctx: JobContext): Promis
     if (agent && compactor) {
       const rows = await loadNativeSpan(deps.db, ctx.conversation.id, clipSeq === null ? chunk.seqs : [clipSeq, ...chunk.seqs]);
       const request = nativeMessages(agent.provider, agent.model, agent.system, rows);
+      const instructions = operatorInstructions(ctx.policy);
       try {
         native = await compactor.compact(
           {
@@ -59,6 +60,8 @@ export async function compactNatively(deps: NativeDeps, ctx: JobContext): Promis
             ...(request.system === undefined ? {} : { system: request.system }),
             ...(agent.tools === undefined ? {} : { tools: agent.tools }),
             messages: request.messages,
+            // the operator's domain instructions (policy.summaryInstructions) steer the provider's summary too
+            ...(instructions === undefined ? {} : { instructions }),
           },
           { signal: tracked.signal },
         );

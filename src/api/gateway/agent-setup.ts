@@ -2,7 +2,7 @@ import { type AgentSetup, AgentSetupSchema } from '../../queue/job-options.js';
 import type { GatewayProvider } from './identity.js';
 
 /**
- * What a compaction the gateway starts needs to use the provider's own compaction (SPEC §5.9):
+ * What a compaction the gateway starts needs to use the provider's own compaction (SPEC §5.10):
  * the agent's model, system prompt and tools as this request sends them, so that a `native`
  * compaction sends the agent's own prefix and reads its prompt cache. Only Anthropic Messages
  * requests carry it: an OpenAI compaction item can only be sent back through the Responses

@@ -10,7 +10,7 @@ export interface ContextRow {
 
 /**
  * The Anthropic context of a history whose clip-archive came from the provider's own
- * compaction (SPEC §5.9): the compaction block, exactly as returned, opens the messages (the
+ * compaction (SPEC §5.10): the compaction block, exactly as returned, opens the messages (the
  * first content block of the first message, Anthropic's placement rule), compactd's state (the
  * ledger) joins the system prompt, and the beta header the block needs is named. Only for the
  * model that made the block: asked for another model (`model` given and different), or with no

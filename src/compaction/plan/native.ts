@@ -3,7 +3,7 @@ import type { CompactionPlan, PlanRequest, PlanResult, PlanSnapshot } from '../p
 import { groupUnits } from './units.js';
 
 /**
- * The span of a `native` compaction (SPEC §5.9): the provider compacts a conversation as its
+ * The span of a `native` compaction (SPEC §5.10): the provider compacts a conversation as its
  * agent sends it, so the span is every active message of the snapshot, in order, except
  * pinned units (they stay verbatim after the provider's item), the previous clip-archive
  * (superseded; the provider reads it as part of the conversation) and a trailing tool call

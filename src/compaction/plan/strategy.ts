@@ -1,7 +1,7 @@
 import type { Strategy } from '../plan-types.js';
 
 /**
- * Which way a compaction runs (SPEC §5.9). `native` asks the agent's own provider to compact
+ * Which way a compaction runs (SPEC §5.10). `native` asks the agent's own provider to compact
  * the whole span in one call (its summary item then opens the agent's context); compactd's
  * own strategies summarize chunks in parallel. `auto` picks per compaction and says why:
  * native when the provider offers it, nobody waits on the result and one call fits the

@@ -122,7 +122,7 @@ const activeRolesAndContent = preparedPerHandle((db) =>
     .select({
       role: messages.role,
       content: messages.content,
-      // a clip-archive of strategy native: the provider's item and the state that goes beside it (SPEC §5.9)
+      // a clip-archive of strategy native: the provider's item and the state that goes beside it (SPEC §5.10)
       native: sql<NativeClip | null>`case when ${messages.metadata} ? 'providerCompaction'
         then jsonb_build_object('compaction', ${messages.metadata} -> 'providerCompaction',
                                 'state', coalesce(${messages.metadata} ->> 'providerCompactionState', '')) end`,

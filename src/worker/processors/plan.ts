@@ -88,7 +88,7 @@ export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise
 }
 
 /**
- * SPEC §5.9: the strategy this compaction runs (`auto`'s rule decides between the provider's
+ * SPEC §5.10: the strategy this compaction runs (`auto`'s rule decides between the provider's
  * compaction and compactd's parallel chunks), then its plan; the decision travels in the plan
  * to the job result.
  */

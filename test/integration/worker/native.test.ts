@@ -15,7 +15,7 @@ import { createStack, type Stack } from '../../helpers/stack.js';
 import { workerStepDeps } from '../../helpers/worker-steps.js';
 
 /**
- * Strategy native (SPEC §5.9) through the worker's real steps, against llm-sim's emulation of
+ * Strategy native (SPEC §5.10) through the worker's real steps, against llm-sim's emulation of
  * Anthropic's on-demand compaction and OpenAI's /responses/compact: one provider call, its item
  * kept exactly as returned on the clip-archive, the context opening with it for that model and
  * accepted by the provider's validation on the next request, compactd's own clip-archive for
@@ -75,7 +75,10 @@ describe('strategy native on Anthropic (on-demand compaction)', () => {
   beforeAll(async () => {
     sim.control.reset();
     sim.control.setProfile('instant');
-    await seedConversation(stack, 'native-a', session(), { policy: POLICY });
+    await seedConversation(stack, 'native-a', session(), {
+      model: SONNET,
+      policy: { ...POLICY, summaryInstructions: 'Keep every ticket id (BD-123 style).' },
+    });
     before = (await activeMessages(stack, 'native-a')).length;
     const job = await compact(stack, 'native-a', {
       strategy: 'native',
@@ -94,10 +97,19 @@ describe('strategy native on Anthropic (on-demand compaction)', () => {
     expect(call?.compaction).toBe('summarize');
     expect(call?.model).toBe(SONNET);
     expect(call?.headers?.['anthropic-beta']).toContain(ANTHROPIC_COMPACTION_BETA);
-    const body = call?.body as { system: unknown; tools: unknown; compaction: unknown };
+    const body = call?.body as {
+      system: unknown;
+      tools: unknown;
+      compaction: { type: string; instructions?: string };
+      messages: Array<{ content: Array<Record<string, unknown>> }>;
+    };
     expect(JSON.stringify(body.system)).toContain(AGENT_SYSTEM);
     expect(body.tools).toEqual(TOOLS);
-    expect(body.compaction).toEqual({ type: 'summarize' });
+    expect(body.compaction.type).toBe('summarize');
+    // the operator's instructions steer the provider's summary, fenced as in chunk calls
+    expect(body.compaction.instructions).toContain('Keep every ticket id (BD-123 style).');
+    // a breakpoint on the last block, as the agent marks its own requests: the agent's cached prefix is read
+    expect(body.messages.at(-1)?.content.at(-1)?.['cache_control']).toEqual({ type: 'ephemeral' });
     const result = job?.result as Record<string, unknown>;
     expect(result['strategy']).toBe('native');
     expect((result['decision'] as { reason: string }).reason).toMatch(/native was asked for/);
@@ -105,6 +117,11 @@ describe('strategy native on Anthropic (on-demand compaction)', () => {
     const llm = result['llm'] as { calls: number; inputTokens: number; costUsd: number };
     expect(llm.calls).toBe(1);
     expect(llm.costUsd).toBeGreaterThan(0);
+    // what the compaction does to the agent's own cache, at Sonnet's prices
+    const cache = result['agentCache'] as { invalidatedTokens: number; nextRequestUsd: number; laterRequestUsd: number };
+    expect(cache.invalidatedTokens).toBe(result['tokensBefore']);
+    expect(cache.nextRequestUsd).toBeCloseTo((Number(result['tokensAfter']) * 3.75) / 1_000_000, 6);
+    expect(cache.laterRequestUsd).toBeLessThan(cache.nextRequestUsd);
   });
 
   it('opens the context with the provider block for its model, accepted by the provider on the next request', async () => {

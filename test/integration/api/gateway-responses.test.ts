@@ -335,4 +335,32 @@ describe('provider compaction passthrough (Anthropic on-demand)', () => {
       item: answer.content[0],
     });
   });
+
+  it('passes threshold mode through: the block at the head of an answer becomes the clip, and the full history sent after it extends it', async () => {
+    const id = 'a-threshold';
+    const edits = (value: number) => ({
+      context_management: { edits: [{ type: 'compact_20260112', trigger: { type: 'input_tokens', value } }] },
+    });
+    const messages: Array<Record<string, unknown>> = [];
+    for (let i = 0; i < 2; i += 1) {
+      messages.push({ role: 'user', content: `Step ${i}: fix src/feature${i}.ts` });
+      const res = await post(id, { messages, ...edits(1_000_000) });
+      expect(res.headers.get('x-compactd-gateway')).toBe('passthrough; reason=provider-compaction');
+      messages.push({ role: 'assistant', content: ((await res.json()) as { content: unknown[] }).content });
+    }
+    await waitForMessages(id, 4);
+    messages.push({ role: 'user', content: 'Step 2: and src/feature2.ts' });
+    const compacted = (await (await post(id, { messages, ...edits(10) })).json()) as { content: Array<Record<string, unknown>> };
+    expect(compacted.content[0]).toMatchObject({ type: 'compaction' });
+    expect(compacted.content[0]?.['encrypted_content']).toEqual(expect.any(String));
+    await waitFor(async () => (await activeMessages(stack, id)).length === 1, 10_000, 25, 'the clip alone');
+
+    // the agent keeps its whole history: the block opens the answer that returned it
+    messages.push({ role: 'assistant', content: compacted.content }, { role: 'user', content: 'Go on.' });
+    const next = await post(id, { messages, ...edits(1_000_000) });
+    expect(next.status, await next.clone().text()).toBe(200);
+    const stored = await waitForMessages(id, 3);
+    expect(stored.map((m) => m.role)).toEqual(['assistant', 'user', 'assistant']);
+    expect(JSON.stringify(stored[1]?.content)).toContain('Go on.');
+  });
 });

@@ -1,0 +1,116 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
+import { waitForJob } from '../../helpers/conversation.js';
+import { createStack, type Stack } from '../../helpers/stack.js';
+
+/**
+ * Strategy auto through the gateway (SPEC §5.10): an agent whose history passes the trigger
+ * but still fits its window gets the provider's own compaction in the background, made with
+ * its own system prompt and tools so the call reads the prefix the agent's requests cached;
+ * the agent's next request opens with the provider's block and the beta header, and the
+ * provider accepts it.
+ */
+
+let sim: TestLlmSim;
+let stack: Stack;
+let base: string;
+const MODEL = 'claude-sonnet-4-5';
+const SYSTEM = `You are a coding agent. ${'Follow the repository conventions, run the tests before committing. '.repeat(30)}`;
+const TOOLS = [
+  {
+    name: 'Bash',
+    description: 'Runs a shell command',
+    input_schema: { type: 'object' as const, properties: { command: { type: 'string' } } },
+  },
+];
+
+beforeAll(async () => {
+  sim = await startTestLlmSim({ keepBodies: 1000 });
+  stack = await createStack({
+    env: {
+      ANTHROPIC_BASE_URL: sim.url,
+      ANTHROPIC_API_KEY: 'sk-ant-configured',
+      // compactd's own summaries by the local summarizer: the sim's log holds the agent's calls and the provider compaction
+      COMPACTD_SUMMARIZER: 'local',
+    },
+  });
+  base = await stack.app.listen({ port: 0, host: '127.0.0.1' });
+  sim.control.setProfile('instant');
+});
+afterAll(async () => {
+  await stack?.close();
+  await sim?.close();
+});
+
+const step = (i: number) =>
+  `Step ${i}: the build log of src/module${i}.ts. ${'error TS2345 at src/module.ts:12, expected string got number. '.repeat(30)}`;
+
+type Turn = { role: 'user' | 'assistant'; content: Array<Record<string, unknown>> };
+/** The agent's request as Claude Code shapes it: a breakpoint on the last block of the last message. */
+const marked = (history: readonly Turn[]) =>
+  history.map((turn, i) =>
+    i === history.length - 1
+      ? {
+          ...turn,
+          content: turn.content.map((b, j) => (j === turn.content.length - 1 ? { ...b, cache_control: { type: 'ephemeral' } } : b)),
+        }
+      : turn,
+  );
+
+describe('auto through the gateway', () => {
+  it('compacts natively in the background, reading the agent’s cache, and the next request opens with the block', async () => {
+    const id = 'gw-native';
+    const created = await stack.app.inject({
+      method: 'POST',
+      url: '/v1/conversations',
+      headers: stack.auth(),
+      payload: { id, model: MODEL, contextLimit: 12_000, policy: { keepRecent: 2, minMessages: 6, cooldownMessages: 2 } },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const client = new Anthropic({
+      apiKey: stack.key,
+      baseURL: `${base}/gateway/anthropic`,
+      maxRetries: 0,
+      defaultHeaders: { 'x-compactd-conversation': id },
+    });
+    const history: Turn[] = [];
+    const turn = async (i: number) => {
+      history.push({ role: 'user', content: [{ type: 'text', text: step(i) }] });
+      const answer = await client.messages.create({
+        model: MODEL,
+        max_tokens: 200,
+        system: SYSTEM,
+        tools: TOOLS,
+        messages: marked(history) as Anthropic.Messages.MessageParam[],
+      });
+      history.push({ role: 'assistant', content: answer.content.map((b) => ({ ...b })) as Array<Record<string, unknown>> });
+    };
+    let compaction: ReturnType<TestLlmSim['control']['callLog']>[number] | undefined;
+    for (let i = 0; i < 40 && !compaction; i += 1) {
+      await turn(i);
+      const jobs = (await stack.app.inject({ method: 'GET', url: `/v1/conversations/${id}/jobs`, headers: stack.auth() })).json<{
+        jobs: Array<{ id: string }>;
+      }>().jobs;
+      for (const job of jobs) await waitForJob(stack, job.id);
+      compaction = sim.control.callLog().find((call) => call.compaction === 'summarize');
+    }
+    expect(compaction, 'a provider compaction was asked for').toBeDefined();
+    const jobs = (await stack.app.inject({ method: 'GET', url: `/v1/conversations/${id}/jobs`, headers: stack.auth() })).json<{
+      jobs: Array<{ id: string; status: string; result: { strategy: string; decision: { strategy: string; reason: string } } }>;
+    }>().jobs;
+    const done = jobs.find((job) => job.result?.strategy === 'native');
+    expect(done?.result.decision.reason, JSON.stringify(jobs)).toMatch(/in the background/);
+    // the compaction sent the agent's own prefix: its input was read from the cache the agent's requests wrote
+    const usage = compaction!.usage;
+    expect(usage.cacheRead / (usage.input + usage.cacheRead + usage.cacheWrite)).toBeGreaterThanOrEqual(0.9);
+
+    await turn(100);
+    const last = sim.control.callLog().at(-1)!;
+    expect(last.outcome).toBe('ok');
+    const body = last.body as { messages: Turn[] };
+    expect(body.messages[0]?.content[0]?.['type']).toBe('compaction');
+    expect(last.headers?.['anthropic-beta']).toContain('compact-2026-09-04');
+  });
+});

@@ -143,8 +143,12 @@ export async function summarizeGuarded(input: GuardedSummaryInput): Promise<Guar
       paces.observe(target.provider, model, result.latencyMs, result.usage.outputTokens);
       return result;
     } catch (error) {
-      // an answer cut at its cap was produced and billed: it counts whether or not it is kept
-      if (error instanceof LlmError && error.cut) record(error.cut.usage, price(error.cut.usage), error.cut.latencyMs);
+      // an answer cut at its cap was produced and billed: it counts whether or not it is kept,
+      // and it wrote at the model's pace (a model that fills every cap must still time the hedge)
+      if (error instanceof LlmError && error.cut) {
+        record(error.cut.usage, price(error.cut.usage), error.cut.latencyMs);
+        paces.observe(target.provider, model, error.cut.latencyMs, error.cut.usage.outputTokens);
+      }
       throw error;
     }
   };

@@ -3,13 +3,24 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
 import { loadRealTranscript } from '../../../harness/transcripts.js';
 import { chunkOutputBudget, outputCap } from '../../../src/compaction/plan/budget.js';
-import { completeLines, holdsEverySection, requestedLengthTokens } from '../../../src/compaction/summarize/index.js';
+import {
+  buildSummarizeRequest,
+  completeLines,
+  holdsEverySection,
+  rankChunkIdentifiers,
+  requestedLengthTokens,
+} from '../../../src/compaction/summarize/index.js';
 import { isMergeRequest, wordsFor } from '../../../src/compaction/summarize/prompt.js';
+import type { HistoryMessage } from '../../../src/compaction/types.js';
+import { loadConfig } from '../../../src/config/env.js';
 import { mergePolicy } from '../../../src/config/policy.js';
 import { listChunks } from '../../../src/db/repos/chunks.js';
+import { createSummarizers } from '../../../src/llm/create-summarizer.js';
+import { PaceBook } from '../../../src/llm/hedge-timing.js';
 import { outputLimitFor } from '../../../src/llm/models.js';
 import { PROFILES } from '../../../src/llm-sim/profiles.js';
 import type { CallRecord } from '../../../src/llm-sim/state.js';
+import { summarizeGuarded } from '../../../src/worker/guarded-summary.js';
 import { compact, seedConversation, waitForJob } from '../../helpers/conversation.js';
 import { createStack, type Stack } from '../../helpers/stack.js';
 
@@ -90,4 +101,34 @@ describe('list-everything answers: one call per chunk, the cut answer kept', () 
     // the share was smaller than what a chunk holds for at least one chunk: its cap is above the share's
     expect(chunks.some((chunk) => chunkOutputBudget(merged, chunk.sourceTokens) > chunk.outputBudget)).toBe(true);
   }, 120_000);
+
+  it('a cut answer teaches the step the pace of its model, so the hedge of the next call is timed by it', async () => {
+    const messages: HistoryMessage[] = session()
+      .filter((m) => m.role !== 'system')
+      .slice(0, 40)
+      .map((m, i) => ({ seq: i + 1, role: m.role, kind: 'message', content: m.content, tokens: 0, toolUseIds: [], toolResultIds: [] }));
+    const policy = mergePolicy({});
+    const paces = new PaceBook();
+    const result = await summarizeGuarded({
+      buildRequest: (target, cap) =>
+        buildSummarizeRequest(messages, null, policy, {
+          countTokens: (text) => Math.ceil(text.length / 4),
+          fenceId: 'feedc0de00000002',
+          maxOutputTokens: target,
+          ...(cap === undefined ? {} : { capTokens: cap }),
+        }),
+      budget: 320,
+      identifiers: rankChunkIdentifiers(messages).ordered,
+      selection: { provider: 'anthropic', model: MODEL },
+      summarizers: createSummarizers(loadConfig({ ANTHROPIC_BASE_URL: sim.url })),
+      policy,
+      signal: new AbortController().signal,
+      paces,
+    });
+    const [call] = sim.control.callLog();
+    expect(call?.stop).toBe('length');
+    expect(result).toMatchObject({ calls: 1, fallback: null });
+    expect(result.completedSections.length).toBeGreaterThan(0);
+    expect(paces.get('anthropic', MODEL).samples).toBe(1);
+  });
 });

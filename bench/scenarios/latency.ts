@@ -1,4 +1,6 @@
+import { isMergeRequest } from '../../src/compaction/summarize/prompt.js';
 import type { HistoryMessage, NormalizedMessage } from '../../src/compaction/types.js';
+import type { CallRecord } from '../../src/llm-sim/state.js';
 import { assertCompleted, type BenchContext, compactMeasured, seedConversation } from '../lib/context.js';
 import { loadSession, LONG_SESSIONS } from '../lib/conversations.js';
 import { emptyScenario, figure, type ScenarioResult, target } from '../lib/result.js';
@@ -10,8 +12,9 @@ import { PEERS_TITLE, peersResult } from './peers-report.js';
  * Scenarios 1 and 2: compaction wall time against the LLM critical path on the long real
  * sessions, and against the peers (the real LangChain summarization middleware on the same
  * span, the sequential-fold baseline on the same chunks) on the same sim in the same run.
- * Scenario 1 runs twice: on the plain profile, and with llm-sim's length overrun (a share of
- * answers runs past the requested length, as real models' do).
+ * Scenario 1 runs three times: on the plain profile, with llm-sim's length overrun (a share of
+ * answers runs past the requested length, as real models' do), and on the list-everything
+ * profile (every answer lists each path, error and sentence it sees and runs into its cap).
  */
 
 export interface LatencyOptions {
@@ -22,15 +25,20 @@ export interface LatencyOptions {
   /** llm-sim's length overrun for the second series */
   overrun: { rate: number; factor: number };
   overrunRuns: number;
+  /** runs per session on llm-sim's list-everything profile (answers that fill their cap) */
+  listRuns: number;
 }
+
+/** llm-sim's profile whose answers list everything they see and stop at max_tokens. */
+const LIST_EVERYTHING = 'list-everything';
 
 /** A third of the answers run half again past their requested length. */
 const OVERRUN = { rate: 0.3, factor: 1.5 };
 
 export function latencyOptions(quick: boolean): LatencyOptions {
   return quick
-    ? { profile: 'fixed:500', sessions: [LONG_SESSIONS[2]], runs: 1, peerRuns: 1, overrun: OVERRUN, overrunRuns: 1 }
-    : { profile: 'haiku', sessions: LONG_SESSIONS, runs: 3, peerRuns: 2, overrun: OVERRUN, overrunRuns: 2 };
+    ? { profile: 'fixed:500', sessions: [LONG_SESSIONS[2]], runs: 1, peerRuns: 1, overrun: OVERRUN, overrunRuns: 1, listRuns: 1 }
+    : { profile: 'haiku', sessions: LONG_SESSIONS, runs: 3, peerRuns: 2, overrun: OVERRUN, overrunRuns: 2, listRuns: 2 };
 }
 
 interface SessionRuns {
@@ -51,6 +59,8 @@ interface SessionRuns {
   truncationFallbacks: number;
   /** chunks the local summarizer stood in for, whatever the reason (target: none) */
   fallbacks: number;
+  /** chunk answers stopped at their cap (max_tokens), over every run */
+  cutAnswers: number;
   plan: SessionPlan;
 }
 
@@ -79,7 +89,29 @@ export async function runLatency(ctx: BenchContext): Promise<ScenarioResult[]> {
   } finally {
     ctx.svc.sim.configure({ overrun: { rate: 0 } });
   }
-  overrunSeries(latency, overrun, options);
+  const overrunLabel = `length overrun ${Math.round(options.overrun.rate * 100)} % of answers × ${options.overrun.factor}`;
+  stressSeries(latency, overrun, {
+    label: overrunLabel,
+    setupKey: 'overrunProfile',
+    setup: `${options.profile} with ${overrunLabel} (llm-sim --overrun ${options.overrun.rate} --overrun-factor ${options.overrun.factor}), ${options.overrunRuns} runs per session`,
+  });
+
+  // the same sessions under answers that list everything they see: each one cut at its cap, kept, no call in series
+  ctx.svc.sim.configure({ profile: LIST_EVERYTHING });
+  const listing: SessionRuns[] = [];
+  try {
+    for (const session of options.sessions) {
+      ctx.log(`latency (${LIST_EVERYTHING}): session ${session.slice(0, 8)} × ${options.listRuns}`);
+      listing.push(await runSession(ctx, session, loadSession(session), { ...options, runs: options.listRuns }, false));
+    }
+  } finally {
+    ctx.svc.sim.configure({ profile: options.profile });
+  }
+  stressSeries(latency, listing, {
+    label: `the ${LIST_EVERYTHING} profile`,
+    setupKey: 'listEverythingProfile',
+    setup: `llm-sim --profile ${LIST_EVERYTHING}: Haiku's pace, every answer lists each identifier and sentence it sees until max_tokens stops it, ${options.listRuns} runs per session`,
+  });
   latency.durationMs = performance.now() - started;
   if (ctx.only && !ctx.only.includes('peers')) {
     const skipped = emptyScenario('peers', PEERS_TITLE);
@@ -125,6 +157,7 @@ async function runSession(
     noCheckMs: [],
     truncationFallbacks: 0,
     fallbacks: 0,
+    cutAnswers: 0,
     plan: null as unknown as SessionPlan,
   };
   for (let run = 0; run < options.runs; run += 1) {
@@ -143,6 +176,7 @@ async function runSession(
     runs.nonLlmMs.push(job.timing.nonLlmMs);
     runs.truncationFallbacks += truncationFallbacks(job.view.result);
     runs.fallbacks += fallbackCount(job.view.result);
+    runs.cutAnswers += cutChunkAnswers(job.allCalls);
     runs.chunks = job.row.plan.chunks.length;
     runs.sourceTokens = job.row.plan.chunks.reduce((sum, c) => sum + c.messageTokens, 0);
     if (run === 0 && withNoCheck) runs.plan = await sessionPlan(ctx, id, session, job.row.plan);
@@ -185,7 +219,7 @@ function latencyResult(ctx: BenchContext, sessions: SessionRuns[], options: Late
     strategy: 'summarize (default policy: chunkTokens 12000, summaryMaxTokens 2000, maxLiveBatches 6)',
     wall: 'job created_at (API) → finished_at (commit)',
     criticalPath:
-      'longest chunk call chain (a call with any second request of its step: a hedge beside a straggler, a shorter one after a cut answer), from llm-sim call log; consolidations run as follow-up jobs, off the path',
+      'longest chunk call chain (a call with any second request of its step: a hedge beside a straggler, a repair under identifierRepair: call), from llm-sim call log; consolidations run as follow-up jobs, off the path',
   };
   const allRatios = sessions.flatMap((s) => s.ratio);
   result.figures.push(figure('wall / critical path (all sessions, all runs)', '×', allRatios));
@@ -253,7 +287,7 @@ function latencyResult(ctx: BenchContext, sessions: SessionRuns[], options: Late
   if (strictTarget && !strictTarget.met) {
     strictTarget.bottleneck =
       `the job waits ${round(wall - strict, 2)} s beyond its longest call (median): ${round(nonLlm, 2)} s outside any LLM call, ` +
-      `${retries} retried call(s) per job (answers stopped at their budget), a dependent chain of ${round(chain, 1)} s against ${round(strict, 1)} s for the longest single call; ` +
+      `${retries} second request(s) per job (hedges or repairs), a dependent chain of ${round(chain, 1)} s against ${round(strict, 1)} s for the longest single call; ` +
       'calls that start late (queue hops, the provider limiter) lengthen the round too.';
   }
   if (ctx.quick)
@@ -262,21 +296,32 @@ function latencyResult(ctx: BenchContext, sessions: SessionRuns[], options: Late
 }
 
 /**
- * The second series: the same sessions while llm-sim runs a share of answers past their
- * requested length. The cap's headroom keeps them whole, so the job still takes its longest
- * call (now an overrunning one) and nothing falls back.
+ * The second and third series: the same sessions while llm-sim runs a share of answers past
+ * their requested length (the cap's headroom keeps them whole), then while every answer lists
+ * everything it sees and runs into its cap (the cut answer is kept, the sections it never
+ * reached extracted locally). Either way the job takes its longest call, with no second call
+ * in series and no local fallback.
  */
-function overrunSeries(result: ScenarioResult, sessions: SessionRuns[], options: LatencyOptions): void {
-  const label = `length overrun ${Math.round(options.overrun.rate * 100)} % of answers × ${options.overrun.factor}`;
-  result.setup['overrunProfile'] =
-    `${options.profile} with ${label} (llm-sim --overrun ${options.overrun.rate} --overrun-factor ${options.overrun.factor}), ${options.overrunRuns} runs per session`;
+function stressSeries(result: ScenarioResult, sessions: SessionRuns[], series: { label: string; setupKey: string; setup: string }): void {
+  const { label } = series;
+  result.setup[series.setupKey] = series.setup;
   result.tables.push({
     title: `Under ${label} (median over runs; range in brackets)`,
-    columns: ['session', 'chunks', 'LLM calls (retries)', 'wall s', 'longest single chunk call s', 'wall / that', 'local fallbacks'],
+    columns: [
+      'session',
+      'chunks',
+      'LLM calls (retries)',
+      'answers cut at their cap (all runs)',
+      'wall s',
+      'longest single chunk call s',
+      'wall / that',
+      'local fallbacks',
+    ],
     rows: sessions.map((s) => [
       s.session.slice(0, 8),
       s.chunks,
       `${spread(s.calls).median} (${spread(s.retries).median})`,
+      s.cutAnswers,
       rangeText(s.wallMs.map((v) => v / 1000)),
       rangeText(s.strictMs.map((v) => v / 1000)),
       rangeText(s.wallMs.map((w, i) => w / (s.strictMs[i] ?? Number.NaN))),
@@ -290,7 +335,7 @@ function overrunSeries(result: ScenarioResult, sessions: SessionRuns[], options:
   if (!ratio.met) {
     ratio.bottleneck =
       `the job waits ${round((med(sessions.flatMap((s) => s.wallMs)) - med(sessions.flatMap((s) => s.strictMs))) / 1000, 2)} s beyond its longest call (median): ` +
-      `${round(med(sessions.flatMap((s) => s.nonLlmMs)) / 1000, 2)} s outside any LLM call and ${med(sessions.flatMap((s) => s.retries))} second request(s) per job (hedges or shorter requests after a cut answer).`;
+      `${round(med(sessions.flatMap((s) => s.nonLlmMs)) / 1000, 2)} s outside any LLM call and ${med(sessions.flatMap((s) => s.retries))} second request(s) per job (hedges beside a straggler).`;
   }
   result.targets.push(ratio);
   const fallbacks = sessions.reduce((sum, s) => sum + s.fallbacks, 0);
@@ -300,6 +345,11 @@ function overrunSeries(result: ScenarioResult, sessions: SessionRuns[], options:
     noFallback.bottleneck =
       "answers the provider failed for good (see the jobs' result.fallbacks reasons): the local summarizer stood in for them.";
   result.targets.push(noFallback);
+}
+
+/** Chunk answers (not the consolidation's merge) that llm-sim stopped at max_tokens. */
+function cutChunkAnswers(calls: readonly CallRecord[]): number {
+  return calls.filter((call) => call.stop === 'length' && !isMergeRequest(JSON.stringify(call.body ?? ''))).length;
 }
 
 /** Chunks of a job result the local summarizer stood in for. */

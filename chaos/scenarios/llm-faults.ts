@@ -131,7 +131,8 @@ function callsPerStep(calls: readonly WorkerCall[], withConsolidations = true) {
     if (isRepairCall(call.body)) entry.retry += 1;
     else {
       entry.first += 1;
-      if (call.outcome === 'ok' && call.fault === null) entry.validFirst += 1;
+      // an answer cut at its cap (the truncated fault) is kept, its missing sections extracted locally
+      if (call.outcome === 'ok' && (call.fault === null || call.fault === 'truncated')) entry.validFirst += 1;
     }
     steps.set(key, entry);
   }

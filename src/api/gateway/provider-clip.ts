@@ -4,7 +4,7 @@ import type { GatewayWire } from './wire.js';
 /**
  * The providers' own compaction, passed through (docs/gateway.md "Provider compaction"). A
  * request that asks a provider to compact — Anthropic's on-demand `compaction` parameter or
- * `context_management` (threshold mode), a Responses `compaction_trigger` item — goes upstream
+ * a `compact_20260112` edit in `context_management` (threshold mode), a Responses `compaction_trigger` item — goes upstream
  * untouched: the provider summarizes what the agent sent, not compactd's context. What comes
  * back (an Anthropic `compaction` block, an OpenAI/xAI `compaction` item) is the conversation's
  * new start: the *provider clip*. compactd stores it pinned, so its own compactions only ever
@@ -46,10 +46,19 @@ export function providerOnlyReason(wire: GatewayWire, body: Json, items: readonl
       return 'previous-response-id';
     if (items.some((item) => itemType(item) === 'compaction_trigger')) return 'provider-compaction';
   }
-  for (const field of ['compaction', 'context_management']) {
-    if (body[field] !== undefined && body[field] !== null) return 'provider-compaction';
-  }
-  return null;
+  const compaction = body['compaction'];
+  if (compaction !== undefined && compaction !== null) return 'provider-compaction';
+  // context_management also carries edits that only clear old tool results or thinking (Claude
+  // Code sends them on every request): only a compaction edit (`compact_20260112`) is the provider's compaction
+  return compactionEdits(body['context_management']) ? 'provider-compaction' : null;
+}
+
+function compactionEdits(management: unknown): boolean {
+  if (!isObject(management)) return false;
+  const edits = management['edits'];
+  return (
+    Array.isArray(edits) && edits.some((edit) => isObject(edit) && typeof edit['type'] === 'string' && edit['type'].startsWith('compact'))
+  );
 }
 
 /** Whether one history element is (Responses) or carries (Anthropic: a compaction block with its summary) a provider's compaction. */

@@ -17,7 +17,18 @@ const keyOf = (position: number, message: unknown) => historyKey(position, stora
 describe('providerOnlyReason', () => {
   it('names the requests only the provider can serve as sent', () => {
     expect(providerOnlyReason('anthropic', { compaction: { type: 'summarize' } }, [])).toBe('provider-compaction');
-    expect(providerOnlyReason('anthropic', { context_management: { edits: [] } }, [])).toBe('provider-compaction');
+    expect(providerOnlyReason('anthropic', { context_management: { edits: [{ type: 'compact_20260112' }] } }, [])).toBe(
+      'provider-compaction',
+    );
+    // Claude Code's context_management only clears old tool results and thinking: compactd compacts as before
+    expect(
+      providerOnlyReason(
+        'anthropic',
+        { context_management: { edits: [{ type: 'clear_tool_uses_20250919' }, { type: 'clear_thinking_20251015' }] } },
+        [],
+      ),
+    ).toBeNull();
+    expect(providerOnlyReason('anthropic', { context_management: { edits: [] } }, [])).toBeNull();
     expect(providerOnlyReason('responses', {}, [{ role: 'user', content: 'x' }, { type: 'compaction_trigger' }])).toBe(
       'provider-compaction',
     );

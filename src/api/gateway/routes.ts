@@ -5,6 +5,7 @@ import { AppError } from '../../lib/errors.js';
 import { createGatewayAuthHook } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { registerJsonParser } from '../json-body.js';
+import { agentSetupOf } from './agent-setup.js';
 import type { Answer } from './answer.js';
 import { historyKey, sharedPrefix, storableMessage } from './history.js';
 import { type ConversationIdentity, type GatewayProvider, identifyConversation } from './identity.js';
@@ -23,7 +24,7 @@ import {
   upstreamHeaders,
   upstreamUrl,
 } from './upstream.js';
-import { buildUpstreamBody, contextRows, isClientBody } from './upstream-body.js';
+import { buildUpstreamBody, contextRows, isClientBody, withCompactionBeta } from './upstream-body.js';
 import { type GatewayWire, historyField, providerOfWire } from './wire.js';
 
 /**
@@ -114,6 +115,12 @@ function prepareUpstream(
     );
   }
   return { url: upstreamUrl(provider, deps.config, request.url.slice(`/gateway/${provider}`.length)), headers };
+}
+
+/** A context that opens with a provider's signed compaction block goes with that provider's beta header (SPEC §5.10). */
+function betaFor(headers: Record<string, string>, body: Record<string, unknown>): void {
+  const beta = withCompactionBeta(body, headers['anthropic-beta']);
+  if (beta !== undefined) headers['anthropic-beta'] = beta;
 }
 
 async function callUpstream(
@@ -207,6 +214,7 @@ async function handleCompletion(deps: ApiDeps, wire: GatewayWire, request: Fasti
       : ((await getConversation(deps.db, request.tenantId, route.conversation.externalId)) ?? route.conversation);
     fresh = false;
     const upstreamBody = await contextBody(deps, wire, keyed, current);
+    if (upstreamBody !== null) betaFor(headers, upstreamBody);
     // nothing compacted yet: the context is the client's body as it sent it, not serialized again
     // (compared with the history as parsed: a Responses `input` string is one user item)
     if (upstreamBody === null || isClientBody(upstreamBody, { ...parsed.body, [historyField(wire)]: parsed.messages }, historyField(wire)))
@@ -300,18 +308,31 @@ async function routeHistory(
   // a history opening with a provider's compaction is the conversation's continuation, never a thread of it
   const firstKey = parsed.clip ? null : firstKeyOf(wire, parsed.history);
   const origin = compactionOriginOf(parsed.body, request.headers);
+  const agent = agentSetupOf(providerOfWire(wire), parsed.body);
   const memo = { tenantId: request.tenantId, identityId: identity.id, firstKey, weight: memoWeight(request, parsed) };
   let conversation = await conversationOf(deps.db, request.tenantId, identity, firstKey, parsed.body['model']);
   let keyed = await keyHistory(deps.db, wire, parsed, memo, conversation);
   let outcome;
   try {
-    outcome = await syncHistory(deps, conversation, wire, clientHistory(wire, keyed, { autoCompact: compacts, origin }), 'rewinds');
+    outcome = await syncHistory(
+      deps,
+      conversation,
+      wire,
+      { ...clientHistory(wire, keyed, { autoCompact: compacts, origin }), agent },
+      'rewinds',
+    );
     if (outcome.kind === 'not-followed' && outcome.plan.kind === 'other-thread') {
       // another history took the id between the choice of conversation and its lock (two first
       // requests at once): this one belongs in its thread, which the choice now finds
       conversation = await conversationOf(deps.db, request.tenantId, identity, firstKey, parsed.body['model']);
       keyed = await keyHistory(deps.db, wire, parsed, memo, conversation);
-      outcome = await syncHistory(deps, conversation, wire, clientHistory(wire, keyed, { autoCompact: compacts, origin }), 'rewinds');
+      outcome = await syncHistory(
+        deps,
+        conversation,
+        wire,
+        { ...clientHistory(wire, keyed, { autoCompact: compacts, origin }), agent },
+        'rewinds',
+      );
     }
   } catch (error) {
     if (!(error instanceof AppError) || error.status >= 500) throw error;
@@ -338,7 +359,7 @@ async function routeHistory(
     );
   const current = outcome.conversation;
   if (!compacts || current.activeTokens <= current.contextLimit) return { route: { mode: 'compacted', conversation: current }, keyed };
-  const started = outcome.compaction ? { jobId: outcome.compaction.id } : await startCompaction(deps, current);
+  const started = outcome.compaction ? { jobId: outcome.compaction.id } : await startCompaction(deps, current, undefined, agent);
   if (!('jobId' in started)) {
     request.log.info(
       { conversationId: current.externalId, refused: started.refused },
@@ -366,6 +387,7 @@ async function handleCountTokens(deps: ApiDeps, request: FastifyRequest, reply: 
   const memo = { tenantId: request.tenantId, identityId: identity.id, firstKey, weight: memoWeight(request, parsed) };
   const keyed = conversation ? await keyHistory(deps.db, 'anthropic', parsed, memo, conversation) : null;
   const body = (conversation && keyed ? await contextBody(deps, 'anthropic', keyed, conversation) : null) ?? parsed.body;
+  betaFor(headers, body);
   const upstream = await callUpstream(url, 'POST', headers, JSON.stringify(body), abort.signal);
   return relayResponse('anthropic', upstream, reply, () => undefined, abort);
 }

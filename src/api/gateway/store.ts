@@ -21,6 +21,7 @@ import { findActiveJob, insertJob } from '../../db/repos/jobs.js';
 import { autoTriggerInputs } from '../../db/repos/tenants.js';
 import { AppError } from '../../lib/errors.js';
 import { contextLimitFor, DEFAULT_CONTEXT_TOKENS } from '../../llm/models.js';
+import type { AgentSetup, CompactionOptions } from '../../queue/job-options.js';
 import { prepareAppendOffLoop, type PreparedAppend, storeAppendLocked } from '../append-messages.js';
 import { autoCompactionDeferral } from '../compaction-quota.js';
 import type { ApiDeps, AppendEffects } from '../deps.js';
@@ -91,6 +92,8 @@ export interface ClientHistory {
   clipAt?: number;
   /** false: what this call appends starts no compaction of compactd's (the request asked the provider to compact) */
   autoCompact?: boolean;
+  /** the agent's model, system and tools (agent-setup.ts): a compaction this append starts may use the provider's own */
+  agent?: AgentSetup | undefined;
 }
 
 export type SyncOutcome =
@@ -185,8 +188,15 @@ export async function syncHistory(
           clip === -1
             ? { version: result.conversation.version, stored: { keys, activeFrom }, rows: before ? [...before, ...added] : null }
             : null;
-        const autoCompact = client.autoCompact === false ? { autoCompact: false } : {};
-        const compaction = await deps.afterAppend(tx, appended, effects, { quotas: deps.config.quotas, ...autoCompact });
+        const compaction = await deps.afterAppend(tx, appended, effects, {
+          quotas: deps.config.quotas,
+          ...(client.autoCompact === false ? { autoCompact: false } : {}),
+          // over the window, the request waits for the compaction this append starts (routes.ts)
+          jobOptions: {
+            ...(client.agent ? { agent: client.agent } : {}),
+            ...(result.conversation.activeTokens > result.conversation.contextLimit ? { agentWaiting: true } : {}),
+          },
+        });
         return { kind: 'stored', conversation: appended, compaction, rewound };
       });
       if (committed.entry) remember(conversation.id, committed.entry);
@@ -261,7 +271,14 @@ export type CompactionStart = { jobId: string } | { refused: string };
  * compaction quotas. `targetTokens`: a provider said the prompt does not fit, compact down to
  * this (an `api` job); else an `auto` job with the policy's target.
  */
-export async function startCompaction(deps: ApiDeps, conversation: ConversationRow, targetTokens?: number): Promise<CompactionStart> {
+export async function startCompaction(
+  deps: ApiDeps,
+  conversation: ConversationRow,
+  targetTokens?: number,
+  agent?: AgentSetup,
+): Promise<CompactionStart> {
+  // the request waits for this compaction: `auto` runs it as parallel chunks (SPEC §5.10)
+  const options: CompactionOptions = { agentWaiting: true, ...(agent ? { agent } : {}) };
   const started = await deps.db.transaction(async (tx): Promise<CompactionStart & { fresh?: boolean }> => {
     await withConversationLock(tx, conversation.id);
     const locked = (await getConversationById(tx, conversation.id)) ?? conversation;
@@ -277,8 +294,13 @@ export async function startCompaction(deps: ApiDeps, conversation: ConversationR
     const inserted = await insertJob(
       tx,
       targetTokens === undefined
-        ? { tenantId: locked.tenantId, conversationId: locked.id, trigger: 'auto', options: {} }
-        : { tenantId: locked.tenantId, conversationId: locked.id, trigger: 'api', options: { target: { tokens: targetTokens } } },
+        ? { tenantId: locked.tenantId, conversationId: locked.id, trigger: 'auto', options }
+        : {
+            tenantId: locked.tenantId,
+            conversationId: locked.id,
+            trigger: 'api',
+            options: { ...options, target: { tokens: targetTokens } },
+          },
     );
     if (!inserted) return { refused: 'not-started' };
     return { jobId: inserted.id, fresh: true };

@@ -1,5 +1,6 @@
 import { CONTEXT_OPENING_USER_TURN, responsesItemsOf } from '../../compaction/context/index.js';
-import type { Block, MessageKind, Role } from '../../compaction/types.js';
+import type { Block, MessageKind, NativeClip, Role } from '../../compaction/types.js';
+import { ANTHROPIC_COMPACTION_BETA } from '../../llm/native-port.js';
 import { inputItemsOf } from './responses-items.js';
 import { type GatewayWire, historyField } from './wire.js';
 
@@ -16,6 +17,8 @@ export interface ActiveRow {
   rewritten: boolean;
   /** read only for rows that are not sent as the client's own message */
   content: Block[] | null;
+  /** a clip-archive of strategy native (SPEC §5.10) */
+  native?: NativeClip;
 }
 
 /**
@@ -76,10 +79,17 @@ function anthropicBody(body: Json, start: number, history: readonly unknown[], r
       if (original) own.add(message);
     }
   };
+  let opening: Json | null = null;
   for (const row of rows) {
     const original = row.position === null || row.rewritten ? undefined : history[row.position];
     if (original !== undefined) {
       push(original as Json, true);
+      continue;
+    }
+    if (row.native && opensFor(row.native, body['model'])) {
+      // the provider's own compaction opens the messages; compactd's state goes to the system prompt
+      opening = row.native.compaction.item;
+      if (row.native.state !== '') systemParts.push(row.native.state);
       continue;
     }
     if (row.role === 'system') {
@@ -92,8 +102,39 @@ function anthropicBody(body: Json, start: number, history: readonly unknown[], r
   // an archived prefix may leave an assistant turn first; the client's own first turn stays as it is
   if (messages[0]?.['role'] === 'assistant' && messages[0] !== clientMessages[0])
     messages.unshift({ role: 'user', content: [{ type: 'text', text: CONTEXT_OPENING_USER_TURN }] });
+  if (opening) openWithItem(messages, opening);
   if (systemParts.length === 0) return { ...body, messages };
   return { ...body, system: withArchive(body['system'], systemParts.join('\n\n')), messages };
+}
+
+/** A native clip opens an Anthropic request only for the model that made it (its item is that model's). */
+export function opensFor(native: NativeClip, model: unknown): boolean {
+  return native.compaction.provider === 'anthropic' && native.compaction.model === model;
+}
+
+/**
+ * Anthropic's placement rule: the compaction block is the first content block of the first
+ * message. The client's own message object is not changed: a copy carries the block.
+ */
+function openWithItem(messages: Json[], item: Json): void {
+  const first = messages[0];
+  if (first && first['role'] === 'user') messages[0] = { ...first, content: [item, ...asBlocks(first['content'])] };
+  else messages.unshift({ role: 'user', content: [item] });
+}
+
+/**
+ * The `anthropic-beta` value for an upstream request: the client's, plus the compaction beta
+ * when the request opens with a signed compaction block (Anthropic refuses the block without it).
+ */
+export function withCompactionBeta(upstream: Json, clientBeta: string | undefined): string | undefined {
+  const first = (upstream['messages'] as Json[] | undefined)?.[0];
+  const block = Array.isArray(first?.['content']) ? (first['content'] as Json[])[0] : undefined;
+  if (!block || block['type'] !== 'compaction' || block['signature'] == null) return clientBeta;
+  const betas = (clientBeta ?? '')
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b !== '');
+  return betas.includes(ANTHROPIC_COMPACTION_BETA) ? clientBeta : [...betas, ANTHROPIC_COMPACTION_BETA].join(',');
 }
 
 /** The clip-archive goes after the client's system prompt, which stays first and unchanged. */

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 
-import { renderAnthropicContext, renderOpenAIContext, renderResponsesContext } from '../../compaction/context/index.js';
-import type { HistoryMessage } from '../../compaction/types.js';
+import { renderAnthropicContextWithNative, renderOpenAIContext, renderResponsesContext } from '../../compaction/context/index.js';
 import type { Db } from '../../db/client.js';
 import { type ConversationRow, getConversation } from '../../db/repos/conversations.js';
 import { activeHistory, listActiveMessages } from '../../db/repos/messages.js';
@@ -128,10 +127,13 @@ export function messageRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
       },
       async (request) => {
         const conversation = await requireConversation(deps.db, request.tenantId, request.params.id);
-        const history: Array<Pick<HistoryMessage, 'role' | 'content'>> = await activeHistory(deps.db, conversation.id);
-        if (request.query.format === 'responses') return renderResponsesContext(history);
-        const context = request.query.format === 'openai' ? renderOpenAIContext(history) : renderAnthropicContext(history);
-        return context as { system?: string; messages: Array<Record<string, unknown>> };
+        const history = await activeHistory(deps.db, conversation.id);
+        if (request.query.format === 'responses') return renderResponsesContext(history, request.query.model);
+        if (request.query.format === 'openai')
+          return renderOpenAIContext(history) as unknown as { messages: Array<Record<string, unknown>> };
+        // a provider's own compaction opens the context for the model that made it (SPEC §5.10)
+        const { context, beta } = renderAnthropicContextWithNative(history, request.query.model);
+        return { ...(context as { system?: string; messages: Array<Record<string, unknown>> }), ...(beta ? { anthropicBeta: beta } : {}) };
       },
     );
   };

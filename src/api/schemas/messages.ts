@@ -97,12 +97,22 @@ export const ContextQuerySchema = z.object({
     description:
       'anthropic: Messages `{system, messages}`; openai: Chat Completions `{messages}`; responses: the Responses API’s `{input}`',
   }),
+  model: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .meta({ description: "the agent's model: a provider's own compaction item opens the context only for the model that made it" }),
 });
 
 export const ContextResponseSchema = z
   .object({
     system: z.string().optional(),
     messages: z.array(z.record(z.string(), z.unknown())),
+    anthropicBeta: z
+      .string()
+      .optional()
+      .meta({ description: 'the anthropic-beta header to send with this context (it opens with a provider compaction block)' }),
   })
   .meta({ id: 'Context', description: 'ready-to-send request body fragment' });
 

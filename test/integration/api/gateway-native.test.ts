@@ -83,7 +83,7 @@ describe('auto through the gateway', () => {
         max_tokens: 200,
         system: SYSTEM,
         tools: TOOLS,
-        messages: marked(history) as Anthropic.Messages.MessageParam[],
+        messages: marked(history) as unknown as Anthropic.Messages.MessageParam[],
       });
       history.push({ role: 'assistant', content: answer.content.map((b) => ({ ...b })) as Array<Record<string, unknown>> });
     };

@@ -116,6 +116,43 @@ function operatorInstructionsSection(job: JobRow): Html | null {
 </section>`;
 }
 
+/** How the strategy was chosen (SPEC §5.10), as the job result says. */
+function decisionOf(result: Record<string, unknown>): string | null {
+  const decision = result['decision'] as { reason?: unknown } | undefined;
+  return typeof decision?.reason === 'string' ? decision.reason : null;
+}
+
+/** The share of the job's LLM input read from the provider's prompt cache. */
+function cacheShareOf(result: Record<string, unknown>): string {
+  const share = num((result['llm'] as Record<string, unknown> | undefined)?.['cacheReadShare']);
+  return share === undefined || share === null ? '' : ` · ${Math.round(share * 100)}% of its input read from the prompt cache`;
+}
+
+/** What the compaction does to the agent's own prompt cache (result.agentCache), at its model's prices. */
+function agentCacheRows(result: Record<string, unknown>): Html | null {
+  const cache = result['agentCache'] as
+    | { model: string; invalidatedTokens: number; nextRequestUsd: number; nextRequestWithoutCompactionUsd: number; laterRequestUsd: number }
+    | null
+    | undefined;
+  if (!cache) return null;
+  return html`<dt>The agent's cache</dt><dd>${fmt(cache.invalidatedTokens)} cached tokens invalidated; its next request (${cache.model}) writes the new context for ${usd(cache.nextRequestUsd)} (uncompacted it would read ${usd(cache.nextRequestWithoutCompactionUsd)}), later ones read it for ${usd(cache.laterRequestUsd)}</dd>`;
+}
+
+/** The job's options as shown: the agent's system prompt and tools by size, not in full. */
+function shownOptions(options: Record<string, unknown>): Record<string, unknown> {
+  const agent = options['agent'] as { provider?: unknown; model?: unknown; system?: unknown; tools?: unknown[] } | undefined;
+  if (!agent) return options;
+  return {
+    ...options,
+    agent: {
+      provider: agent.provider,
+      model: agent.model,
+      systemChars: JSON.stringify(agent.system ?? '').length,
+      tools: agent.tools?.length ?? 0,
+    },
+  };
+}
+
 /** The part of the job page that changes while the job runs; the script re-fetches it until the job is terminal. */
 export function jobLive(viewer: Viewer, data: JobPageData, now = new Date()): Html {
   const { job } = data;
@@ -128,8 +165,9 @@ export function jobLive(viewer: Viewer, data: JobPageData, now = new Date()): Ht
 <dt>Tokens before</dt><dd>${fmt(num(result['tokensBefore']))}</dd>
 <dt>Tokens after</dt><dd>${fmt(num(result['tokensAfter']))}</dd>
 <dt>Messages archived</dt><dd>${fmt(num(result['messagesArchived']))}</dd>
-<dt>Strategy</dt><dd>${String(result['strategy'] ?? job.options['strategy'] ?? 'auto')}</dd>
-<dt>Cost</dt><dd>${usd(cost)}</dd>
+<dt>Strategy</dt><dd>${String(result['strategy'] ?? job.options['strategy'] ?? 'auto')}${decisionOf(result) && html` <span class="muted">(${decisionOf(result)})</span>`}</dd>
+<dt>Cost</dt><dd>${usd(cost)}${cacheShareOf(result)}</dd>
+${agentCacheRows(result)}
 <dt>Queued / started / finished</dt><dd>${when(job.createdAt)} / ${when(job.startedAt)} / ${when(job.finishedAt)}</dd>
 </dl>
 ${operatorInstructionsSection(job)}
@@ -156,7 +194,7 @@ export function jobPage(viewer: Viewer, data: JobPageData): Html {
     body: html`<h1>Job <code>${job.id}</code></h1>
 <p>Conversation <a href="${conversationHref(viewer, conversation)}"><code>${job.conversationExternalId}</code></a></p>
 <h2>Plan</h2>
-<p class="muted">${data.chunks.length} chunk${data.chunks.length === 1 ? '' : 's'}${job.watermark ? ` up to #${job.watermark}` : ''}; options ${JSON.stringify(job.options)}</p>
+<p class="muted">${data.chunks.length} chunk${data.chunks.length === 1 ? '' : 's'}${job.watermark ? ` up to #${job.watermark}` : ''}; options ${JSON.stringify(shownOptions(job.options))}</p>
 <section data-live="${jobHref(job.id)}/live" aria-live="polite">${jobLive(viewer, data)}</section>`,
   });
 }

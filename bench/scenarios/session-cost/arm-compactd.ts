@@ -1,4 +1,5 @@
 import type { NormalizedMessage } from '../../../src/compaction/types.js';
+import { DEFAULT_POLICY } from '../../../src/config/policy.js';
 import type { JobView } from '../../lib/api-client.js';
 import { readJob } from '../../lib/job-timing.js';
 import { AGENT_MODEL, AGENT_SYSTEM_PROMPT } from './agent.js';
@@ -35,12 +36,18 @@ interface Tracked {
 
 const TERMINAL = new Set(['completed', 'noop', 'failed', 'cancelled']);
 
+/** What a provider's compaction needs to compact as the agent sends (the append API cannot know it otherwise). */
+const AGENT_SETUP = { provider: 'anthropic', model: AGENT_MODEL, system: AGENT_SYSTEM_PROMPT } as const;
+/** compactd's cooldown (policy cooldownMessages) in agent turns: a turn adds about two messages */
+const COOLDOWN_TURNS = Math.ceil(DEFAULT_POLICY.cooldownMessages / 2);
+
 export async function replayCompactd(
   env: ReplayEnv,
   session: ReplaySession,
   limits: SessionLimits,
   arm: ArmSpec,
   strategy: string,
+  trigger: 'compactd' | 'platform' = 'compactd',
 ): Promise<ArmRun> {
   const started = performance.now();
   const id = env.uniqueId(`cost-${arm.key}`);
@@ -48,7 +55,7 @@ export async function replayCompactd(
   const created = await env.api.request<Record<string, unknown>>(
     'POST',
     '/v1/conversations',
-    { id, model: AGENT_MODEL, contextLimit: limits.windowTokens, policy: { strategy } },
+    { id, model: AGENT_MODEL, contextLimit: limits.windowTokens, policy: { strategy, ...(trigger === 'platform' ? { auto: false } : {}) } },
     [201, 400],
     true,
   );
@@ -63,7 +70,7 @@ export async function replayCompactd(
   const tracked: Tracked[] = [];
   const followUps = new Set<string>();
   const messages = session.messages;
-  const track = (jobId: string, kind: 'auto' | 'manual', turn: number): Tracked => {
+  const track = (jobId: string, kind: CompactionEvent['kind'], turn: number): Tracked => {
     const entry: Tracked = {
       id: jobId,
       done: false,
@@ -109,7 +116,16 @@ export async function replayCompactd(
     const followUp = result['consolidationJobId'];
     if (typeof followUp === 'string') followUps.add(followUp);
   };
-  const readContext = async () => (await env.api.request<ContextAnswer>('GET', `${path}/context?format=anthropic`)).body;
+  // with the agent's model named, a provider's compaction block opens the context it made
+  const readContext = async () =>
+    (await env.api.request<ContextAnswer>('GET', `${path}/context?format=anthropic&model=${AGENT_MODEL}`)).body;
+  let askedAt = -Infinity;
+  const ask = async (turn: number, kind: 'asked' | 'manual'): Promise<Tracked> => {
+    const body = { strategy, agent: AGENT_SETUP, ...(kind === 'manual' ? { agentWaiting: true } : {}) };
+    const asked = (await env.api.request<JobView>('POST', `${path}/compactions`, body, [200, 202], true)).body;
+    askedAt = turn;
+    return track(asked.id, kind, turn);
+  };
   const countContext = (context: ContextAnswer) => env.counter.request(context.system ?? '', context.messages, true);
 
   env.sim.configure({ profile: 'instant' });
@@ -131,12 +147,23 @@ export async function replayCompactd(
       triggered.event.tokensAtStart = tokens;
       triggered.event.overWindow = tokens > limits.windowTokens;
     }
+    // a platform that asks itself does so at compactd's trigger, after compactd's cooldown (in turns here)
+    if (
+      trigger === 'platform' &&
+      !active() &&
+      tokens >= limits.triggerTokens &&
+      tokens <= limits.windowTokens &&
+      t - askedAt >= COOLDOWN_TURNS
+    ) {
+      const asked = await ask(t, 'asked');
+      asked.event.tokensAtStart = tokens;
+      env.sim.configure({ profile: env.realisticProfile });
+    }
     if (tokens > limits.windowTokens) {
       // the agent cannot send this: it waits for the running compaction, or asks for one
       let blocking = tracked.find((j) => !j.done);
       if (!blocking) {
-        const asked = (await env.api.request<JobView>('POST', `${path}/compactions`, { strategy }, [200, 202], true)).body;
-        blocking = track(asked.id, 'manual', t);
+        blocking = await ask(t, 'manual');
         blocking.event.tokensAtStart = tokens;
       }
       blocking.event.overWindow = true;

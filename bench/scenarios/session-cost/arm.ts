@@ -47,7 +47,8 @@ export interface SessionLimits {
 export interface CompactionEvent {
   /** the agent turn before which it happened (0-based) */
   turn: number;
-  kind: 'auto' | 'manual' | 'single-call' | 'cut';
+  /** auto: compactd's trigger; asked: the platform asked at the same trigger (with the agent's setup); manual: asked over the window */
+  kind: 'auto' | 'asked' | 'manual' | 'single-call' | 'cut';
   /** the context's tokens when the compaction started (the sim's count) */
   tokensAtStart: number;
   /** whether the agent's context was over the window while it ran: the agent had to wait for it */

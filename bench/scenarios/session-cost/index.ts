@@ -126,7 +126,8 @@ async function replayArm(env: ReplayEnv, session: ReplaySession, limits: Session
       case 'parallel':
         return await replayCompactd(env, session, limits, arm, 'summarize');
       case 'native':
-        return await replayCompactd(env, session, limits, arm, 'native');
+        // the append API's auto trigger cannot know the agent's setup, which a provider's compaction needs: the platform asks
+        return await replayCompactd(env, session, limits, arm, 'native', 'platform');
       case 'auto':
         return await replayCompactd(env, session, limits, arm, 'auto');
     }
@@ -164,6 +165,8 @@ function setupOf(options: SessionCostOptions, sessions: readonly SessionRuns[]):
         ? 'Claude’s 200k converted to the sim’s tokens per session: 200k × (the sim’s count of the history at Claude Code’s real compaction / Claude Code’s preTokens there)'
         : `${QUICK_WINDOW_SHARE} of the truncated session’s tokens (the sim’s count), so the replay reaches it`,
     compactd: `the append API as a platform uses it: new messages and the last call's input tokens each turn, GET /context before each call; auto trigger at its default (${DEFAULT_POLICY.triggerRatio} of the window); summarizer ${BENCH_LLM_ENV.COMPACTD_SUMMARIZER}`,
+    native:
+      'the append API’s trigger cannot know the agent’s provider setup a provider compaction needs, so in arm c the platform asks (strategy native, `agent`: provider, model, system prompt) at the same trigger and cooldown, with compactd’s own trigger off',
     'single call':
       'the agent sends its whole history again plus Claude Code’s own summarization instruction (from the session’s compaction request), max_tokens = the length of Claude Code’s real summary, and continues from one user message: at Claude Code’s real compaction point holding Claude Code’s real summary; elsewhere (past it, or a truncated session) at compactd’s trigger holding the sim’s answer',
     wait: 'wall time the agent blocked at a compaction: compactd’s only when the context it would send was over the window; the single call always',

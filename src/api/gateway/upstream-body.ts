@@ -103,8 +103,39 @@ function anthropicBody(body: Json, start: number, history: readonly unknown[], r
   if (messages[0]?.['role'] === 'assistant' && messages[0] !== clientMessages[0])
     messages.unshift({ role: 'user', content: [{ type: 'text', text: CONTEXT_OPENING_USER_TURN }] });
   if (opening) openWithItem(messages, opening);
-  if (systemParts.length === 0) return { ...body, messages };
-  return { ...body, system: withArchive(body['system'], systemParts.join('\n\n')), messages };
+  const compacted =
+    systemParts.length === 0 ? { ...body, messages } : { ...body, system: withArchive(body['system'], systemParts.join('\n\n')), messages };
+  const rewritten = systemParts.length > 0 || messages.length !== clientMessages.length || messages.some((m, i) => m !== clientMessages[i]);
+  return rewritten ? withCacheBreakpoint(compacted, body) : compacted;
+}
+
+/**
+ * SPEC §5.10: between two compactions the context compactd serves only grows, so its prefix is
+ * worth caching. A compacted request whose client marks no cache breakpoint at all gets the
+ * top-level one (the provider marks the last block): the next request reads this one's prefix
+ * at a tenth of the price instead of paying it in full. A client that places its own keeps
+ * them, untouched (at most four per request).
+ */
+function withCacheBreakpoint(upstream: Json, client: Json): Json {
+  // only a context compactd rewrote: a client's own body is forwarded as it sent it
+  if (
+    client['cache_control'] !== undefined ||
+    marksCache(client['tools']) ||
+    marksCache(client['system']) ||
+    marksCache(client['messages'])
+  )
+    return upstream;
+  return { ...upstream, cache_control: { type: 'ephemeral' } };
+}
+
+/** Whether a tools list, a system prompt or messages carry a `cache_control` marker anywhere. */
+function marksCache(value: unknown): boolean {
+  if (!Array.isArray(value)) return false;
+  return value.some((entry) => {
+    if (typeof entry !== 'object' || entry === null) return false;
+    const record = entry as Json;
+    return record['cache_control'] !== undefined || marksCache(record['content']);
+  });
 }
 
 /** A native clip opens an Anthropic request only for the model that made it (its item is that model's). */

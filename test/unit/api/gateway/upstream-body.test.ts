@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import type { ActiveRow } from '../../../../src/api/gateway/upstream-body.js';
-import { buildUpstreamBody, contextRows, isClientBody } from '../../../../src/api/gateway/upstream-body.js';
+import { buildUpstreamBody, contextRows, isClientBody, withCompactionBeta } from '../../../../src/api/gateway/upstream-body.js';
 import { CONTEXT_OPENING_USER_TURN } from '../../../../src/compaction/context/index.js';
 
 const history = [
@@ -235,5 +235,45 @@ describe('contextRows', () => {
         .slice(2)
         .every((r) => r.seq > 5),
     ).toBe(true);
+  });
+});
+
+describe('cache breakpoint and native clip (SPEC §5.10)', () => {
+  const plain = [
+    { role: 'user', content: 'first' },
+    { role: 'assistant', content: 'ok' },
+    { role: 'user', content: 'next' },
+  ];
+  const rows = (clipRow: ActiveRow) => [clipRow, { ...own(1), role: 'assistant' as const }, own(2)];
+
+  it('marks a rewritten context for a client that places no breakpoint, and leaves the others as they are', () => {
+    const out = buildUpstreamBody('anthropic', { model: 'm', messages: plain }, 0, plain, rows(clip));
+    expect(out['cache_control']).toEqual({ type: 'ephemeral' });
+    const untouched = buildUpstreamBody('anthropic', { model: 'm', messages: plain }, 0, plain, [own(0), own(1), own(2)]);
+    expect(untouched['cache_control']).toBeUndefined();
+    const marked = [plain[0], plain[1], { role: 'user', content: [{ type: 'text', text: 'next', cache_control: { type: 'ephemeral' } }] }];
+    const own3 = buildUpstreamBody('anthropic', { model: 'm', messages: marked }, 0, marked, rows(clip));
+    expect(own3['cache_control']).toBeUndefined();
+  });
+
+  it('opens with the provider block only for the model that made it, with its beta header', () => {
+    const block = { type: 'compaction', content: 'summary', signature: 'simsig1.x' };
+    const native: ActiveRow = {
+      ...clip,
+      native: {
+        compaction: { provider: 'anthropic', model: 'claude-sonnet-4-5', beta: 'compact-2026-09-04', item: block },
+        state: 'STATE',
+      },
+    };
+    const same = buildUpstreamBody('anthropic', { model: 'claude-sonnet-4-5', messages: plain }, 0, plain, rows(native));
+    const messages = same['messages'] as Array<{ content: unknown[] }>;
+    expect(messages[0]?.content[0]).toBe(block);
+    expect(same['system']).toBe('STATE');
+    expect(withCompactionBeta(same, 'other-beta')).toBe('other-beta,compact-2026-09-04');
+    expect(withCompactionBeta(same, 'compact-2026-09-04')).toBe('compact-2026-09-04');
+    const other = buildUpstreamBody('anthropic', { model: 'claude-haiku-4-5', messages: plain }, 0, plain, rows(native));
+    expect(JSON.stringify(other['messages'])).not.toContain('"compaction"');
+    expect(String(other['system'])).toContain('earlier work');
+    expect(withCompactionBeta(other, undefined)).toBeUndefined();
   });
 });

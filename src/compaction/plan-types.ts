@@ -80,6 +80,8 @@ export interface CompactionPlan {
   /** live batches at plan time, carried into the new clip-archive */
   previousBatchIds: string[];
   focus: string | null;
+  /** strategy native: every seq its request sends (the span, and for OpenAI the user messages its compaction keeps) */
+  nativeRequestSeqs?: number[];
   /** how the strategy was chosen (SPEC §5.10): `auto` reports its rule's outcome and why */
   decision?: { strategy: Strategy; reason: string; estimatedNativeMs?: number };
   stats: { candidateUnits: number; summarizedUnits: number; truncated: number; masked: number };

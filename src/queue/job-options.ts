@@ -1,15 +1,24 @@
 import { z } from 'zod';
 
 import { MAX_POLICY_TOKENS } from '../config/policy.js';
-import { safeText } from '../lib/text-safety.js';
+import { type JsonBounds, jsonProblem, safeText } from '../lib/text-safety.js';
 
 /** What the providers' own compaction needs to compact a conversation as its agent sends it (SPEC §5.10). */
-export const AgentSetupSchema = z.strictObject({
-  provider: z.enum(['anthropic', 'openai']),
-  model: safeText({ min: 1, max: 200 }),
-  system: z.union([z.string().max(1_000_000), z.array(z.record(z.string(), z.unknown())).max(1_000)]).optional(),
-  tools: z.array(z.record(z.string(), z.unknown())).max(1_000).optional(),
-});
+export const AgentSetupSchema = z
+  .strictObject({
+    provider: z.enum(['anthropic', 'openai']),
+    model: safeText({ min: 1, max: 200 }),
+    system: z.union([z.string(), z.array(z.record(z.string(), z.unknown())).max(1_000)]).optional(),
+    tools: z.array(z.record(z.string(), z.unknown())).max(1_000).optional(),
+  })
+  .superRefine((agent, ctx) => {
+    // stored on the job row (jsonb): no NUL or lone surrogate, bounded like other free-form JSON
+    const problem = jsonProblem(agent, AGENT_SETUP_BOUNDS);
+    if (problem) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
+  });
+
+/** An agent's system prompt and tool definitions: large for a prompt, small for a job row. */
+const AGENT_SETUP_BOUNDS: JsonBounds = { maxDepth: 64, maxChars: 256 * 1024 };
 export type AgentSetup = z.infer<typeof AgentSetupSchema>;
 
 /**

@@ -1,7 +1,7 @@
 import { summaryEstimate } from '../compaction/plan/index.js';
 import type { JobPlan } from '../compaction/plan-types.js';
 import { findMissingIdentifiers, operatorInstructions } from '../compaction/summarize/index.js';
-import { type ChunkRow, completeChunk, listChunks } from '../db/repos/chunks.js';
+import { type ChunkRow, completeChunk, listChunks, saveNativeAnswer } from '../db/repos/chunks.js';
 import { loadNativeSpan } from '../db/repos/native-span.js';
 import { AppError } from '../lib/errors.js';
 import { costUsd } from '../llm/models.js';
@@ -23,9 +23,11 @@ export type NativeDeps = Pick<
 export function nativeAvailability(
   agent: AgentSetup | undefined,
   compactors: NativeDeps['compactors'],
+  holdsClientItem: boolean,
 ): { provider: 'anthropic' | 'openai' } | { unavailable: string } {
   if (!agent) return { unavailable: "the agent's provider and model are not known (send `agent` with the compaction, or use the gateway)" };
   if (!compactors?.[agent.provider]) return { unavailable: `provider ${agent.provider} is not configured` };
+  if (holdsClientItem) return { unavailable: 'the history holds a compaction item its client asked the provider for (one per request)' };
   return { provider: agent.provider };
 }
 
@@ -47,10 +49,12 @@ export async function compactNatively(deps: NativeDeps, ctx: JobContext): Promis
   try {
     const plan = ctx.job.plan as JobPlan | null;
     const clipSeq = plan?.supersededClipArchiveSeq ?? null;
-    let native: NativeCompactionResult | null = null;
-    let failure: string | null = compactor ? null : 'NATIVE_UNAVAILABLE';
-    if (agent && compactor) {
-      const rows = await loadNativeSpan(deps.db, ctx.conversation.id, clipSeq === null ? chunk.seqs : [clipSeq, ...chunk.seqs]);
+    // a retried step whose call was answered reads the memo instead of paying again
+    let native: NativeCompactionResult | null = memoizedAnswer(chunk);
+    let failure: string | null = compactor || native ? null : 'NATIVE_UNAVAILABLE';
+    if (agent && compactor && !native) {
+      const seqs = plan?.nativeRequestSeqs ?? chunk.seqs;
+      const rows = await loadNativeSpan(deps.db, ctx.conversation.id, clipSeq === null ? seqs : [clipSeq, ...seqs]);
       const request = nativeMessages(agent.provider, agent.model, agent.system, rows);
       const instructions = operatorInstructions(ctx.policy);
       try {
@@ -65,6 +69,9 @@ export async function compactNatively(deps: NativeDeps, ctx: JobContext): Promis
           },
           { signal: tracked.signal },
         );
+        // keyed on the model the agent asks for (the provider may answer with a dated name)
+        native = { ...native, model: agent.model };
+        await saveNativeAnswer(deps.db, ctx.job.id, chunk.idx, native);
       } catch (error) {
         failure = `NATIVE_FAILED: ${error instanceof AppError ? error.code : 'ERROR'}`;
         log.warn({ err: error }, 'provider compaction failed: the span is summarized by compactd instead');
@@ -74,6 +81,24 @@ export async function compactNatively(deps: NativeDeps, ctx: JobContext): Promis
   } finally {
     tracked.release();
   }
+}
+
+/** The provider's answer memoized on a pending chunk by an earlier attempt of the step, if any. */
+function memoizedAnswer(chunk: ChunkRow): NativeCompactionResult | null {
+  const item = chunk.providerItem;
+  const memo = chunk.draftUsage;
+  if (!item || !memo) return null;
+  const { calls: _calls, costUsd: _cost, latencyMs, ...usage } = memo;
+  const content = item.item['content'];
+  return {
+    provider: item.provider,
+    item: item.item,
+    summary: item.provider === 'anthropic' && typeof content === 'string' ? content : null,
+    beta: item.beta,
+    model: item.model,
+    usage,
+    latencyMs,
+  };
 }
 
 async function chunkResult(

@@ -86,7 +86,7 @@ function anthropicBody(body: Json, start: number, history: readonly unknown[], r
       push(original as Json, true);
       continue;
     }
-    if (row.native && opensFor(row.native, body['model'])) {
+    if (row.kind === 'clip_archive' && row.native && opensFor(row.native, body['model'])) {
       // the provider's own compaction opens the messages; compactd's state goes to the system prompt
       opening = row.native.compaction.item;
       if (row.native.state !== '') systemParts.push(row.native.state);
@@ -102,7 +102,9 @@ function anthropicBody(body: Json, start: number, history: readonly unknown[], r
   // an archived prefix may leave an assistant turn first; the client's own first turn stays as it is
   if (messages[0]?.['role'] === 'assistant' && messages[0] !== clientMessages[0])
     messages.unshift({ role: 'user', content: [{ type: 'text', text: CONTEXT_OPENING_USER_TURN }] });
-  if (opening) openWithItem(messages, opening);
+  // one compaction block per request: a client that sent its own keeps it, and compactd's is left out
+  if (opening && !messages.some((m) => asBlocks(m['content']).some((b) => (b as Json | null)?.['type'] === 'compaction')))
+    openWithItem(messages, opening);
   const compacted =
     systemParts.length === 0 ? { ...body, messages } : { ...body, system: withArchive(body['system'], systemParts.join('\n\n')), messages };
   const rewritten = systemParts.length > 0 || messages.length !== clientMessages.length || messages.some((m, i) => m !== clientMessages[i]);

@@ -1,9 +1,11 @@
-import type { Block, NativeClip, Role } from '../types.js';
+import type { Block, MessageKind, NativeClip, Role } from '../types.js';
 import { type AnthropicContext, renderAnthropicContext } from './render-context.js';
 
 /** An active message as the context route reads it: a native clip-archive carries its provider item. */
 export interface ContextRow {
   role: Role;
+  /** only a clip-archive's item opens the context: a provider item the client sent stays the client's own turn */
+  kind?: MessageKind;
   content: Block[];
   native?: NativeClip | null;
 }
@@ -20,7 +22,7 @@ export function renderAnthropicContextWithNative(
   rows: readonly ContextRow[],
   model?: string,
 ): { context: AnthropicContext; beta: string | null } {
-  const clip = rows.find((row) => row.native && row.native.compaction.provider === 'anthropic');
+  const clip = rows.find((row) => row.kind === 'clip_archive' && row.native && row.native.compaction.provider === 'anthropic');
   const native = clip?.native;
   if (!native || (model !== undefined && model !== native.compaction.model)) return { context: renderAnthropicContext(rows), beta: null };
   const history = rows.flatMap((row): Array<Pick<ContextRow, 'role' | 'content'>> => {

@@ -100,6 +100,34 @@ export interface ChunkDraft {
   usage: ChunkUsage & { calls: number; costUsd: number; latencyMs: number };
 }
 
+/**
+ * Strategy native: the provider's answer (its item and what it cost) kept on the pending chunk
+ * as soon as it arrives, so a step that fails afterwards never pays for the call again.
+ */
+export async function saveNativeAnswer(
+  db: DbOrTx,
+  jobId: string,
+  idx: number,
+  answer: {
+    provider: 'anthropic' | 'openai';
+    model: string;
+    beta: string | null;
+    item: Record<string, unknown>;
+    usage: ChunkUsage;
+    latencyMs: number;
+    costUsd?: number;
+  },
+): Promise<void> {
+  await db
+    .update(compactionChunks)
+    .set({
+      providerItem: { provider: answer.provider, model: answer.model, beta: answer.beta, item: answer.item },
+      draftUsage: { ...answer.usage, calls: 1, costUsd: answer.costUsd ?? 0, latencyMs: Math.round(answer.latencyMs) },
+      updatedAt: sql`now()`,
+    })
+    .where(and(eq(compactionChunks.jobId, jobId), eq(compactionChunks.idx, idx), eq(compactionChunks.status, 'pending')));
+}
+
 /** Keeps a provider's first answer before an optional repair call, so a crash never pays for it twice. */
 export async function saveChunkDraft(db: DbOrTx, jobId: string, idx: number, draft: ChunkDraft): Promise<void> {
   await db

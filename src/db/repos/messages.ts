@@ -121,6 +121,7 @@ const activeRolesAndContent = preparedPerHandle((db) =>
   db
     .select({
       role: messages.role,
+      kind: messages.kind,
       content: messages.content,
       // a clip-archive of strategy native: the provider's item and the state that goes beside it (SPEC §5.10)
       native: sql<NativeClip | null>`case when ${messages.metadata} ? 'providerCompaction'
@@ -137,6 +138,6 @@ const activeRolesAndContent = preparedPerHandle((db) =>
 export async function activeHistory(
   db: DbOrTx,
   conversationId: string,
-): Promise<Array<{ role: Role; content: Block[]; native: NativeClip | null }>> {
+): Promise<Array<{ role: Role; kind: MessageKind; content: Block[]; native: NativeClip | null }>> {
   return activeRolesAndContent(db).execute({ conversationId });
 }

@@ -21,3 +21,15 @@ export async function loadNativeSpan(db: DbOrTx, conversationId: string, seqs: r
      order by seq`);
   return rows.map((row) => ({ seq: Number(row.seq), role: row.role, content: row.content, providerCompaction: row.provider_compaction }));
 }
+
+/**
+ * Whether the active history holds a provider compaction item its client sent (the gateway
+ * stores it, pinned, as the conversation's clip): the provider accepts one such item per
+ * request, so a compaction of compactd's cannot add its own.
+ */
+export async function holdsClientProviderItem(db: DbOrTx, conversationId: string): Promise<boolean> {
+  const [row] = await db.execute<{ held: boolean }>(sql`
+    select exists (select 1 from messages
+                    where conversation_id = ${conversationId} and kind <> 'clip_archive' and metadata ? 'providerCompaction') as held`);
+  return row?.held === true;
+}

@@ -13,6 +13,7 @@ import type { HistoryMessage } from '../../compaction/types.js';
 import type { Policy } from '../../config/policy.js';
 import { insertChunks } from '../../db/repos/chunks.js';
 import { transitionJob } from '../../db/repos/jobs.js';
+import { holdsClientProviderItem } from '../../db/repos/native-span.js';
 import { loadMessageContent, loadPlanHistory, loadRewriteCandidates, type PlanHistory } from '../../db/repos/plan-snapshot.js';
 import { loadLiveBatches, toLiveBatch } from '../../db/repos/snapshot.js';
 import type { PlanPayload } from '../../queue/catalog.js';
@@ -51,7 +52,13 @@ export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise
     const { messages } = history;
     if (usesRewriteTiers(ctx)) await attachRewriteCandidates(deps, ctx, messages);
     const liveBatches = live.map(toLiveBatch);
-    const result = planWithStrategy({ messages, contextLimit: ctx.conversation.contextLimit, previousSummaries: liveBatches }, ctx, deps);
+    const holdsClientItem = ctx.options.agent ? await holdsClientProviderItem(deps.db, ctx.conversation.id) : false;
+    const result = planWithStrategy(
+      { messages, contextLimit: ctx.conversation.contextLimit, previousSummaries: liveBatches },
+      ctx,
+      deps,
+      holdsClientItem,
+    );
     if (result.kind === 'noop') {
       const watermark = messages.at(-1)?.seq ?? null;
       const finished = await finishJob(deps.db, ctx.job, 'noop', {
@@ -92,11 +99,11 @@ export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise
  * compaction and compactd's parallel chunks), then its plan; the decision travels in the plan
  * to the job result.
  */
-function planWithStrategy(snapshot: PlanSnapshot, ctx: JobContext, deps: PlanDeps): PlanResult {
+function planWithStrategy(snapshot: PlanSnapshot, ctx: JobContext, deps: PlanDeps, holdsClientItem: boolean): PlanResult {
   const requested = ctx.request.strategy ?? ctx.policy.strategy;
   const decision: StrategyDecision = chooseStrategy({
     requested,
-    native: nativeAvailability(ctx.options.agent, deps.compactors),
+    native: nativeAvailability(ctx.options.agent, deps.compactors, holdsClientItem),
     spanTokens: snapshot.messages.reduce((sum, m) => sum + m.tokens, 0),
     contextLimit: snapshot.contextLimit,
     agentWaiting: ctx.options.agentWaiting === true,
@@ -104,7 +111,7 @@ function planWithStrategy(snapshot: PlanSnapshot, ctx: JobContext, deps: PlanDep
   });
   const result =
     decision.strategy === 'native'
-      ? planNative(snapshot, ctx.policy, ctx.request)
+      ? planNative(snapshot, ctx.policy, ctx.request, ctx.options.agent?.provider ?? 'anthropic')
       : planCompaction(snapshot, ctx.policy, { ...ctx.request, strategy: decision.strategy }, deps.countTokens);
   if (result.kind === 'plan' && (requested === 'auto' || requested === 'native')) result.decision = decision;
   return result;

@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
@@ -155,6 +156,26 @@ describe('strategy native on Anthropic (on-demand compaction)', () => {
     expect(JSON.stringify(openai.messages)).not.toContain('"type":"compaction"');
   });
 
+  it('a retried step whose provider call was answered does not pay for it again', async () => {
+    await seedConversation(stack, 'native-retry', session().slice(0, 60), { policy: POLICY });
+    const job = await compact(stack, 'native-retry', {
+      strategy: 'native',
+      agent: { provider: 'anthropic', model: SONNET, system: AGENT_SYSTEM },
+    });
+    await processPlan({ jobId: job.id }, deps);
+    expect(sim.control.callLog().filter((c) => c.compaction === 'summarize')).toHaveLength(1);
+    const [answered] = await listChunks(deps.db, job.id);
+    // the step failed after the call: the chunk is pending again, its memo kept
+    await deps.db.execute(sql`update compaction_chunks set status = 'pending', summary = null where job_id = ${job.id}`);
+    sim.control.reset();
+    await processPlan({ jobId: job.id }, deps);
+    expect(sim.control.callLog()).toHaveLength(0);
+    const [again] = await listChunks(deps.db, job.id);
+    expect(again?.status).toBe('done');
+    expect(again?.providerItem).toEqual(answered?.providerItem);
+    expect(again?.summary).toBe(answered?.summary);
+  });
+
   it('revert restores the originals', async () => {
     const res = await stack.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/revert`, headers: stack.auth() });
     expect(res.statusCode, res.body).toBe(200);
@@ -181,8 +202,21 @@ describe('strategy native on OpenAI (/responses/compact)', () => {
     expect(String(chunk?.providerItem?.item['encrypted_content'])).toMatch(/^simenc1\./);
     expect(chunk?.summary?.length).toBeGreaterThan(100);
     const context = await contextOf('native-o', 'format=openai');
-    expect(context.messages[0]?.role).toBe('system');
+    // compactd's clip-archive in place of the span (the user's own messages around it, in order)
+    expect(context.messages.some((m) => m.role === 'system')).toBe(true);
     expect(JSON.stringify(context.messages)).not.toContain('encrypted_content');
+    // OpenAI's compaction keeps the user's own messages beside its item: they stay active, and the Responses context holds both
+    const users = (await activeMessages(stack, 'native-o')).filter((m: { role: string }) => m.role === 'user');
+    expect(users.length).toBeGreaterThan(0);
+    const responses = (
+      await stack.app.inject({
+        method: 'GET',
+        url: '/v1/conversations/native-o/context?format=responses&model=gpt-4.1-mini',
+        headers: stack.auth(),
+      })
+    ).json<{ input: Array<Record<string, unknown>> }>();
+    expect(responses.input.some((item) => item['type'] === 'compaction')).toBe(true);
+    expect(responses.input.some((item) => item['role'] === 'user')).toBe(true);
   });
 });
 

@@ -79,7 +79,7 @@ describe('the span of a native compaction', () => {
       message(6, { role: 'user', toolResultIds: ['t1'] }),
       message(7, { role: 'assistant', toolUseIds: ['t2'] }),
     ];
-    const plan = planNative({ messages, contextLimit: 10_000, previousSummaries: [] }, mergePolicy({}), { trigger: 'api' });
+    const plan = planNative({ messages, contextLimit: 10_000, previousSummaries: [] }, mergePolicy({}), { trigger: 'api' }, 'anthropic');
     expect(plan.kind).toBe('plan');
     if (plan.kind !== 'plan') return;
     expect(plan.compressedSeqs).toEqual([2, 4, 5, 6]);
@@ -88,10 +88,33 @@ describe('the span of a native compaction', () => {
     expect(plan.strategy).toBe('native');
   });
 
+  it('keeps the leading system prompt, and for OpenAI the user messages its compaction keeps beside its item', () => {
+    const messages = [
+      message(1, { role: 'system' }),
+      message(2, { role: 'user' }),
+      message(3, { role: 'assistant' }),
+      message(4, { role: 'assistant', toolUseIds: ['t1'] }),
+      message(5, { role: 'user', toolResultIds: ['t1'] }),
+      message(6, { role: 'user' }),
+    ];
+    const snapshot = { messages, contextLimit: 10_000, previousSummaries: [] };
+    const anthropic = planNative(snapshot, mergePolicy({}), { trigger: 'api' }, 'anthropic');
+    const openai = planNative(snapshot, mergePolicy({}), { trigger: 'api' }, 'openai');
+    if (anthropic.kind !== 'plan' || openai.kind !== 'plan') throw new Error('expected plans');
+    expect(anthropic.compressedSeqs).toEqual([2, 3, 4, 5, 6]);
+    expect(openai.compressedSeqs).toEqual([3, 4, 5]);
+    expect(openai.nativeRequestSeqs).toEqual([2, 3, 4, 5, 6]);
+  });
+
   it('is a noop when nothing can be compacted', () => {
-    const plan = planNative({ messages: [message(1, { pinned: true })], contextLimit: 10_000, previousSummaries: [] }, mergePolicy({}), {
-      trigger: 'api',
-    });
+    const plan = planNative(
+      { messages: [message(1, { pinned: true })], contextLimit: 10_000, previousSummaries: [] },
+      mergePolicy({}),
+      {
+        trigger: 'api',
+      },
+      'anthropic',
+    );
     expect(plan).toMatchObject({ kind: 'noop', reason: 'nothing_to_compact' });
   });
 });

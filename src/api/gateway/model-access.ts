@@ -161,3 +161,17 @@ export async function enforceModelAccess(
   const verdict = checkModelAccess(provider, body, await loadModelAccess(db, tenantId));
   if (!verdict.ok) throw new AppError('MODEL_NOT_ALLOWED', verdict.message, { status: 403, field: verdict.field });
 }
+
+/**
+ * Strategy native runs on compactd's provider key (SPEC §5.10): the agent's model asked for
+ * with a compaction keeps to the tenant's gateway access, as the gateway's own requests do.
+ */
+export async function enforceAgentModelAccess(
+  db: DbOrTx,
+  tenantId: string,
+  agent: { provider: GatewayProvider; model: string },
+): Promise<void> {
+  const verdict = checkModelAccess(agent.provider, { model: agent.model }, await loadModelAccess(db, tenantId));
+  if (!verdict.ok)
+    throw new AppError('MODEL_NOT_ALLOWED', verdict.message.replace(/^model:/, 'agent.model:'), { status: 403, field: 'body.agent.model' });
+}

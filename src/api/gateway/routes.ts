@@ -23,6 +23,7 @@ import {
   UPSTREAM_KEY_HEADER,
   upstreamHeaders,
   upstreamUrl,
+  usesOperatorKey,
 } from './upstream.js';
 import { buildUpstreamBody, contextRows, isClientBody, withCompactionBeta } from './upstream-body.js';
 import { type GatewayWire, historyField, providerOfWire } from './wire.js';
@@ -308,7 +309,8 @@ async function routeHistory(
   // a history opening with a provider's compaction is the conversation's continuation, never a thread of it
   const firstKey = parsed.clip ? null : firstKeyOf(wire, parsed.history);
   const origin = compactionOriginOf(parsed.body, request.headers);
-  const agent = agentSetupOf(providerOfWire(wire), parsed.body);
+  // a native compaction runs on compactd's key: only for requests that use it (the model access was checked)
+  const agent = usesOperatorKey(request.headers) ? agentSetupOf(providerOfWire(wire), parsed.body) : undefined;
   const memo = { tenantId: request.tenantId, identityId: identity.id, firstKey, weight: memoWeight(request, parsed) };
   let conversation = await conversationOf(deps.db, request.tenantId, identity, firstKey, parsed.body['model']);
   let keyed = await keyHistory(deps.db, wire, parsed, memo, conversation);

@@ -9,6 +9,7 @@ import { CompactionOptionsSchema } from '../../queue/job-options.js';
 import { enforceCompactionQuota } from '../compaction-quota.js';
 import { checkSummarizerModel } from '../conversation-settings.js';
 import type { ApiDeps } from '../deps.js';
+import { enforceAgentModelAccess } from '../gateway/model-access.js';
 import { runIdempotent } from '../idempotency.js';
 import { ConversationParamsSchema, errorResponses, IdempotencyHeadersSchema, ProblemSchema } from '../schemas/common.js';
 import { JobSchema, type JobView } from '../schemas/jobs.js';
@@ -41,6 +42,7 @@ export function compactionRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         if (!conversation) throw notFound('conversation', request.params.id);
         const { trigger, ...options } = request.body ?? CompactionBodySchema.parse({});
         checkSummarizerModel(deps.config, options.model, 'body.model');
+        if (options.agent) await enforceAgentModelAccess(deps.db, request.tenantId, options.agent);
         if (trigger === 'tool') await refuseSmallToolCompaction(deps, conversation);
         const key = request.headers['idempotency-key'];
         const outcome = await runIdempotent<JobView>(

@@ -220,6 +220,31 @@ describe('strategy native on OpenAI (/responses/compact)', () => {
   });
 });
 
+describe('the agent setup a compaction asks for', () => {
+  const post = (id: string, payload: Record<string, unknown>) =>
+    stack.app.inject({ method: 'POST', url: `/v1/conversations/${id}/compactions`, headers: stack.auth(), payload });
+
+  it('keeps to the tenant’s model access (compactd’s key pays the provider) and refuses what it cannot store, naming the field', async () => {
+    await seedConversation(stack, 'native-bad', session().slice(0, 10), { policy: POLICY });
+    const foreign = await post('native-bad', { strategy: 'native', agent: { provider: 'anthropic', model: 'gpt-4.1-mini' } });
+    expect(foreign.statusCode, foreign.body).toBe(403);
+    expect(foreign.json()).toMatchObject({ code: 'MODEL_NOT_ALLOWED', errors: [{ field: 'body.agent.model' }] });
+    const nul = await post('native-bad', { strategy: 'native', agent: { provider: 'anthropic', model: SONNET, system: 'a\u0000b' } });
+    expect(nul.statusCode, nul.body).toBe(400);
+    expect(nul.body).toContain('agent');
+    const huge = await post('native-bad', {
+      strategy: 'native',
+      agent: { provider: 'anthropic', model: SONNET, system: 'x'.repeat(300_000) },
+    });
+    expect(huge.statusCode, huge.body).toBe(400);
+    // nothing was started
+    const jobs = (await stack.app.inject({ method: 'GET', url: '/v1/conversations/native-bad/jobs', headers: stack.auth() })).json<{
+      jobs: unknown[];
+    }>();
+    expect(jobs.jobs).toHaveLength(0);
+  });
+});
+
 describe('strategy auto', () => {
   it('runs native in the background when one call fits the budget, and parallel chunks when the agent waits', async () => {
     await seedConversation(stack, 'auto-bg', session().slice(0, 80), { policy: POLICY });

@@ -1,4 +1,4 @@
-import { renderAnthropicContext, renderResponsesContext } from '../compaction/context/index.js';
+import { openWithCompactionBlock, renderAnthropicContext, renderResponsesContext, systemWithText } from '../compaction/context/index.js';
 import type { ProviderCompaction } from '../compaction/types.js';
 import type { NativeSpanRow } from '../db/repos/native-span.js';
 
@@ -23,9 +23,9 @@ export function nativeMessages(
   if (provider === 'anthropic') {
     const context = renderAnthropicContext(history);
     const messages: Json[] = context.messages;
-    if (opening) openWith(messages, opening.item);
+    if (opening) openWithCompactionBlock(messages, opening.item);
     markCacheBreakpoint(messages);
-    const system = withClip(agentSystem, context.system);
+    const system = systemWithText(agentSystem, context.system);
     return { ...(system === undefined ? {} : { system }), messages };
   }
   const items = renderResponsesContext(history).input;
@@ -34,13 +34,6 @@ export function nativeMessages(
 
 function usableItem(item: ProviderCompaction | null, provider: string, model: string): boolean {
   return item !== null && item.provider === provider && item.model === model;
-}
-
-/** The block as the first content block of the first message (Anthropic's placement rule). */
-function openWith(messages: Json[], block: Json): void {
-  const first = messages[0];
-  if (first && first['role'] === 'user' && Array.isArray(first['content'])) first['content'] = [block, ...(first['content'] as unknown[])];
-  else messages.unshift({ role: 'user', content: [block] });
 }
 
 /**
@@ -54,16 +47,4 @@ function markCacheBreakpoint(messages: Json[]): void {
   const block = blocks?.at(-1);
   if (!last || !blocks || !block || block['type'] === 'compaction') return;
   last['content'] = [...blocks.slice(0, -1), { ...block, cache_control: { type: 'ephemeral' } }];
-}
-
-/** compactd's clip-archive text goes after the agent's own system prompt, which stays first and unchanged. */
-function withClip(system: unknown, clip: string | undefined): unknown {
-  if (clip === undefined || clip === '') return system;
-  if (Array.isArray(system)) return [...(system as unknown[]), { type: 'text', text: clip }];
-  if (typeof system === 'string' && system !== '')
-    return [
-      { type: 'text', text: system },
-      { type: 'text', text: clip },
-    ];
-  return clip;
 }

@@ -1,4 +1,4 @@
-import { CONTEXT_OPENING_USER_TURN, responsesItemsOf } from '../../compaction/context/index.js';
+import { CONTEXT_OPENING_USER_TURN, openWithCompactionBlock, responsesItemsOf, systemWithText } from '../../compaction/context/index.js';
 import type { Block, MessageKind, NativeClip, Role } from '../../compaction/types.js';
 import { ANTHROPIC_COMPACTION_BETA } from '../../llm/native-port.js';
 import { inputItemsOf } from './responses-items.js';
@@ -104,9 +104,11 @@ function anthropicBody(body: Json, start: number, history: readonly unknown[], r
     messages.unshift({ role: 'user', content: [{ type: 'text', text: CONTEXT_OPENING_USER_TURN }] });
   // one compaction block per request: a client that sent its own keeps it, and compactd's is left out
   if (opening && !messages.some((m) => asBlocks(m['content']).some((b) => (b as Json | null)?.['type'] === 'compaction')))
-    openWithItem(messages, opening);
+    openWithCompactionBlock(messages, opening);
   const compacted =
-    systemParts.length === 0 ? { ...body, messages } : { ...body, system: withArchive(body['system'], systemParts.join('\n\n')), messages };
+    systemParts.length === 0
+      ? { ...body, messages }
+      : { ...body, system: systemWithText(body['system'], systemParts.join('\n\n')), messages };
   const rewritten = systemParts.length > 0 || messages.length !== clientMessages.length || messages.some((m, i) => m !== clientMessages[i]);
   return rewritten ? withCacheBreakpoint(compacted, body) : compacted;
 }
@@ -146,16 +148,6 @@ export function opensFor(native: NativeClip, model: unknown): boolean {
 }
 
 /**
- * Anthropic's placement rule: the compaction block is the first content block of the first
- * message. The client's own message object is not changed: a copy carries the block.
- */
-function openWithItem(messages: Json[], item: Json): void {
-  const first = messages[0];
-  if (first && first['role'] === 'user') messages[0] = { ...first, content: [item, ...asBlocks(first['content'])] };
-  else messages.unshift({ role: 'user', content: [item] });
-}
-
-/**
  * The `anthropic-beta` value for an upstream request: the client's, plus the compaction beta
  * when the request opens with a signed compaction block (Anthropic refuses the block without it).
  */
@@ -168,17 +160,6 @@ export function withCompactionBeta(upstream: Json, clientBeta: string | undefine
     .map((b) => b.trim())
     .filter((b) => b !== '');
   return betas.includes(ANTHROPIC_COMPACTION_BETA) ? clientBeta : [...betas, ANTHROPIC_COMPACTION_BETA].join(',');
-}
-
-/** The clip-archive goes after the client's system prompt, which stays first and unchanged. */
-function withArchive(system: unknown, archive: string): unknown {
-  if (Array.isArray(system)) return [...system, { type: 'text', text: archive }];
-  if (typeof system === 'string' && system !== '')
-    return [
-      { type: 'text', text: system },
-      { type: 'text', text: archive },
-    ];
-  return archive;
 }
 
 const asBlocks = (content: unknown): unknown[] =>

@@ -8,6 +8,6 @@
 export type { ClipBatch } from './clip-archive.js';
 export { buildClipArchive, clipOverhead, escapeSummary, formatSeqRanges } from './clip-archive.js';
 export { buildChunkHeader } from './header.js';
-export { type ContextRow, renderAnthropicContextWithNative } from './native-context.js';
+export { type ContextRow, openWithCompactionBlock, renderAnthropicContextWithNative, systemWithText } from './native-context.js';
 export { CONTEXT_OPENING_USER_TURN, renderAnthropicContext, renderOpenAIContext } from './render-context.js';
 export { renderResponsesContext, type ResponsesContext, type ResponsesInputItem, responsesItemsOf } from './render-responses.js';

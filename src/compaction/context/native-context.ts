@@ -30,9 +30,32 @@ export function renderAnthropicContextWithNative(
     return native.state === '' ? [] : [{ role: 'system', content: [{ type: 'text', text: native.state }] }];
   });
   const context = renderAnthropicContext(history);
-  const messages = context.messages as Array<{ role: 'user' | 'assistant'; content: unknown[] }>;
-  const first = messages[0];
-  if (first && first.role === 'user') first.content = [native.compaction.item, ...first.content];
-  else messages.unshift({ role: 'user', content: [native.compaction.item] });
+  openWithCompactionBlock(context.messages, native.compaction.item);
   return { context, beta: native.compaction.beta };
 }
+
+/**
+ * Anthropic's placement rule for a provider compaction block: the first content block of the
+ * first message. The first message object is replaced by a copy, never changed (it may be the
+ * client's own, which the gateway forwards as it came).
+ */
+export function openWithCompactionBlock(messages: Array<Record<string, unknown>>, block: Record<string, unknown>): void {
+  const first = messages[0];
+  if (first && first['role'] === 'user') messages[0] = { ...first, content: [block, ...asBlocks(first['content'])] };
+  else messages.unshift({ role: 'user', content: [block] });
+}
+
+/** compactd's text (the clip-archive, or the state beside a native block) after the agent's system prompt, which stays first and unchanged. */
+export function systemWithText(system: unknown, text: string | undefined): unknown {
+  if (text === undefined || text === '') return system;
+  if (Array.isArray(system)) return [...(system as unknown[]), { type: 'text', text }];
+  if (typeof system === 'string' && system !== '')
+    return [
+      { type: 'text', text: system },
+      { type: 'text', text },
+    ];
+  return text;
+}
+
+const asBlocks = (content: unknown): unknown[] =>
+  Array.isArray(content) ? content : typeof content === 'string' ? [{ type: 'text', text: content }] : [];

@@ -6,6 +6,7 @@ import { loadNativeSpan } from '../db/repos/native-span.js';
 import { AppError } from '../lib/errors.js';
 import { costUsd } from '../llm/models.js';
 import type { NativeCompactionResult } from '../llm/native-port.js';
+import { addUsage } from '../llm/port.js';
 import type { AgentSetup } from '../queue/job-options.js';
 import { loadChunkSource } from './chunk-source.js';
 import type { WorkerDeps } from './deps.js';
@@ -148,14 +149,7 @@ async function chunkResult(
     localMaxTokens: localBudget(summaryEstimate(ctx.policy, chunk.sourceTokens)),
     retryPolicy: deps.retryPolicy,
   });
-  const usage = native
-    ? {
-        inputTokens: native.usage.inputTokens + own.usage.inputTokens,
-        outputTokens: native.usage.outputTokens + own.usage.outputTokens,
-        cacheReadTokens: native.usage.cacheReadTokens + own.usage.cacheReadTokens,
-        cacheWriteTokens: native.usage.cacheWriteTokens + own.usage.cacheWriteTokens,
-      }
-    : own.usage;
+  const usage = native ? addUsage(native.usage, own.usage) : own.usage;
   return {
     summary: own.summary,
     provider: native?.provider ?? own.provider,

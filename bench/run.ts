@@ -12,10 +12,13 @@ import { writeReport } from './report/write-report.js';
 import { SCENARIOS } from './scenarios/index.js';
 
 /**
- * `npm run bench [-- --quick] [--only id,id] [--out DIR]`: starts compactd (api + worker
+ * `npm run bench [-- --quick] [--only id,id] [--out DIR] [--sessions id,id] [--arms key,key]
+ * [--policy JSON]`: starts compactd (api + worker
  * children) over a bench database and llm-sim, runs every scenario, writes
  * bench/results/<date>.json and regenerates BENCH.md with its chart. A scenario that throws
- * is reported "not measured" with the error; none is skipped silently.
+ * is reported "not measured" with the error; none is skipped silently. `--sessions` (id
+ * prefixes), `--arms` and `--policy` (merged into the compactd arms' conversation policy)
+ * narrow the session-cost scenario, to tune on some sessions and report on the others.
  */
 
 const { values } = parseArgs({
@@ -23,10 +26,19 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
     out: { type: 'string' },
+    sessions: { type: 'string' },
+    arms: { type: 'string' },
+    policy: { type: 'string' },
   },
 });
 const quick = values.quick === true;
 const only = values.only?.split(',').map((s) => s.trim()) ?? null;
+const list = (value: string | undefined) => value?.split(',').map((s) => s.trim());
+const scenarioOptions = {
+  sessions: list(values.sessions),
+  arms: list(values.arms),
+  policy: values.policy ? parsePolicy(values.policy) : undefined,
+};
 const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
 const outDir = values.out ? path.resolve(values.out) : null;
 const resultsDir = outDir ?? path.join(repoRoot, 'bench/results');
@@ -39,7 +51,16 @@ const log = (message: string) => process.stderr.write(`[bench ${((performance.no
 log(`mode ${quick ? 'quick' : 'full'}; starting services`);
 const svc = await startServices();
 const chart: ChartPoint[] = [];
-const ctx: BenchContext = { svc, quick, profileDir, chart, log, uniqueId: makeUniqueId(stamp.replace(/-/g, '').slice(2, 14)), only };
+const ctx: BenchContext = {
+  svc,
+  quick,
+  profileDir,
+  chart,
+  log,
+  uniqueId: makeUniqueId(stamp.replace(/-/g, '').slice(2, 14)),
+  only,
+  scenarioOptions,
+};
 const scenarios: ScenarioResult[] = [];
 // Interrupted: stop the children and drop the bench database before leaving.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -117,3 +138,9 @@ writeReport(results, {
   findings: path.join(repoRoot, 'bench/findings.md'),
 });
 log(`report: ${reportPaths.markdown}`);
+
+function parsePolicy(text: string): Record<string, unknown> {
+  const parsed: unknown = JSON.parse(text);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('--policy must be a JSON object');
+  return parsed as Record<string, unknown>;
+}

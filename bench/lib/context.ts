@@ -25,6 +25,16 @@ export interface BenchContext {
   uniqueId(prefix: string): string;
   /** the scenario ids asked for with `--only` (null: all) */
   only?: readonly string[] | null;
+  /** what `--sessions`, `--arms` and `--policy` narrowed (session-cost) */
+  scenarioOptions?: ScenarioOptions;
+}
+
+export interface ScenarioOptions {
+  /** session id prefixes */
+  sessions?: readonly string[] | undefined;
+  arms?: readonly string[] | undefined;
+  /** merged into the policy of the conversations compactd's arms create */
+  policy?: Record<string, unknown> | undefined;
 }
 
 let counter = 0;

@@ -55,7 +55,12 @@ export async function replayCompactd(
   const created = await env.api.request<Record<string, unknown>>(
     'POST',
     '/v1/conversations',
-    { id, model: AGENT_MODEL, contextLimit: limits.windowTokens, policy: { strategy, ...(trigger === 'platform' ? { auto: false } : {}) } },
+    {
+      id,
+      model: AGENT_MODEL,
+      contextLimit: limits.windowTokens,
+      policy: { ...env.policy, strategy, ...(trigger === 'platform' ? { auto: false } : {}) },
+    },
     [201, 400],
     true,
   );

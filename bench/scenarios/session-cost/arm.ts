@@ -28,6 +28,8 @@ export interface ReplayEnv {
   /** the llm-sim the agent and compactd's worker both call */
   sim: LlmSim;
   agent: Agent;
+  /** merged into the policy of the conversations compactd's arms create */
+  policy: Record<string, unknown>;
   api: ApiClient;
   sql: postgres.Sql;
   counter: SimCounter;

@@ -1,7 +1,7 @@
 import { DEFAULT_POLICY } from '../../../src/config/policy.js';
 import { findModel } from '../../../src/llm/models.js';
 import { startLlmSim } from '../../../src/llm-sim/server.js';
-import type { BenchContext } from '../../lib/context.js';
+import type { BenchContext, ScenarioOptions } from '../../lib/context.js';
 import { LONG_SESSIONS } from '../../lib/conversations.js';
 import { emptyScenario, type ScenarioResult } from '../../lib/result.js';
 import { BENCH_LLM_ENV } from '../../lib/services.js';
@@ -46,17 +46,27 @@ export interface SessionCostOptions {
   maxMessages?: number;
   /** the sim's profile while a compaction runs */
   realisticProfile: string;
+  arms: readonly ArmSpec[];
+  /** merged into the policy of the conversations compactd's arms create (default: none, compactd's defaults) */
+  policy?: Record<string, unknown>;
 }
 
-export function sessionCostOptions(quick: boolean): SessionCostOptions {
-  return quick
-    ? { sessions: [LONG_SESSIONS[0]], maxMessages: QUICK_MESSAGES, realisticProfile: 'fixed:500' }
-    : { sessions: LONG_SESSIONS, realisticProfile: 'haiku' };
+export function sessionCostOptions(quick: boolean, narrowed: ScenarioOptions = {}): SessionCostOptions {
+  const base: SessionCostOptions = quick
+    ? { sessions: [LONG_SESSIONS[0]], maxMessages: QUICK_MESSAGES, realisticProfile: 'fixed:500', arms: ARMS }
+    : { sessions: LONG_SESSIONS, realisticProfile: 'haiku', arms: ARMS };
+  const sessions = narrowed.sessions
+    ? LONG_SESSIONS.filter((id) => narrowed.sessions?.some((prefix) => id.startsWith(prefix)))
+    : base.sessions;
+  const arms = narrowed.arms ? ARMS.filter((arm) => narrowed.arms?.includes(arm.key)) : base.arms;
+  if (sessions.length === 0) throw new Error(`--sessions ${narrowed.sessions?.join(',')} names none of ${LONG_SESSIONS.join(', ')}`);
+  if (arms.length === 0) throw new Error(`--arms ${narrowed.arms?.join(',')} names none of ${ARMS.map((a) => a.key).join(', ')}`);
+  return { ...base, sessions, arms, ...(narrowed.policy ? { policy: narrowed.policy } : {}) };
 }
 
 export async function runSessionCost(ctx: BenchContext): Promise<ScenarioResult[]> {
   const started = performance.now();
-  const options = sessionCostOptions(ctx.quick);
+  const options = sessionCostOptions(ctx.quick, ctx.scenarioOptions);
   const sessions = await replaySessions(ctx, options);
   const result = sessionCostResult(options, sessions);
   result.durationMs = performance.now() - started;
@@ -92,12 +102,13 @@ export async function replaySessions(ctx: BenchContext, options: SessionCostOpti
         sql: ctx.svc.sql,
         counter: new SimCounter(),
         realisticProfile: options.realisticProfile,
+        policy: options.policy ?? {},
         uniqueId: ctx.uniqueId,
         log: ctx.log,
       };
       const limits = sessionLimits(env.counter, session, options.maxMessages !== undefined);
       const runs: ArmRun[] = [];
-      for (const arm of ARMS) {
+      for (const arm of options.arms) {
         const run = await replayArm(env, session, limits, arm);
         runs.push(run);
         // a failed arm may leave a job running: the next arm starts with a fresh worker, so its log holds its own calls only
@@ -172,6 +183,7 @@ function setupOf(options: SessionCostOptions, sessions: readonly SessionRuns[]):
     wait: 'wall time the agent blocked at a compaction: compactd’s only when the context it would send was over the window; the single call always',
     'probe score':
       'eval/probes over the session so far, answered by the context the agent sent first after the compaction (the cut: the first cut context)',
+    ...(options.policy ? { policy: `compactd's arms ran with ${JSON.stringify(options.policy)} over compactd's defaults` } : {}),
     profile: `llm-sim ${options.realisticProfile} while a compaction runs (its calls and the agent’s turns alike), instant otherwise; prompt cache emulated (5-minute TTL, never reached at this pace)`,
   };
 }

@@ -310,7 +310,7 @@ async function routeHistory(
   const firstKey = parsed.clip ? null : firstKeyOf(wire, parsed.history);
   const origin = compactionOriginOf(parsed.body, request.headers);
   // a native compaction runs on compactd's key: only for requests that use it (the model access was checked)
-  const agent = usesOperatorKey(request.headers) ? agentSetupOf(providerOfWire(wire), parsed.body) : undefined;
+  const agent = usesOperatorKey(request.headers) ? agentSetupOf(wire, parsed.body) : undefined;
   const memo = { tenantId: request.tenantId, identityId: identity.id, firstKey, weight: memoWeight(request, parsed) };
   let conversation = await conversationOf(deps.db, request.tenantId, identity, firstKey, parsed.body['model']);
   let keyed = await keyHistory(deps.db, wire, parsed, memo, conversation);

@@ -1,6 +1,13 @@
-import { CONTEXT_OPENING_USER_TURN, openWithCompactionBlock, responsesItemsOf, systemWithText } from '../../compaction/context/index.js';
+import {
+  CONTEXT_OPENING_USER_TURN,
+  nativeResponsesItems,
+  openWithCompactionBlock,
+  responsesItemsOf,
+  systemWithText,
+} from '../../compaction/context/index.js';
 import type { Block, MessageKind, NativeClip, Role } from '../../compaction/types.js';
 import { ANTHROPIC_COMPACTION_BETA } from '../../llm/native-port.js';
+import { itemType, RESPONSES_COMPACTION_TYPES } from './provider-clip.js';
 import { inputItemsOf } from './responses-items.js';
 import { type GatewayWire, historyField } from './wire.js';
 
@@ -175,16 +182,27 @@ function mergeTurns(a: Json, b: Json): Json {
 /**
  * A Responses request: `input` rebuilt like `messages` (the leading developer items and what
  * precedes a provider's compaction item as sent, the client's own items, the clip-archive as a
- * developer message in its place); `instructions`, tools and parameters untouched.
+ * developer message in its place); `instructions`, tools and parameters untouched. A native
+ * clip made by this request's model goes as OpenAI's compaction item, exactly as returned, with
+ * compactd's state beside it — unless the client sends an item of its own (one per request).
  */
 function responsesBody(body: Json, start: number, history: readonly unknown[], rows: readonly ActiveRow[]): Json {
-  const input: unknown[] = inputItemsOf(body).slice(0, start);
+  const clientItems = inputItemsOf(body);
+  const input: unknown[] = clientItems.slice(0, start);
+  const clientCompacted = clientItems.some((item) => RESPONSES_COMPACTION_TYPES.has(itemType(item)));
   for (const row of rows) {
     const original = row.position === null || row.rewritten ? undefined : history[row.position];
     if (original !== undefined) input.push(original);
+    else if (row.kind === 'clip_archive' && row.native && !clientCompacted && opensResponsesFor(row.native, body['model']))
+      input.push(...nativeResponsesItems(row.native));
     else input.push(...responsesItemsOf({ role: row.role, content: row.content ?? [] }));
   }
   return { ...body, [historyField('responses')]: input };
+}
+
+/** A native clip goes as its OpenAI item only to the model that made it. */
+function opensResponsesFor(native: NativeClip, model: unknown): boolean {
+  return native.compaction.provider === 'openai' && native.compaction.model === model;
 }
 
 function openAIBody(body: Json, start: number, history: readonly unknown[], rows: readonly ActiveRow[]): Json {

@@ -10,4 +10,10 @@ export { buildClipArchive, clipOverhead, escapeSummary, formatSeqRanges } from '
 export { buildChunkHeader } from './header.js';
 export { type ContextRow, openWithCompactionBlock, renderAnthropicContextWithNative, systemWithText } from './native-context.js';
 export { CONTEXT_OPENING_USER_TURN, renderAnthropicContext, renderOpenAIContext } from './render-context.js';
-export { renderResponsesContext, type ResponsesContext, type ResponsesInputItem, responsesItemsOf } from './render-responses.js';
+export {
+  nativeResponsesItems,
+  renderResponsesContext,
+  type ResponsesContext,
+  type ResponsesInputItem,
+  responsesItemsOf,
+} from './render-responses.js';

@@ -93,10 +93,15 @@ export function renderResponsesContext(history: readonly ResponsesContextRow[], 
       continue;
     }
     flush();
-    input.push(native.compaction.item);
-    if (native.state.trim() !== '')
-      input.push({ type: 'message', role: 'developer', content: [{ type: 'input_text', text: native.state }] });
+    input.push(...nativeResponsesItems(native));
   }
   flush();
   return { input };
+}
+
+/** An OpenAI compaction item exactly as the provider returned it, then compactd's state as a developer message. */
+export function nativeResponsesItems(native: NativeClip): ResponsesInputItem[] {
+  const items: ResponsesInputItem[] = [native.compaction.item];
+  if (native.state.trim() !== '') items.push({ type: 'message', role: 'developer', content: [{ type: 'input_text', text: native.state }] });
+  return items;
 }

@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
@@ -10,7 +11,8 @@ import { createStack, type Stack } from '../../helpers/stack.js';
  * but still fits its window gets the provider's own compaction in the background, made with
  * its own system prompt and tools so the call reads the prefix the agent's requests cached;
  * the agent's next request opens with the provider's block and the beta header, and the
- * provider accepts it.
+ * provider accepts it. The same for an agent on the Responses API: OpenAI's `/responses/compact`
+ * with the agent's instructions and tools, its opaque item opening the next request's input.
  */
 
 let sim: TestLlmSim;
@@ -32,6 +34,8 @@ beforeAll(async () => {
     env: {
       ANTHROPIC_BASE_URL: sim.url,
       ANTHROPIC_API_KEY: 'sk-ant-configured',
+      OPENAI_BASE_URL: sim.openaiBaseUrl,
+      OPENAI_API_KEY: 'sk-openai-configured',
       // compactd's own summaries by the local summarizer: the sim's log holds the agent's calls and the provider compaction
       COMPACTD_SUMMARIZER: 'local',
     },
@@ -112,5 +116,60 @@ describe('auto through the gateway', () => {
     const body = last.body as { messages: Turn[] };
     expect(body.messages[0]?.content[0]?.['type']).toBe('compaction');
     expect(last.headers?.['anthropic-beta']).toContain('compact-2026-09-04');
+  });
+});
+
+describe('auto through the gateway’s Responses route', () => {
+  it('compacts with /responses/compact on the agent’s instructions and tools, and the next request sends the opaque item', async () => {
+    const id = 'gw-native-responses';
+    const model = 'gpt-4o-mini';
+    const created = await stack.app.inject({
+      method: 'POST',
+      url: '/v1/conversations',
+      headers: stack.auth(),
+      payload: { id, model, contextLimit: 12_000, policy: { keepRecent: 2, minMessages: 6, cooldownMessages: 2 } },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const client = new OpenAI({
+      apiKey: stack.key,
+      baseURL: `${base}/gateway/openai/v1`,
+      maxRetries: 0,
+      defaultHeaders: { 'x-compactd-conversation': id },
+    });
+    const tools: OpenAI.Responses.Tool[] = [
+      { type: 'function', name: 'exec_command', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } } } },
+    ];
+    const input: OpenAI.Responses.ResponseInputItem[] = [];
+    const turn = async (i: number) => {
+      input.push({ role: 'user', content: step(i) });
+      const answer = await client.responses.create({ model, instructions: SYSTEM, tools, input });
+      input.push({ role: 'assistant', content: answer.output_text });
+    };
+    let compaction: ReturnType<TestLlmSim['control']['callLog']>[number] | undefined;
+    for (let i = 0; i < 40 && !compaction; i += 1) {
+      await turn(i);
+      const jobs = (await stack.app.inject({ method: 'GET', url: `/v1/conversations/${id}/jobs`, headers: stack.auth() })).json<{
+        jobs: Array<{ id: string }>;
+      }>().jobs;
+      for (const job of jobs) await waitForJob(stack, job.id);
+      compaction = sim.control.callLog().find((call) => call.compaction === 'responses_compact');
+    }
+    expect(compaction, 'OpenAI’s compaction was asked for').toBeDefined();
+    // the agent's own prefix: its instructions and tools as the agent sends them
+    const asked = compaction!.body as { instructions?: string; tools?: unknown[] };
+    expect(asked.instructions).toBe(SYSTEM);
+    expect(asked.tools).toHaveLength(1);
+    const jobs = (await stack.app.inject({ method: 'GET', url: `/v1/conversations/${id}/jobs`, headers: stack.auth() })).json<{
+      jobs: Array<{ result: { strategy: string; decision: { reason: string } } }>;
+    }>().jobs;
+    expect(jobs.find((job) => job.result?.strategy === 'native')?.result.decision.reason, JSON.stringify(jobs)).toMatch(/openai/);
+
+    await turn(100);
+    const last = sim.control.callLog().at(-1)!;
+    expect(last.outcome).toBe('ok');
+    const sent = (last.body as { input: Array<Record<string, unknown>> }).input;
+    const items = sent.filter((item) => item['type'] === 'compaction');
+    expect(items, JSON.stringify(sent).slice(0, 2_000)).toHaveLength(1);
+    expect(typeof items[0]?.['encrypted_content']).toBe('string');
   });
 });

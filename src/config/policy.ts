@@ -73,9 +73,15 @@ export type Scoring = z.infer<typeof ScoringSchema>;
 const PolicyObjectSchema = z.strictObject({
   /** auto-compaction on threshold; manual and tool compactions work either way */
   auto: z.boolean().default(true),
-  triggerRatio: ratio.default(0.8),
-  warnRatio: ratio.default(0.7),
-  targetRatio: ratio.default(0.5),
+  /*
+   * The defaults are priced (SPEC §5.10, BENCH.md "a session's cost"): every token left in the
+   * active history is read again by each later agent call, so after a compaction little more
+   * than the recent tail and the clip-archive stays (targetRatio), and compacting at 0.7 of the
+   * window leaves the background job room to finish before the agent reaches the window.
+   */
+  triggerRatio: ratio.default(0.7),
+  warnRatio: ratio.default(0.6),
+  targetRatio: ratio.default(0.1),
   minMessages: count.default(30),
   cooldownMessages: count.default(20),
   keepRecent: count.default(12),

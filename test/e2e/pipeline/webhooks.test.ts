@@ -183,7 +183,7 @@ describe('webhooks end to end', () => {
     const isWarning = (r: Received) => r.headers['compactd-event'] === 'context.warning' && JSON.parse(r.body).conversationId === 'warned';
     await waitFor(() => received.some((r) => isWarning(r) && r.answered === 200), 30_000);
     const event = JSON.parse(received.find(isWarning)!.body);
-    expect(event.data).toMatchObject({ contextLimit: 2000, warnRatio: 0.7 });
+    expect(event.data).toMatchObject({ contextLimit: 2000, warnRatio: 0.6 });
     expect(event.data.tokens).toBe(appended.json().activeTokens);
   });
 

@@ -96,7 +96,8 @@ describe('bench: a session’s cost (quick variant)', () => {
     const previousTurn = single.calls.filter((c) => single.agentCallIds.has(c.id) && c.id < compaction.id).at(-1);
     expect(compaction.usage.cacheRead).toBeGreaterThan(0);
     expect(compaction.usage.cacheRead).toBe(previousTurn?.inputTokens);
-    expect(compaction.usage.cacheRead).toBeGreaterThan(0.8 * compaction.inputTokens);
+    // most of its input: the rest is the turn added since and the summary instruction
+    expect(compaction.usage.cacheRead).toBeGreaterThan(0.5 * compaction.inputTokens);
     expect(single.compactions[0]?.waitMs ?? 0).toBeGreaterThan(0);
     expect(armFigures(single).compaction.usd).toBeCloseTo(listPriceUsd(singleCalls), 9);
 

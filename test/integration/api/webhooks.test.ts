@@ -187,7 +187,7 @@ describe('context.warning and the delivery log', () => {
     expect((await append('conv-b', 'short')).statusCode).toBe(201);
     expect(committed.at(-1)?.effects.webhookDeliveryIds).toEqual([]);
 
-    // 2000-token window, warnRatio 0.7: this pushes it past 1400 tokens
+    // 2000-token window, warnRatio 0.6: this pushes it past 1200 tokens
     expect((await append('conv-b', 'word '.repeat(1600))).statusCode).toBe(201);
     const ids = committed.at(-1)!.effects.webhookDeliveryIds;
     expect(ids).toHaveLength(1);
@@ -210,9 +210,9 @@ describe('context.warning and the delivery log', () => {
       id: ids[0],
       type: 'context.warning',
       conversationId: 'conv-b',
-      data: { contextLimit: 2000, warnRatio: 0.7 },
+      data: { contextLimit: 2000, warnRatio: 0.6 },
     });
-    expect(delivery.payload.data.ratio).toBeGreaterThanOrEqual(0.7);
+    expect(delivery.payload.data.ratio).toBeGreaterThanOrEqual(0.6);
   });
 
   it('sends nothing when the applicable endpoint does not subscribe to the event or is disabled', async () => {

@@ -12,8 +12,11 @@ import { checkPlanInvariants } from './invariants.js';
 
 /** Pins (SPEC §5.6a): a pinned message's unit is never summarized nor rewritten, whatever the strategy. */
 
+/** These cases size their tiers against a target of half the window (the default keeps a tenth: every case would summarize). */
+const HALF_WINDOW_TARGET: PolicyOverride = { triggerRatio: 0.8, warnRatio: 0.7, targetRatio: 0.5 };
+
 function plan(messages: HistoryMessage[], request: PlanRequest, override: PolicyOverride = {}, contextLimit = 100_000): PlanResult {
-  return planCompaction(makeSnapshot(messages, contextLimit), mergePolicy(override), request, countTokens);
+  return planCompaction(makeSnapshot(messages, contextLimit), mergePolicy(HALF_WINDOW_TARGET, override), request, countTokens);
 }
 
 function expectPlan(result: PlanResult): CompactionPlan {

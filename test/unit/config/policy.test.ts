@@ -13,9 +13,9 @@ import { AppError } from '../../../src/lib/errors.js';
 
 describe('PolicySchema defaults (SPEC §5.1–5.3, §5.6)', () => {
   it.each([
-    ['triggerRatio', 0.8],
-    ['warnRatio', 0.7],
-    ['targetRatio', 0.5],
+    ['triggerRatio', 0.7],
+    ['warnRatio', 0.6],
+    ['targetRatio', 0.1],
     ['minMessages', 30],
     ['cooldownMessages', 20],
     ['keepRecent', 12],
@@ -52,7 +52,7 @@ describe('PolicySchema defaults (SPEC §5.1–5.3, §5.6)', () => {
 
   it.each([
     ['warn above trigger', { warnRatio: 0.9 }, 'warnRatio'],
-    ['target at trigger', { targetRatio: 0.8 }, 'targetRatio'],
+    ['target at trigger', { targetRatio: 0.7 }, 'targetRatio'],
     ['tier1 head+tail over max', { tier1: { maxTokens: 1000, headTokens: 800, tailTokens: 300 } }, 'tier1.maxTokens'],
     ['summary budget over chunk', { chunkTokens: 1000, summaryMaxTokens: 1000 }, 'summaryMaxTokens'],
   ])('rejects %s', (_name, input, field) => {
@@ -96,7 +96,7 @@ describe('mergePolicy', () => {
     expect(policy.strategy).toBe('summarize');
     expect(policy.scoring.roleWeights).toEqual({ system: 10, user: 8, assistant: 1, tool: 2 });
     expect(policy.scoring.keywords).toEqual(['deploy']);
-    expect(policy.triggerRatio).toBe(0.8);
+    expect(policy.triggerRatio).toBe(0.7);
   });
 
   it('replaces arrays whole instead of merging them', () => {

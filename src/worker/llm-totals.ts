@@ -1,4 +1,5 @@
 import type { ChunkRow } from '../db/repos/chunks.js';
+import { findModel } from '../llm/models.js';
 
 /** The `llm` and `fallbacks` parts of a job result (SPEC §6.1), from its memoized chunks. */
 export function llmTotals(chunks: readonly ChunkRow[]) {
@@ -17,6 +18,10 @@ export function llmTotals(chunks: readonly ChunkRow[]) {
       cacheReadShare: input === 0 ? 0 : Math.round((cacheRead / input) * 1000) / 1000,
       latencyMs: chunks.reduce((max, c) => Math.max(max, c.latencyMs), 0),
       models: [...new Set(chunks.flatMap((c) => (c.provider && c.model ? [`${c.provider}:${c.model}`] : [])))],
+      // a model the registry has no prices for counts $0 in costUsd: named, so nobody reads that as free
+      unpricedModels: [
+        ...new Set(chunks.flatMap((c) => (c.provider && c.provider !== 'local' && c.model && !findModel(c.model) ? [c.model] : []))),
+      ],
     },
     fallbacks: chunks.filter((c) => c.fallback !== null).map((c) => ({ step: `chunk-${c.idx}`, reason: c.fallback })),
   };

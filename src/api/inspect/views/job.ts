@@ -122,10 +122,13 @@ function decisionOf(result: Record<string, unknown>): string | null {
   return typeof decision?.reason === 'string' ? decision.reason : null;
 }
 
-/** The share of the job's LLM input read from the provider's prompt cache. */
+/** The share of the job's LLM input read from the provider's prompt cache, and the models its cost could not price. */
 function cacheShareOf(result: Record<string, unknown>): string {
-  const share = num((result['llm'] as Record<string, unknown> | undefined)?.['cacheReadShare']);
-  return share === undefined || share === null ? '' : ` · ${Math.round(share * 100)}% of its input read from the prompt cache`;
+  const llm = result['llm'] as Record<string, unknown> | undefined;
+  const share = num(llm?.['cacheReadShare']);
+  const unpriced = Array.isArray(llm?.['unpricedModels']) ? (llm['unpricedModels'] as unknown[]).map(String) : [];
+  const shareText = share === undefined || share === null ? '' : ` · ${Math.round(share * 100)}% of its input read from the prompt cache`;
+  return unpriced.length === 0 ? shareText : `${shareText} · not priced (no registry prices): ${unpriced.join(', ')}`;
 }
 
 /** What the compaction does to the agent's own prompt cache (result.agentCache), at its model's prices. */

@@ -1,3 +1,4 @@
+import { imageFacts, imageReference } from './images.js';
 import { isMetaContent, META_TURN_MARKER } from './meta-turns.js';
 import type { Block, HistoryMessage, ToolResultBlock } from './types.js';
 
@@ -43,7 +44,7 @@ export function toolNamesOf(messages: readonly HistoryMessage[]): Map<string, st
 
 export function toolResultText(block: ToolResultBlock): string {
   if (typeof block.content === 'string') return block.content;
-  return block.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n');
+  return block.content.map((part) => (part.type === 'text' ? part.text : imageReference(imageFacts(part)))).join('\n');
 }
 
 function renderInput(input: unknown): string {
@@ -87,7 +88,8 @@ export function renderBlock(block: Block, toolNames: ReadonlyMap<string, string>
       return `[tool result ${name} id=${idOf(block.tool_use_id)}${flag}]\n${quoteMarkerLines(toolResultText(block))}`;
     }
     case 'image':
-      return '[image]';
+      // described, with the id recall finds the archived original by (compaction/images.ts)
+      return imageReference(imageFacts(block));
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Ledger, LedgerCommand, LedgerError, LedgerFile, LedgerOkCall, SeqText, TaskList } from './schema.js';
+import type { Ledger, LedgerCommand, LedgerError, LedgerFile, LedgerImage, LedgerOkCall, SeqText, TaskList } from './schema.js';
 import { FILE_ACTIONS } from './schema.js';
 
 /**
@@ -78,6 +78,7 @@ export class LedgerAccumulator {
   private readonly constraints = new Map<string, SeqText>();
   private readonly requests = new Map<string, SeqText>();
   private tasks: TaskList | null = null;
+  private readonly images = new Map<string, LedgerImage>();
 
   addFile(file: LedgerFile): this {
     const known = this.files.get(file.path);
@@ -114,6 +115,13 @@ export class LedgerAccumulator {
     return this;
   }
 
+  /** One image by its reference: the latest message that holds it wins (the same bytes sent again). */
+  addImage(image: LedgerImage): this {
+    const known = this.images.get(image.ref);
+    if (!known || image.seq >= known.seq) this.images.set(image.ref, image);
+    return this;
+  }
+
   setTasks(tasks: TaskList | null): this {
     if (tasks !== null && (this.tasks === null || tasks.seq >= this.tasks.seq)) this.tasks = tasks;
     return this;
@@ -126,6 +134,7 @@ export class LedgerAccumulator {
     for (const call of ledger.okCalls) this.addOkCall(call);
     for (const sentence of ledger.instructions.constraints) this.addSentence('constraints', sentence);
     for (const sentence of ledger.instructions.requests) this.addSentence('requests', sentence);
+    for (const image of ledger.images) this.addImage(image);
     return this.setTasks(ledger.tasks);
   }
 
@@ -151,6 +160,7 @@ export class LedgerAccumulator {
         requests: [...this.requests.values()].sort(bySentence),
       },
       tasks: this.tasks,
+      images: [...this.images.values()].sort(bySeqThen<LedgerImage>((i) => i.ref)),
     };
   }
 }

@@ -1,4 +1,5 @@
-import type { HistoryMessage } from '../types.js';
+import { describe, imageFacts } from '../images.js';
+import type { Block, HistoryMessage, ImageBlock } from '../types.js';
 import { LedgerAccumulator } from './accumulate.js';
 import { commandLine } from './command-line.js';
 import type { CallEffects, FileEffect } from './effects.js';
@@ -84,9 +85,28 @@ function addCall(acc: LedgerAccumulator, call: ToolCall): void {
   }
 }
 
+/** The images of a message's blocks, with who sent each (an image inside a tool result is the tool's). */
+function imagesOf(content: readonly Block[]): Array<{ image: ImageBlock; inResult: boolean }> {
+  return content.flatMap((block): Array<{ image: ImageBlock; inResult: boolean }> => {
+    if (block.type === 'image') return [{ image: block, inResult: false }];
+    if (block.type === 'tool_result' && typeof block.content !== 'string')
+      return block.content.flatMap((part) => (part.type === 'image' ? [{ image: part, inResult: true }] : []));
+    return [];
+  });
+}
+
+function addImages(acc: LedgerAccumulator, message: HistoryMessage): void {
+  for (const { image, inResult } of imagesOf(message.content)) {
+    const facts = imageFacts(image);
+    const from = inResult || message.role === 'tool' ? 'tool' : message.role === 'assistant' ? 'assistant' : 'user';
+    acc.addImage({ ref: facts.ref, description: describe(facts), from, seq: message.seq });
+  }
+}
+
 export function extractLedger(messages: readonly HistoryMessage[]): Ledger {
   const acc = new LedgerAccumulator();
   for (const call of pairToolCalls(messages)) addCall(acc, call);
+  for (const message of messages) addImages(acc, message);
   const { constraints, requests } = extractInstructions(messages);
   for (const sentence of constraints) acc.addSentence('constraints', sentence);
   for (const sentence of requests) acc.addSentence('requests', sentence);

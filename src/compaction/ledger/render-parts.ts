@@ -3,7 +3,7 @@ import { capLine } from './command-line.js';
 import { isChanged } from './counts.js';
 import { relativeTo } from './paths.js';
 import { recentCommands, recentCommandText, recentFiles, recentFileText } from './recent-actions.js';
-import type { Ledger, LedgerError, LedgerFile } from './schema.js';
+import type { Ledger, LedgerError, LedgerFile, LedgerImage } from './schema.js';
 
 /**
  * The parts of a rendered ledger, each a heading and its items, already capped and escaped.
@@ -23,6 +23,8 @@ export interface LedgerCaps {
   recentCommands: number;
   /** the files touched last */
   recentFiles: number;
+  /** the newest images, by reference */
+  images: number;
 }
 
 export const DEFAULT_LEDGER_CAPS: LedgerCaps = {
@@ -35,6 +37,7 @@ export const DEFAULT_LEDGER_CAPS: LedgerCaps = {
   openTasks: 15,
   recentCommands: 5,
   recentFiles: 5,
+  images: 5,
 };
 
 export type PartKey =
@@ -47,7 +50,8 @@ export type PartKey =
   | 'requests'
   | 'openTasks'
   | 'recentCommands'
-  | 'recentFiles';
+  | 'recentFiles'
+  | 'images';
 
 export interface Part {
   key: PartKey;
@@ -101,6 +105,11 @@ function fileItem(file: LedgerFile, style: TextStyle): string {
   const gist = file.gist === undefined ? '' : ` (${file.gist})`;
   const moved = file.movedTo === undefined ? '' : ` → ${relativeTo(style.cwd, file.movedTo)}`;
   return cleanItem(`${relativeTo(style.cwd, file.path)}: ${actionsText(file)}${gist}${moved}`, style);
+}
+
+function imageItem(image: LedgerImage, style: TextStyle): string {
+  const from = image.from === 'tool' ? 'a tool result' : `the ${image.from}`;
+  return cleanItem(`${image.ref}${image.description === '' ? '' : `: ${image.description}`} (from ${from}, seq ${image.seq})`, style);
 }
 
 function errorItem(error: LedgerError, style: TextStyle): string {
@@ -187,6 +196,12 @@ export function ledgerParts(ledger: Ledger, caps: LedgerCaps, style: TextStyle):
       recentFiles(ledger, caps.recentFiles).map((f) => cleanItem(recentFileText(f, style.cwd), style)),
       ledger.files.length,
       true,
+    ),
+    newestLast(
+      'images',
+      'Images (the archive holds each; recall by its img: reference):',
+      ledger.images.slice(Math.max(0, ledger.images.length - caps.images)).map((i) => imageItem(i, style)),
+      ledger.images.length,
     ),
   ];
 }

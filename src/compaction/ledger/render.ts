@@ -6,7 +6,7 @@ import type { Ledger } from './schema.js';
  * The ledger as compact plain text for the head of the clip-archive (SPEC §5.7): files
  * changed, files read, open errors, the last failing command, the user's constraints and
  * latest requests, open tasks, then the recent actions (the last distinct commands with their
- * outcome, the files touched last). Each part has a cap; within `maxTokens` the least
+ * outcome, the files touched last) and the newest images by reference. Each part has a cap; within `maxTokens` the least
  * important items go first (files only read, resolved errors, the oldest of each part), the
  * recent actions last, and each part that lost items says how many with a line "(+N more in
  * the archive)". Never longer than `maxTokens` as `countTokens` counts; empty when not even
@@ -43,10 +43,12 @@ function renderParts(parts: readonly Part[]): string {
 }
 
 /**
- * Which part gives up an item first: the plain list of files read, resolved errors, then the
+ * Which part gives up an item first: the oldest images (each stays recallable by its reference
+ * in the summary), the plain list of files read, resolved errors, then the
  * oldest changed files, constraints and requests, tasks, open errors; the last failing command last.
  */
 const DROP_ORDER: readonly PartKey[] = [
+  'images',
   'filesRead',
   'resolvedErrors',
   'filesChanged',

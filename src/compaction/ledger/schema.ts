@@ -94,6 +94,19 @@ export const TaskListSchema = z.object({
 });
 export type TaskList = z.infer<typeof TaskListSchema>;
 
+/** An image of the span (§5.6c), named by the reference recall finds its archived original by. */
+export const LedgerImageSchema = z.object({
+  /** `img:` and 12 hex digits of its SHA-256 (compaction/images.ts) */
+  ref: z.string().min(1),
+  /** name, media type, pixels and bytes, as far as the block tells them */
+  description: z.string(),
+  /** who sent it: the user, the assistant, or a tool's result */
+  from: z.enum(['user', 'assistant', 'tool']),
+  /** the latest message that holds it */
+  seq: Seq,
+});
+export type LedgerImage = z.infer<typeof LedgerImageSchema>;
+
 export const LedgerSchema = z.object({
   files: z.array(LedgerFileSchema),
   commands: z.array(LedgerCommandSchema),
@@ -107,9 +120,11 @@ export const LedgerSchema = z.object({
   }),
   /** the latest todo list the agent kept */
   tasks: TaskListSchema.nullable(),
+  /** the span's images, by reference (ledgers stored before images were kept have none) */
+  images: z.array(LedgerImageSchema).default([]),
 });
 export type Ledger = z.infer<typeof LedgerSchema>;
 
 export function emptyLedger(): Ledger {
-  return { files: [], commands: [], errors: [], okCalls: [], instructions: { constraints: [], requests: [] }, tasks: null };
+  return { files: [], commands: [], errors: [], okCalls: [], instructions: { constraints: [], requests: [] }, tasks: null, images: [] };
 }

@@ -1,3 +1,4 @@
+import { imageFacts, imageReference } from '../images.js';
 import type { Block } from '../types.js';
 
 /**
@@ -42,11 +43,15 @@ function blockTexts(block: Block, toolNames: ReadonlyMap<string, string>): { too
     case 'tool_use':
       return { tool: block.name, texts: stringsOf(block.input, []) };
     case 'tool_result': {
-      const texts = typeof block.content === 'string' ? [block.content] : block.content.flatMap((b) => (b.type === 'text' ? [b.text] : []));
+      const texts =
+        typeof block.content === 'string'
+          ? [block.content]
+          : block.content.map((b) => (b.type === 'text' ? b.text : imageReference(imageFacts(b))));
       return { tool: toolNames.get(block.tool_use_id) ?? null, texts };
     }
     case 'image':
-      return { tool: null, texts: [] };
+      // its reference is a line of its own, so a search for `img:…` finds the archived original
+      return { tool: null, texts: [imageReference(imageFacts(block))] };
   }
 }
 

@@ -61,6 +61,7 @@ function ledger(): Ledger {
         { text: 'Add flag', status: 'in_progress' },
       ],
     },
+    images: [{ ref: 'img:0123456789ab', description: 'screenshot.png, image/png, 1280×800, 34 KB', from: 'user', seq: 37 }],
   };
 }
 
@@ -91,6 +92,8 @@ describe('renderLedger', () => {
         '- `npm run build 2&gt;&amp;1` → exit 2: error TS2322: Type &lt;T&gt; is not assignable &amp; wrong (seq 35)',
         '- `npm test` → ok (seq 41)',
         'Files touched last: README.md (read), /elsewhere/lib.c (read), src/old.ts (moved), src/new.ts (created), src/parse.ts (edited)',
+        'Images (the archive holds each; recall by its img: reference):',
+        '- img:0123456789ab: screenshot.png, image/png, 1280×800, 34 KB (from the user, seq 37)',
       ].join('\n'),
     );
   });

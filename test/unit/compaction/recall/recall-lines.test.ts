@@ -11,6 +11,7 @@ import {
   recallPieces,
   splitLine,
 } from '../../../../src/compaction/recall/recall-lines.js';
+import { imageFacts } from '../../../../src/compaction/images.js';
 import type { Block } from '../../../../src/compaction/types.js';
 
 describe('recallLines', () => {
@@ -28,11 +29,13 @@ describe('recallLines', () => {
         tool_use_id: 'tu0',
         content: [
           { type: 'text', text: 'ok\nexit 0' },
-          { type: 'image', source: { type: 'url', url: 'u' } },
+          { type: 'image', source: { type: 'url', url: 'https://shots.example/u.png' } },
         ],
       },
       { type: 'tool_result', tool_use_id: 'unknown', content: 'lost' },
     ];
+    // an image is a line of its own: its reference, which a search for `img:…` finds
+    const ref = imageFacts({ type: 'image', source: { type: 'url', url: 'https://shots.example/u.png' } }).ref;
     expect(recallLines(content, new Map([['tu0', 'Bash']]))).toEqual([
       { line: 1, tool: null, text: 'Reading it.' },
       { line: 2, tool: null, text: 'next' },
@@ -41,7 +44,8 @@ describe('recallLines', () => {
       { line: 5, tool: 'Edit', text: 'x = 2' },
       { line: 6, tool: 'Bash', text: 'ok' },
       { line: 7, tool: 'Bash', text: 'exit 0' },
-      { line: 8, tool: null, text: 'lost' },
+      { line: 8, tool: 'Bash', text: `[image ${ref}: u.png]` },
+      { line: 9, tool: null, text: 'lost' },
     ]);
   });
 });

@@ -89,6 +89,8 @@ const PolicyObjectSchema = z.strictObject({
   keepRecentTokens: tokens(1).optional(),
   /** additionally keep user messages verbatim, newest first, up to this many tokens */
   keepUserTokens: tokens(0).default(0),
+  /** the newest images the user sent stay verbatim (SPEC §5.6c): the agent keeps seeing the screenshot it is asked about */
+  keepImages: count.default(1),
   chunkTokens: tokens(500).default(12_000),
   maxLiveBatches: z.number().int().min(2).max(MAX_POLICY_MESSAGES).default(6),
   minProgressRatio: z.number().min(0).lt(1).default(0.1),

@@ -8,7 +8,8 @@ import type { Unit } from './units.js';
  * Splits units into protected ones and compression candidates (SPEC §5.2 steps 2–3, §5.6a).
  * Protected: the leading system prompt(s) and the clip-archive (head), the recent tail
  * extended back to a unit boundary, the unit holding the newest user message, units holding
- * a pinned message, a pending exchange, and user messages within `keepUserTokens`. A unit
+ * a pinned message, a pending exchange, user messages within `keepUserTokens` and the newest
+ * `keepImages` images the user sent. A unit
  * is protected whole, so a pinned tool result keeps its call and the call its results.
  */
 
@@ -17,7 +18,7 @@ export interface Split {
   head: Unit[];
   /** index (into units) where the protected recent tail starts; units.length when there is none */
   tailStart: number;
-  /** protected outside the tail: newest user message, pinned messages, pending exchange, keepUserTokens */
+  /** protected outside the tail: newest user message, pinned messages, pending exchange, keepUserTokens, keepImages */
   pinned: Unit[];
   /** everything else, chronological */
   candidates: Unit[];
@@ -28,6 +29,7 @@ export interface SplitOptions {
   keepRecent: number;
   keepRecentTokens: number | undefined;
   keepUserTokens: number;
+  keepImages: number;
 }
 
 export function splitOptions(policy: Policy, strategy: Strategy, keepRecent?: number): SplitOptions {
@@ -37,6 +39,7 @@ export function splitOptions(policy: Policy, strategy: Strategy, keepRecent?: nu
     // an explicit per-request message count wins over a token-sized tail
     keepRecentTokens: keepRecent === undefined ? policy.keepRecentTokens : undefined,
     keepUserTokens: policy.keepUserTokens,
+    keepImages: policy.keepImages,
   };
 }
 
@@ -97,6 +100,22 @@ function userPinned(units: readonly Unit[], keepUserTokens: number): Set<number>
   return pinned;
 }
 
+/** Units holding the newest `keepImages` images the user sent (not those of tool results), newest first. */
+function imagePinned(units: readonly Unit[], keepImages: number): Set<number> {
+  const pinned = new Set<number>();
+  let left = keepImages;
+  for (let u = units.length - 1; u >= 0 && left > 0; u -= 1) {
+    const unit = units[u] as Unit;
+    const images = unit.messages
+      .filter((message) => message.role === 'user')
+      .reduce((n, message) => n + message.content.filter((block) => block.type === 'image').length, 0);
+    if (images === 0) continue;
+    pinned.add(unit.index);
+    left -= images;
+  }
+  return pinned;
+}
+
 const isPinned = (message: HistoryMessage): boolean => message.pinned === true;
 
 /** Splits grouped units; `messages` is the array the units were grouped from. */
@@ -107,6 +126,7 @@ export function splitUnits(units: readonly Unit[], messages: readonly HistoryMes
   while (tailStart < units.length && units[tailStart]?.kind === 'orphan_result') tailStart += 1;
 
   const pinnedIndexes = userPinned(units, options.keepUserTokens);
+  for (const index of imagePinned(units, options.keepImages)) pinnedIndexes.add(index);
   for (const unit of units) if (unit.pending || unit.messages.some(isPinned)) pinnedIndexes.add(unit.index);
 
   const pinned: Unit[] = [];

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
+import { imageFacts } from '../../../../src/compaction/images.js';
 import {
   focusLine,
   pieceLines,
@@ -11,7 +12,6 @@ import {
   recallPieces,
   splitLine,
 } from '../../../../src/compaction/recall/recall-lines.js';
-import { imageFacts } from '../../../../src/compaction/images.js';
 import type { Block } from '../../../../src/compaction/types.js';
 
 describe('recallLines', () => {

@@ -1,4 +1,14 @@
-import type { Ledger, LedgerCommand, LedgerError, LedgerFile, LedgerImage, LedgerOkCall, SeqText, TaskList } from './schema.js';
+import type {
+  Ledger,
+  LedgerAgent,
+  LedgerCommand,
+  LedgerError,
+  LedgerFile,
+  LedgerImage,
+  LedgerOkCall,
+  SeqText,
+  TaskList,
+} from './schema.js';
 import { FILE_ACTIONS } from './schema.js';
 
 /**
@@ -16,6 +26,8 @@ const SEP = '\u0000';
 export function errorKey(e: Pick<LedgerError, 'tool' | 'targetKind' | 'target' | 'line'>): string {
   return [e.tool, e.targetKind, e.target, e.line].join(SEP);
 }
+
+const agentKey = (a: Pick<LedgerAgent, 'seq' | 'task'>): string => `${a.seq}${SEP}${a.task}`;
 
 export function okCallKey(c: Pick<LedgerOkCall, 'tool' | 'targetKind' | 'target'>): string {
   return [c.tool, c.targetKind, c.target].join(SEP);
@@ -79,6 +91,7 @@ export class LedgerAccumulator {
   private readonly requests = new Map<string, SeqText>();
   private tasks: TaskList | null = null;
   private readonly images = new Map<string, LedgerImage>();
+  private readonly agents = new Map<string, LedgerAgent>();
 
   addFile(file: LedgerFile): this {
     const known = this.files.get(file.path);
@@ -122,6 +135,12 @@ export class LedgerAccumulator {
     return this;
   }
 
+  /** One sub-agent by its call (seq and task): a later reading of the same call wins. */
+  addAgent(agent: LedgerAgent): this {
+    this.agents.set(agentKey(agent), agent);
+    return this;
+  }
+
   setTasks(tasks: TaskList | null): this {
     if (tasks !== null && (this.tasks === null || tasks.seq >= this.tasks.seq)) this.tasks = tasks;
     return this;
@@ -135,6 +154,7 @@ export class LedgerAccumulator {
     for (const sentence of ledger.instructions.constraints) this.addSentence('constraints', sentence);
     for (const sentence of ledger.instructions.requests) this.addSentence('requests', sentence);
     for (const image of ledger.images) this.addImage(image);
+    for (const agent of ledger.agents) this.addAgent(agent);
     return this.setTasks(ledger.tasks);
   }
 
@@ -161,6 +181,7 @@ export class LedgerAccumulator {
       },
       tasks: this.tasks,
       images: [...this.images.values()].sort(bySeqThen<LedgerImage>((i) => i.ref)),
+      agents: [...this.agents.values()].sort(bySeqThen<LedgerAgent>(agentKey)),
     };
   }
 }

@@ -52,7 +52,39 @@ function quietQuery(line: string | null, reading: ResultReading): ResultReading 
   return asked && reading.exitCode === 1 && reading.outcome === 'failed' ? { ...reading, outcome: 'ok' } : reading;
 }
 
+/** The tools that start a sub-agent (Claude Code's `Task`, later named `Agent`). */
+const SUBAGENT_TOOLS: ReadonlySet<string> = new Set(['Task', 'Agent']);
+const MAX_AGENT_TEXT_CHARS = 200;
+
+const capText = (text: string) => (text.length > MAX_AGENT_TEXT_CHARS ? `${text.slice(0, MAX_AGENT_TEXT_CHARS - 1)}…` : text);
+
+/** The first line of a sub-agent's answer that says something (not a heading rule or a fence). */
+function firstLine(text: string): string | undefined {
+  const line = text
+    .split('\n')
+    .map((l) => l.replace(/^[#>*\-\s]+/, '').trim())
+    .find((l) => l.length > 0 && !/^[`=_-]+$/.test(l));
+  return line === undefined ? undefined : capText(line);
+}
+
+function addAgent(acc: LedgerAccumulator, call: ToolCall): void {
+  const input = call.input;
+  const described =
+    typeof input['description'] === 'string' ? input['description'] : typeof input['prompt'] === 'string' ? input['prompt'] : '';
+  const task = firstLine(described);
+  if (task === undefined) return;
+  const result = call.result === null ? undefined : firstLine(call.result.text);
+  acc.addAgent({
+    task,
+    ...(typeof input['subagent_type'] === 'string' && input['subagent_type'] !== '' && { type: capText(input['subagent_type']) }),
+    status: call.result === null ? 'running' : call.result.isError ? 'failed' : 'done',
+    ...(result !== undefined && { result }),
+    seq: call.seq,
+  });
+}
+
 function addCall(acc: LedgerAccumulator, call: ToolCall): void {
+  if (SUBAGENT_TOOLS.has(call.tool)) addAgent(acc, call);
   const found = callEffects(call);
   const declined = call.result !== null && isDeclined(call.result.text);
   if (declined) return; // the user turned it down: nothing ran

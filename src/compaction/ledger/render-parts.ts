@@ -3,7 +3,7 @@ import { capLine } from './command-line.js';
 import { isChanged } from './counts.js';
 import { relativeTo } from './paths.js';
 import { recentCommands, recentCommandText, recentFiles, recentFileText } from './recent-actions.js';
-import type { Ledger, LedgerError, LedgerFile, LedgerImage } from './schema.js';
+import type { Ledger, LedgerAgent, LedgerError, LedgerFile, LedgerImage } from './schema.js';
 
 /**
  * The parts of a rendered ledger, each a heading and its items, already capped and escaped.
@@ -25,6 +25,8 @@ export interface LedgerCaps {
   recentFiles: number;
   /** the newest images, by reference */
   images: number;
+  /** the newest sub-agents, running ones included */
+  agents: number;
 }
 
 export const DEFAULT_LEDGER_CAPS: LedgerCaps = {
@@ -38,6 +40,7 @@ export const DEFAULT_LEDGER_CAPS: LedgerCaps = {
   recentCommands: 5,
   recentFiles: 5,
   images: 5,
+  agents: 6,
 };
 
 export type PartKey =
@@ -51,7 +54,8 @@ export type PartKey =
   | 'openTasks'
   | 'recentCommands'
   | 'recentFiles'
-  | 'images';
+  | 'images'
+  | 'agents';
 
 export interface Part {
   key: PartKey;
@@ -110,6 +114,12 @@ function fileItem(file: LedgerFile, style: TextStyle): string {
 function imageItem(image: LedgerImage, style: TextStyle): string {
   const from = image.from === 'tool' ? 'a tool result' : `the ${image.from}`;
   return cleanItem(`${image.ref}${image.description === '' ? '' : `: ${image.description}`} (from ${from}, seq ${image.seq})`, style);
+}
+
+function agentItem(agent: LedgerAgent, style: TextStyle): string {
+  const type = agent.type === undefined ? '' : ` (${agent.type})`;
+  const result = agent.result === undefined ? '' : ` → ${agent.result}`;
+  return cleanItem(`[${agent.status}] ${agent.task}${type}${result} (seq ${agent.seq})`, style);
 }
 
 function errorItem(error: LedgerError, style: TextStyle): string {
@@ -184,6 +194,12 @@ export function ledgerParts(ledger: Ledger, caps: LedgerCaps, style: TextStyle):
       caps.requests,
     ),
     part('openTasks', completed > 0 ? `Open tasks (${completed} completed):` : 'Open tasks:', openTasks, caps.openTasks),
+    newestLast(
+      'agents',
+      'Sub-agents (newest last):',
+      ledger.agents.slice(Math.max(0, ledger.agents.length - caps.agents)).map((a) => agentItem(a, style)),
+      ledger.agents.length,
+    ),
     newestLast(
       'recentCommands',
       'Recent actions (newest last):',

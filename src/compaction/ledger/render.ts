@@ -5,7 +5,7 @@ import type { Ledger } from './schema.js';
 /**
  * The ledger as compact plain text for the head of the clip-archive (SPEC §5.7): files
  * changed, files read, open errors, the last failing command, the user's constraints and
- * latest requests, open tasks, then the recent actions (the last distinct commands with their
+ * latest requests, open tasks, the sub-agents started, then the recent actions (the last distinct commands with their
  * outcome, the files touched last) and the newest images by reference. Each part has a cap; within `maxTokens` the least
  * important items go first (files only read, resolved errors, the oldest of each part), the
  * recent actions last, and each part that lost items says how many with a line "(+N more in
@@ -51,6 +51,7 @@ const DROP_ORDER: readonly PartKey[] = [
   'images',
   'filesRead',
   'resolvedErrors',
+  'agents',
   'filesChanged',
   'constraints',
   'requests',

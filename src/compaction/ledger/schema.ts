@@ -107,6 +107,20 @@ export const LedgerImageSchema = z.object({
 });
 export type LedgerImage = z.infer<typeof LedgerImageSchema>;
 
+/** A sub-agent the span started (Claude Code's Task/Agent tool): its task and how it ended. */
+export const LedgerAgentSchema = z.object({
+  /** the task as the call described it */
+  task: z.string().min(1),
+  /** the kind of sub-agent asked for, when named */
+  type: z.string().optional(),
+  /** running: no result in the history yet */
+  status: z.enum(['running', 'done', 'failed']),
+  /** the first line of its final answer (capped) */
+  result: z.string().optional(),
+  seq: Seq,
+});
+export type LedgerAgent = z.infer<typeof LedgerAgentSchema>;
+
 export const LedgerSchema = z.object({
   files: z.array(LedgerFileSchema),
   commands: z.array(LedgerCommandSchema),
@@ -122,9 +136,20 @@ export const LedgerSchema = z.object({
   tasks: TaskListSchema.nullable(),
   /** the span's images, by reference (ledgers stored before images were kept have none) */
   images: z.array(LedgerImageSchema).default([]),
+  /** the sub-agents the span started (ledgers stored before they were kept have none) */
+  agents: z.array(LedgerAgentSchema).default([]),
 });
 export type Ledger = z.infer<typeof LedgerSchema>;
 
 export function emptyLedger(): Ledger {
-  return { files: [], commands: [], errors: [], okCalls: [], instructions: { constraints: [], requests: [] }, tasks: null, images: [] };
+  return {
+    files: [],
+    commands: [],
+    errors: [],
+    okCalls: [],
+    instructions: { constraints: [], requests: [] },
+    tasks: null,
+    images: [],
+    agents: [],
+  };
 }

@@ -62,6 +62,10 @@ function ledger(): Ledger {
       ],
     },
     images: [{ ref: 'img:0123456789ab', description: 'screenshot.png, image/png, 1280×800, 34 KB', from: 'user', seq: 37 }],
+    agents: [
+      { task: 'Explore the parser module', type: 'Explore', status: 'done', result: 'The parser lives in src/parse.ts', seq: 30 },
+      { task: 'Check the flag docs', status: 'running', seq: 40 },
+    ],
   };
 }
 
@@ -87,6 +91,9 @@ describe('renderLedger', () => {
         'Open tasks (1 completed):',
         '- [in progress] Add flag',
         '- [pending] Write docs',
+        'Sub-agents (newest last):',
+        '- [done] Explore the parser module (Explore) → The parser lives in src/parse.ts (seq 30)',
+        '- [running] Check the flag docs (seq 40)',
         // the last failing command is among the recent actions, with its error line
         'Recent actions (newest last):',
         '- `npm run build 2&gt;&amp;1` → exit 2: error TS2322: Type &lt;T&gt; is not assignable &amp; wrong (seq 35)',

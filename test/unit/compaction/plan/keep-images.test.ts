@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 
 import { planCompaction } from '../../../../src/compaction/plan/plan.js';
-import type { Block, HistoryMessage } from '../../../../src/compaction/types.js';
+import type { Block, HistoryMessage, ImageBlock } from '../../../../src/compaction/types.js';
 import { mergePolicy } from '../../../../src/config/policy.js';
 import { countTokens, filler, makeMessage, makeSnapshot, text, toolResult, toolUse } from '../../../fixtures/builders.js';
 import { makeImage } from '../../../fixtures/images.js';
 
 /** policy.keepImages (SPEC §5.6c): the newest images the user sent stay verbatim, those of tool results do not count. */
 
-const image = (seed: number): Block => ({
+const image = (seed: number): ImageBlock => ({
   type: 'image',
   source: { type: 'base64', media_type: 'image/png', data: makeImage('png', 64, 48, seed).toString('base64') },
 });

@@ -68,10 +68,11 @@ export function importRecord(target: ImportTarget): ImportRecord {
   return { key: importKey(target), file: target.fileName, sha256: target.fileHash, format: target.format, options: optionsOf(target) };
 }
 
-/** The body that creates the target conversation, recording the import in its metadata. */
-export function createBody(target: ImportTarget): CreateConversationRequest & { id: string } {
+/** The body that creates the target conversation, recording the import in its metadata (and its parent, for a sub-agent). */
+export function createBody(target: ImportTarget, parentId?: string): CreateConversationRequest & { id: string } {
   return {
     id: target.conversationId,
+    ...(parentId !== undefined && { parentId }),
     ...(target.model !== undefined && { model: target.model }),
     ...(target.contextLimit !== undefined && { contextLimit: target.contextLimit }),
     ...(target.noAuto && { policy: { auto: false } }),
@@ -111,13 +112,24 @@ export async function prepareTarget(client: CompactdClient, target: ImportTarget
   }
   try {
     // No key of the import's own here: a conversation deleted after a failed run must be created anew, not replayed.
-    const conversation = await client.createConversation(createBody(target));
+    const conversation = await client.createConversation(createBody(target, await parentOf(client, target)));
     return { conversation, created: true, resumed: false };
   } catch (error) {
     // Created meanwhile by someone else: check it like any existing conversation.
     if (isCompactdError(error, 'CONVERSATION_EXISTS')) return prepareTarget(client, target);
     throw error;
   }
+}
+
+/**
+ * A Claude Code sub-agent's transcript (its `agentId`, the `sessionId` of the session that
+ * started it) is linked to that session's conversation when it is already imported under its
+ * session id, so the two are listed together (`GET /v1/conversations?parentId=`).
+ */
+async function parentOf(client: CompactdClient, target: ImportTarget): Promise<string | undefined> {
+  const { agentId, sessionId } = target.transcriptMetadata;
+  if (typeof agentId !== 'string' || typeof sessionId !== 'string' || sessionId === target.conversationId) return undefined;
+  return (await findConversation(client, sessionId)) ? sessionId : undefined;
 }
 
 async function findConversation(client: CompactdClient, id: string): Promise<Conversation | null> {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -224,6 +224,34 @@ describe('compactd import and compact', () => {
     ]);
     expect(sonnet.code, sonnet.stderr).toBe(0);
     expect(await client.getConversation('cli-import-sonnet')).toMatchObject({ model: 'claude-sonnet-4-5', messageCount: 22 });
+  });
+
+  it('links a Claude Code sub-agent’s transcript to the session that started it, once that session is imported', async () => {
+    // a sub-agent's file: every line a sidechain, with its agentId and the parent's sessionId
+    const lines = readFileSync(SAMPLE_CLAUDE_CODE_SESSION, 'utf8')
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const parentSession = String(lines.find((l) => typeof l['sessionId'] === 'string')?.['sessionId']);
+    const sidechain = lines
+      .filter((l) => l['type'] === 'user' || l['type'] === 'assistant')
+      .slice(0, 6)
+      .map((l) => JSON.stringify({ ...l, isSidechain: true, agentId: 'a7f3c2e1' }))
+      .join('\n');
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'compactd-subagent-')), 'agent-a7f3c2e1.jsonl');
+    writeFileSync(file, `${sidechain}\n`);
+
+    const parent = await cli(['import', SAMPLE_CLAUDE_CODE_SESSION, '--no-auto', ...withService()]);
+    expect(parent.code, parent.stderr).toBe(0);
+    const child = await cli(['import', file, '--no-auto', ...withService()]);
+    expect(child.code, child.stderr).toBe(0);
+    const agentConversation = `${parentSession}-agent-a7f3c2e1`;
+    expect(child.stdout).toContain(`created ${agentConversation}`);
+    const listed = await fetch(`${url}/v1/conversations?parentId=${encodeURIComponent(parentSession)}`, {
+      headers: { authorization: `Bearer ${stack.key}` },
+    });
+    const children = ((await listed.json()) as { conversations: Array<{ id: string; parentId: string | null }> }).conversations;
+    expect(children).toEqual([expect.objectContaining({ id: agentConversation, parentId: parentSession })]);
   });
 
   it('deletes the conversation it created when an append fails, leaving nothing half-made', async () => {

@@ -8,6 +8,7 @@ import { mergeAllLedgers } from '../../compaction/ledger/index.js';
 import { listOriginals, streamHistory } from '../../db/repos/archive.js';
 import { searchArchive } from '../../db/repos/archive-search.js';
 import { listChunks } from '../../db/repos/chunks.js';
+import { listTenantConversations, parentExternalIdOf } from '../../db/repos/conversation-list.js';
 import { loadForgotten } from '../../db/repos/forgotten.js';
 import {
   activeClipArchive,
@@ -42,6 +43,8 @@ const LIST_LIMIT = 100;
 /** jobs drawn on the gauge, batches in the tree: bounded however long the conversation lives */
 const GAUGE_JOBS = 200;
 const TREE_BATCHES = 400;
+/** sub-agents and threads listed on a conversation's page */
+const FAMILY_PAGE = 50;
 /** archived stretches folded into one history page at most: a page ends before the next one */
 export const FOLDS_PAGE = 20;
 
@@ -134,13 +137,15 @@ export function inspectRoutes(deps: ApiDeps, searchSlots: SearchSlots): FastifyP
           const search = q
             ? searchSlots.run(conversation.tenantId, () => searchArchive(deps.db, conversation.id, { query: q, limit: 20 }))
             : Promise.resolve(null);
-          const [page, jobs, clipArchive, tree, ledgers, hits] = await Promise.all([
+          const [page, jobs, clipArchive, tree, ledgers, hits, parent, children] = await Promise.all([
             activePage(deps.db, conversation.id, after, HISTORY_PAGE + 1),
             jobsForGauge(deps.db, conversation.id, GAUGE_JOBS),
             activeClipArchive(deps.db, conversation),
             treeBatches(deps.db, conversation.id, TREE_BATCHES),
             liveLedgers(deps.db, conversation.id),
             search,
+            parentExternalIdOf(deps.db, conversation.id),
+            listTenantConversations(deps.db, conversation.tenantId, { parentExternalId: conversation.externalId, limit: FAMILY_PAGE + 1 }),
           ]);
           const batches = tree.rows;
           let shown = page.slice(0, HISTORY_PAGE);
@@ -184,6 +189,7 @@ export function inspectRoutes(deps: ApiDeps, searchSlots: SearchSlots): FastifyP
               ledger,
               recall: q && hits ? { query: q, hits } : null,
               notice: notice === 'reverted' ? 'The compaction was reverted: its originals are back in the history.' : null,
+              family: { parent, children: children.slice(0, FAMILY_PAGE), more: children.length > FAMILY_PAGE },
             }),
           );
         },

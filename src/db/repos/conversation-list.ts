@@ -87,3 +87,13 @@ export async function listTenantConversations(
     .orderBy(asc(conversations.createdAt), asc(conversations.externalId))
     .limit(params.limit);
 }
+
+/** The external id of the conversation `conversationId` was started from (a sub-agent's parent), or null. */
+export async function parentExternalIdOf(db: DbOrTx, conversationId: string): Promise<string | null> {
+  const [row] = await db
+    .select({ externalId: parent.externalId })
+    .from(conversations)
+    .innerJoin(parent, eq(parent.id, conversations.parentId))
+    .where(eq(conversations.id, conversationId));
+  return row?.externalId ?? null;
+}

@@ -104,3 +104,22 @@ describe('inspector routes', () => {
     expect(sameOrigin.headers.location).toMatch(/^\/inspect\/jobs\/[0-9a-f-]{36}$/);
   });
 });
+
+describe('the agent tree', () => {
+  it('links a sub-agent’s page to the session that started it, and lists the session’s sub-agents', async () => {
+    const create = (payload: Record<string, unknown>) =>
+      t.app.inject({ method: 'POST', url: '/v1/conversations', headers: t.auth(), payload });
+    expect((await create({ id: 'tree-session' })).statusCode).toBe(201);
+    expect((await create({ id: 'tree-session.a-explore', parentId: 'tree-session' })).statusCode).toBe(201);
+    expect((await create({ id: 'tree-session.a-review', parentId: 'tree-session' })).statusCode).toBe(201);
+
+    const parent = (await get('/inspect/conversations/tree-session')).body;
+    expect(parent).toContain('Agent tree');
+    expect(parent).toContain('href="/inspect/conversations/tree-session.a-explore"');
+    expect(parent).toContain('href="/inspect/conversations/tree-session.a-review"');
+    const child = (await get('/inspect/conversations/tree-session.a-explore')).body;
+    expect(child).toMatch(/Started from <a href="\/inspect\/conversations\/tree-session"><code>tree-session<\/code><\/a>/);
+    // a conversation with neither parent nor children shows no tree
+    expect((await get('/inspect/conversations/shared-id')).body).not.toContain('Agent tree');
+  });
+});

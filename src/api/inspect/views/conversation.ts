@@ -2,6 +2,7 @@ import { formatSeqRanges } from '../../../compaction/context/index.js';
 import type { Ledger } from '../../../compaction/ledger/index.js';
 import type { OriginalRow } from '../../../db/repos/archive.js';
 import type { SearchHit } from '../../../db/repos/archive-search.js';
+import type { ListedConversation } from '../../../db/repos/conversation-list.js';
 import type { ConversationRow } from '../../../db/repos/conversations.js';
 import type { ListedBatch as BatchRow } from '../../../db/repos/inspector.js';
 import type { JobRow } from '../../../db/repos/jobs.js';
@@ -26,6 +27,8 @@ export interface ConversationPageData {
   ledger: Ledger | null;
   recall: { query: string; hits: readonly SearchHit[] } | null;
   notice: string | null;
+  /** the conversation it was started from, and those started from it (sub-agents, threads), the first page */
+  family: { parent: string | null; children: readonly ListedConversation[]; more: boolean };
 }
 
 const isCompaction = (job: JobRow) => job.trigger !== 'consolidate';
@@ -193,6 +196,22 @@ ${revertible && html`<a class="button" href="${jobHref(revertible.id)}/revert">R
 <a class="button" href="${base}/export">Export…</a></nav>`;
 }
 
+/** Where the conversation sits in its agent tree: the session that started it, and its sub-agents and threads. */
+function familySection(viewer: Viewer, data: ConversationPageData): Html | null {
+  const { parent, children, more } = data.family;
+  if (parent === null && children.length === 0) return null;
+  const tenantId = data.conversation.tenantId;
+  const link = (externalId: string) => html`<a href="${conversationHref(viewer, { externalId, tenantId })}"><code>${externalId}</code></a>`;
+  return html`<section aria-labelledby="family-h"><h2 id="family-h">Agent tree</h2>
+${parent !== null && html`<p>Started from ${link(parent)}.</p>`}
+${
+  children.length > 0 &&
+  html`<p>Started from here (sub-agents and threads)${more ? ', the first ' + String(children.length) : ''}:</p>
+<ul>${children.map((child) => html`<li>${link(child.externalId)} · ${fmt(child.activeMessages)} active messages, ${fmt(child.activeTokens)} tokens${child.model ? ` · ${child.model}` : ''}</li>`)}</ul>`
+}
+</section>`;
+}
+
 export function conversationPage(viewer: Viewer, data: ConversationPageData): Html {
   const c = data.conversation;
   return page({
@@ -201,6 +220,7 @@ export function conversationPage(viewer: Viewer, data: ConversationPageData): Ht
     body: html`<h1>Conversation <code>${c.externalId}</code></h1>
 ${data.notice && html`<p class="notice" role="status">${data.notice}</p>`}
 <p class="muted">model ${c.model ?? 'not set'} · created ${when(c.createdAt)} · updated ${when(c.updatedAt)}</p>
+${familySection(viewer, data)}
 ${actionsSection(viewer, data)}
 <nav class="toc" aria-label="Sections"><a href="#gauge-h">Context</a> · <a href="#clip-h">Clip-archive</a> · <a href="#history-h">History</a> · <a href="#tree-h">Batch tree</a> · <a href="#ledger-h">Ledger</a> · <a href="#recall-h">Search</a></nav>
 ${gaugeSection(viewer, data)}

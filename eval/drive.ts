@@ -22,7 +22,7 @@ export interface JobView {
   progress: { chunksDone: number; chunksTotal: number };
 }
 
-async function call(stack: EvalStack, method: 'GET' | 'POST', url: string, payload?: unknown): Promise<unknown> {
+export async function call(stack: EvalStack, method: 'GET' | 'POST', url: string, payload?: unknown): Promise<unknown> {
   const res = await stack.app.inject({
     method,
     url,

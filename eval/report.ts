@@ -1,4 +1,5 @@
 import { DEFAULT_POLICY } from '../src/config/policy.js';
+import type { ImagesReport } from './images.js';
 import { KEY_WORD_SHARE, WINDOW_LINES } from './instructions.js';
 import type { ProbeMeasures } from './measure.js';
 import { IDENTIFIER_KINDS } from './metrics.js';
@@ -328,7 +329,30 @@ export function renderReport(results: EvalResults, options: { analysis: string |
     perStrategy('mini-swe-agent (SWE-bench), per strategy', byCollection('mini-swe-agent')),
     perStrategy('τ-bench airline, per strategy', byCollection('tau-bench')),
     aggregates(results),
+    ...(results.images ? [imagesSection(results.images)] : []),
     lossExamples(results.cases),
   );
   return `${sections.join('\n\n')}\n`;
+}
+
+/** The images check: a generated session of 20 screenshots (eval/images.ts). */
+function imagesSection(images: ImagesReport): string {
+  const yes = (ok: boolean) => (ok ? 'yes' : '**no**');
+  const withinBudget = images.clipTokens <= images.clipBudget;
+  const allFound = images.recallable === images.archived && images.intact === images.archived;
+  return [
+    '## Images (a generated session of 20 screenshots)',
+    '',
+    `${images.images} user turns, each with one image (${images.formats.join(', ')}; generated: the shared transcripts hold none), compacted with the default policy and a two-message tail (\`strategy: summarize, keepRecent: 2\`), job ${images.status}. Goal: within the clip-archive's budget, and each archived image recallable from its reference.`,
+    '',
+    '| measure | result | met |',
+    '|---|---|---|',
+    `| clip-archive tokens (budget ${images.clipBudget}) | ${images.clipTokens} | ${yes(withinBudget)} |`,
+    `| newest image the user sent still sent as an image (\`keepImages\` 1) | ${images.newestKept ? 'kept' : 'archived'} | ${yes(images.newestKept)} |`,
+    `| archived images found by a search for their reference | ${images.recallable} of ${images.archived} | ${yes(images.recallable === images.archived)} |`,
+    `| … with the original's bytes intact in the batch's originals | ${images.intact} of ${images.archived} | ${yes(images.intact === images.archived)} |`,
+    `| archived images the clip-archive names by reference (the state lists the newest 5) | ${images.named} of ${images.archived} | – |`,
+    '',
+    `Goal ${withinBudget && allFound ? 'met' : '**not met**'}.`,
+  ].join('\n');
 }

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { createScratchDatabase, type InProcessStack as EvalStack, runningServiceUrls, startInProcessStack } from '../harness/index.js';
 import { type LlmSim, startLlmSim } from '../src/llm-sim/server.js';
 import { type EvalCase, loadCorpus, REPO_ROOT } from './corpus.js';
+import { type ImagesReport, runImagesCheck } from './images.js';
 import { langchainEnabled } from './langchain.js';
 import { type CaseReport, runCase } from './run-case.js';
 import { type ProviderChoice, providerFromEnv, SIM_LOSS_RATE, variantsFor } from './variants.js';
@@ -30,8 +31,11 @@ export interface EvalResults {
   langchain: { lossRate: number } | null;
   durationMs: number;
   cases: CaseReport[];
+  /** the images check (eval/images.ts); absent from results written before it existed */
+  images?: ImagesReport;
 }
 
+const IMAGES_TIMEOUT_MS = 120_000;
 const PROVIDER_VARIABLES = ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL'];
 
 function gitCommit(): string | null {
@@ -86,7 +90,10 @@ export async function runEval(options: EvalOptions): Promise<EvalResults> {
       reports.push(await runCase(c, variants, { main, sim: simStack, langchain: langchain ? sim : null }));
       log(`${c.id}: ${variants.length} compactions in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
+    const images = await runImagesCheck(main, IMAGES_TIMEOUT_MS);
+    log(`images: ${images.recallable}/${images.archived} archived images found by reference`);
     return {
+      images,
       version: 1,
       date: new Date().toISOString(),
       commit: gitCommit(),

@@ -7,7 +7,7 @@
  * - a database of one's own on a running server (scratch-database.ts);
  * - the service in this process (in-process-stack.ts) or as `compactd api|worker|llm-sim`
  *   child processes (compactd-process.ts), an llm-sim in this process (llm-sim.ts);
- * - the shared real transcripts (transcripts.ts), waitFor, freePort.
+ * - the shared real transcripts (transcripts.ts), generated image files (images.ts), waitFor, freePort.
  * Nothing here imports from test/, bench/, chaos/ or eval/. Test files import the module
  * they need rather than this index, so a unit test that reads transcripts does not load
  * the whole service.

@@ -27,14 +27,14 @@ const REF_HEX = 12;
 /** The facts of one image block; never throws, whatever its source holds. */
 export function imageFacts(block: ImageBlock): ImageFacts {
   const source = block.source;
-  const given = stringField(source, 'name') ?? stringField(source, 'filename');
+  const given = label(stringField(source, 'name') ?? stringField(source, 'filename'));
   const data = stringField(source, 'data');
   if (data !== null) {
     const bytes = Buffer.from(data, 'base64');
     const size = imageSize(bytes);
     return {
       ref: refOf(bytes),
-      mediaType: stringField(source, 'media_type') ?? size?.mediaType ?? null,
+      mediaType: label(stringField(source, 'media_type')) ?? size?.mediaType ?? null,
       bytes: bytes.length,
       width: size?.width ?? null,
       height: size?.height ?? null,
@@ -42,20 +42,28 @@ export function imageFacts(block: ImageBlock): ImageFacts {
     };
   }
   const url = stringField(source, 'url') ?? '';
-  const inline = /^data:([^;,]+)?(;base64)?,(.*)$/s.exec(url);
+  // data:[<media type>][;<parameter>…][;base64],<data>
+  const inline = /^data:([^;,]*)((?:;[^;,]*)*?)(;base64)?,(.*)$/s.exec(url);
   if (inline) {
-    const bytes = inline[2] ? Buffer.from(inline[3] ?? '', 'base64') : Buffer.from(decodeURIComponent(inline[3] ?? ''), 'utf8');
+    const bytes = inline[3] ? Buffer.from(inline[4] ?? '', 'base64') : Buffer.from(percentDecoded(inline[4] ?? ''), 'utf8');
     const size = imageSize(bytes);
     return {
       ref: refOf(bytes),
-      mediaType: inline[1] ?? size?.mediaType ?? null,
+      mediaType: label(inline[1] ?? null) ?? size?.mediaType ?? null,
       bytes: bytes.length,
       width: size?.width ?? null,
       height: size?.height ?? null,
       name: given,
     };
   }
-  return { ref: refOf(Buffer.from(url, 'utf8')), mediaType: null, bytes: null, width: null, height: null, name: given ?? lastSegment(url) };
+  return {
+    ref: refOf(Buffer.from(url, 'utf8')),
+    mediaType: null,
+    bytes: null,
+    width: null,
+    height: null,
+    name: given ?? label(lastSegment(url)),
+  };
 }
 
 /** `[image img:ab12cd34ef56: screenshot.png, image/png, 1280×800, 34 KB]`: what stands for the image in text. */
@@ -77,6 +85,31 @@ function refOf(bytes: Buffer): string {
   return `img:${createHash('sha256').update(bytes).digest('hex').slice(0, REF_HEX)}`;
 }
 
+/** A data URL's text as written: percent-escapes decoded where they are valid, kept as they are where not. */
+function percentDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+const MAX_LABEL_CHARS = 120;
+
+/**
+ * A client-given name or media type as it may appear in a reference: one line, no brackets
+ * (a name cannot close the reference or open a marker of its own), capped.
+ */
+function label(text: string | null): string | null {
+  if (text === null) return null;
+  const clean = text
+    .replace(/[\s\u0000-\u001f\u007f]+/g, ' ')
+    .replace(/[[\]]/g, '')
+    .trim();
+  if (clean === '') return null;
+  return clean.length > MAX_LABEL_CHARS ? `${clean.slice(0, MAX_LABEL_CHARS - 1)}…` : clean;
+}
+
 function stringField(source: Record<string, unknown>, key: string): string | null {
   const value = source[key];
   return typeof value === 'string' && value !== '' ? value : null;
@@ -85,7 +118,7 @@ function stringField(source: Record<string, unknown>, key: string): string | nul
 function lastSegment(url: string): string | null {
   const path = url.split(/[?#]/)[0] ?? '';
   const segment = path.slice(path.lastIndexOf('/') + 1);
-  return segment === '' || segment.length > 120 ? null : segment;
+  return segment === '' || segment.length > MAX_LABEL_CHARS ? null : segment;
 }
 
 function formatBytes(bytes: number): string {

@@ -59,6 +59,8 @@ export interface MessageFeatures {
   chars: number;
   /** indexes into the policy's scoring keywords that the message's text matches */
   keywords: number[];
+  /** image blocks of a user message's own content (not inside tool results): what `keepImages` counts */
+  userImages?: number;
 }
 
 /**

@@ -153,8 +153,9 @@ export class LedgerAccumulator {
     for (const call of ledger.okCalls) this.addOkCall(call);
     for (const sentence of ledger.instructions.constraints) this.addSentence('constraints', sentence);
     for (const sentence of ledger.instructions.requests) this.addSentence('requests', sentence);
-    for (const image of ledger.images) this.addImage(image);
-    for (const agent of ledger.agents) this.addAgent(agent);
+    // a ledger stored before images and sub-agents were kept has neither (read raw, unparsed)
+    for (const image of ledger.images ?? []) this.addImage(image);
+    for (const agent of ledger.agents ?? []) this.addAgent(agent);
     return this.setTasks(ledger.tasks);
   }
 

@@ -100,15 +100,19 @@ function userPinned(units: readonly Unit[], keepUserTokens: number): Set<number>
   return pinned;
 }
 
+/** A user message's own images: the planner's feature (its content is not loaded), else counted in its content. */
+function userImages(message: HistoryMessage): number {
+  if (message.role !== 'user') return 0;
+  return message.features?.userImages ?? message.content.filter((block) => block.type === 'image').length;
+}
+
 /** Units holding the newest `keepImages` images the user sent (not those of tool results), newest first. */
 function imagePinned(units: readonly Unit[], keepImages: number): Set<number> {
   const pinned = new Set<number>();
   let left = keepImages;
   for (let u = units.length - 1; u >= 0 && left > 0; u -= 1) {
     const unit = units[u] as Unit;
-    const images = unit.messages
-      .filter((message) => message.role === 'user')
-      .reduce((n, message) => n + message.content.filter((block) => block.type === 'image').length, 0);
+    const images = unit.messages.reduce((n, message) => n + userImages(message), 0);
     if (images === 0) continue;
     pinned.add(unit.index);
     left -= images;

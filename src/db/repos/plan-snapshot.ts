@@ -48,6 +48,7 @@ type FeatureRow = {
   request: boolean;
   chars: number;
   keywords: number[];
+  user_images: number;
 };
 
 function escapeRegExp(text: string): string {
@@ -86,7 +87,10 @@ export async function loadPlanHistory(db: DbOrTx, conversationId: string, keywor
            case when d.doc ~* ${anyKeywordPattern(patterns)}
                 then array(select (k.i - 1)::int from unnest(${sql.param(patterns)}::text[]) with ordinality as k(pattern, i)
                             where d.doc ~* k.pattern)
-                else '{}'::int[] end as keywords
+                else '{}'::int[] end as keywords,
+           case when m.role = 'user' and jsonb_typeof(m.content) = 'array'
+                then (select count(*)::int from jsonb_array_elements(m.content) b where b ->> 'type' = 'image')
+                else 0 end as user_images
       from messages m
       cross join lateral (${MESSAGE_TEXT}) d
       -- a meta turn (meta-turns.ts: flagged at append) is never the user's request nor a pinned user turn
@@ -107,7 +111,7 @@ export async function loadPlanHistory(db: DbOrTx, conversationId: string, keywor
       toolResultIds: row.tool_result_ids,
       ...(row.meta && { meta: true }),
       ...(row.pinned && { pinned: true }),
-      features: { userText: row.user_text, question: row.question, chars: row.chars, keywords: row.keywords },
+      features: { userText: row.user_text, question: row.question, chars: row.chars, keywords: row.keywords, userImages: row.user_images },
     };
   });
   return { messages, latestRequestSeq };

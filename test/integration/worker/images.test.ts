@@ -5,7 +5,7 @@ import { waitFor } from '../../../harness/wait-for.js';
 import { imageFacts } from '../../../src/compaction/images.js';
 import type { ImageBlock, NormalizedMessage } from '../../../src/compaction/types.js';
 import { DEFAULT_POLICY } from '../../../src/config/policy.js';
-import { IMAGE_FORMATS, makeImage, mediaTypeOf } from '../../fixtures/images.js';
+import { IMAGE_FORMATS, makeImage, mediaTypeOf } from '../../../harness/images.js';
 import { compact, seedConversation, waitForJob } from '../../helpers/conversation.js';
 import { createStack, type Stack } from '../../helpers/stack.js';
 
@@ -38,6 +38,11 @@ beforeAll(async () => {
       },
     );
   }
+  // the last turns hold no image: the newest image is outside the tail and not the newest request
+  messages.push(
+    { role: 'user', content: [{ type: 'text', text: 'Now align the save button in all of them.' }] },
+    { role: 'assistant', content: [{ type: 'text', text: 'On it: the form grid gets one column for the buttons.' }] },
+  );
   await seedConversation(stack, ID, messages, { contextLimit: 200_000 });
 });
 afterAll(async () => {
@@ -54,7 +59,7 @@ describe('a session with 20 images', () => {
       await stack.app.inject({ method: 'GET', url: `/v1/conversations/${ID}/context?format=anthropic`, headers: stack.auth() })
     ).json<{ system: string; messages: Array<{ role: string; content: Array<Record<string, unknown>> }> }>();
     const refs = images.map((image) => imageFacts(image).ref);
-    // the newest image the user sent is still sent to the model as an image (keepImages 1, past the 2-message tail here)
+    // the newest image the user sent is still sent to the model as an image (keepImages 1: it is neither in the tail nor the newest request)
     const sentImages = context.messages.flatMap((m) => m.content.filter((b) => b['type'] === 'image'));
     expect(sentImages).toHaveLength(1);
     expect(imageFacts(sentImages[0] as unknown as ImageBlock).ref).toBe(refs[19]);

@@ -37,6 +37,13 @@ describe('sub-agents in the ledger', () => {
     expect(mergeLedgers(extractLedger(all.slice(0, 3)), extractLedger(all.slice(3))).agents).toEqual(extractLedger(all).agents);
   });
 
+  it('a ledger stored before images and sub-agents were kept (read raw, without either) still merges', () => {
+    const { images: _images, agents: _agents, ...older } = extractLedger(session().slice(0, 3));
+    const merged = mergeLedgers(older as unknown as ReturnType<typeof extractLedger>, extractLedger(session().slice(3)));
+    expect(merged.agents.map((a) => a.seq)).toEqual([4, 6]);
+    expect(merged.images).toEqual([]);
+  });
+
   it('names the sub-agents of a real Claude Code session', () => {
     const [conversation] = loadRealTranscript('spotter-claude-code/4d5611e5-241a-462a-8d15-5122611a9569.jsonl').conversations;
     const messages = conversation!.messages.map((m, i) => makeMessage(i + 1, m.role, m.content));

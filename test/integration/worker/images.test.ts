@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { IMAGE_FORMATS, makeImage, mediaTypeOf } from '../../../harness/images.js';
 import { waitFor } from '../../../harness/wait-for.js';
 import { imageFacts } from '../../../src/compaction/images.js';
 import type { ImageBlock, NormalizedMessage } from '../../../src/compaction/types.js';
 import { DEFAULT_POLICY } from '../../../src/config/policy.js';
-import { IMAGE_FORMATS, makeImage, mediaTypeOf } from '../../../harness/images.js';
 import { compact, seedConversation, waitForJob } from '../../helpers/conversation.js';
 import { createStack, type Stack } from '../../helpers/stack.js';
 

@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { imageFacts, imageReference, imageSize } from '../../../src/compaction/images.js';
 import { IMAGE_FORMATS, makeImage, mediaTypeOf } from '../../../harness/images.js';
+import { imageFacts, imageReference, imageSize } from '../../../src/compaction/images.js';
 
 /** Images named by a described reference (SPEC §5.6c): size and type from the file's header, the id from its SHA-256. */
 

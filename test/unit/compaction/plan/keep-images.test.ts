@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 
+import { makeImage } from '../../../../harness/images.js';
 import { planCompaction } from '../../../../src/compaction/plan/plan.js';
 import type { Block, HistoryMessage, ImageBlock } from '../../../../src/compaction/types.js';
 import { mergePolicy } from '../../../../src/config/policy.js';
 import { countTokens, filler, makeMessage, makeSnapshot, text, toolResult, toolUse } from '../../../fixtures/builders.js';
-import { makeImage } from '../../../../harness/images.js';
 
 /** policy.keepImages (SPEC §5.6c): the newest images the user sent stay verbatim, those of tool results do not count. */
 

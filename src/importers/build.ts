@@ -1,5 +1,6 @@
 import { markMetaTurn } from '../compaction/meta-turns.js';
 import { type FieldIssue, type MessageFormat, normalizeMessages } from '../compaction/normalize.js';
+import { toolResultText } from '../compaction/render.js';
 import type { Block, NormalizedMessage } from '../compaction/types.js';
 import { TranscriptImportError } from './errors.js';
 import type { ImportedConversation, ImportStats } from './types.js';
@@ -137,6 +138,6 @@ function freshId(id: string, taken: Set<string>): string {
 }
 
 function resultText(content: Extract<Block, { type: 'tool_result' }>['content']): string {
-  if (typeof content === 'string') return content;
-  return content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n');
+  // an image in it is named by its reference (compaction/images.ts), not dropped to "[image]"
+  return toolResultText({ type: 'tool_result', tool_use_id: '', content });
 }

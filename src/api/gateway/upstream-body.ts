@@ -5,6 +5,7 @@ import {
   responsesItemsOf,
   systemWithText,
 } from '../../compaction/context/index.js';
+import { toolResultText } from '../../compaction/render.js';
 import type { Block, MessageKind, NativeClip, Role } from '../../compaction/types.js';
 import { ANTHROPIC_COMPACTION_BETA } from '../../llm/native-port.js';
 import { itemType, RESPONSES_COMPACTION_TYPES } from './provider-clip.js';
@@ -224,8 +225,7 @@ function openAIMessagesOf(row: ActiveRow): Json[] {
     return results.map((b) => ({
       role: 'tool',
       tool_call_id: b.tool_use_id,
-      content:
-        typeof b.content === 'string' ? b.content : b.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n'),
+      content: toolResultText(b),
     }));
   }
   const calls = content.filter((b) => b.type === 'tool_use');

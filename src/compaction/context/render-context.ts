@@ -1,4 +1,5 @@
-import type { Block, ImageBlock, TextBlock, ToolResultBlock } from '../types.js';
+import { toolResultText } from '../render.js';
+import type { Block, ImageBlock, TextBlock } from '../types.js';
 import { type ContextMessage, placeToolResults } from './place-tool-results.js';
 
 /**
@@ -34,10 +35,6 @@ const textOf = (content: readonly Block[]): string =>
     .map((b) => b.text)
     .join('\n\n');
 
-function resultText(block: ToolResultBlock): string {
-  if (typeof block.content === 'string') return block.content;
-  return block.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n');
-}
 
 /**
  * Opening turn for an Anthropic context whose first turn would be the assistant's (a kept
@@ -144,7 +141,7 @@ export function renderOpenAIContext(history: readonly ContextMessage[]): OpenAIC
     }
     // user or tool: every tool_result becomes a `tool` message; the rest stays a user message.
     for (const block of message.content) {
-      if (block.type === 'tool_result') out.push({ role: 'tool', tool_call_id: block.tool_use_id, content: resultText(block) });
+      if (block.type === 'tool_result') out.push({ role: 'tool', tool_call_id: block.tool_use_id, content: toolResultText(block) });
     }
     const rest = message.content.filter((b) => b.type === 'text' || b.type === 'image');
     if (rest.length === 0) continue;

@@ -1,3 +1,4 @@
+import { toolResultText } from '../render.js';
 import type { Block, ImageBlock, NativeClip, TextBlock, ToolResultBlock } from '../types.js';
 import { type ContextMessage, placeToolResults } from './place-tool-results.js';
 
@@ -22,10 +23,6 @@ const textOf = (content: readonly Block[]): string =>
     .filter((text) => text.trim() !== '')
     .join('\n\n');
 
-function resultText(block: ToolResultBlock): string {
-  if (typeof block.content === 'string') return block.content;
-  return block.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n');
-}
 
 function imageUrl(block: ImageBlock): string {
   const source = block.source;
@@ -57,7 +54,7 @@ export function responsesItemsOf(message: ContextMessage): ResponsesInputItem[] 
   }
   const items: ResponsesInputItem[] = message.content
     .filter((b): b is ToolResultBlock => b.type === 'tool_result')
-    .map((b) => ({ type: 'function_call_output', call_id: b.tool_use_id, output: resultText(b) }));
+    .map((b) => ({ type: 'function_call_output', call_id: b.tool_use_id, output: toolResultText(b) }));
   const parts = message.content.flatMap((b): Array<Record<string, unknown>> => {
     if (b.type === 'text') return b.text.trim() === '' ? [] : [{ type: 'input_text', text: b.text }];
     if (b.type === 'image') return [{ type: 'input_image', image_url: imageUrl(b) }];

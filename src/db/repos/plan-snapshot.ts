@@ -15,7 +15,8 @@ import type { DbOrTx } from '../client.js';
 /**
  * A message's text as the planner's scoring reads it: its blocks' text, tool calls with their
  * JSON input, tool results with their output, in the marker format of `render.ts` (tool
- * names of results are not known per message and are left out).
+ * names of results are not known per message and are left out; an image is `[image]`, not
+ * its reference: scoring reads only its length and keywords, and hashing belongs to the core).
  */
 const MESSAGE_TEXT = sql.raw(`
   select string_agg(

@@ -64,12 +64,15 @@ export async function replayCompactd(
     [201, 400],
     true,
   );
-  // a strategy this build does not offer is refused by the API, naming the field
-  if (created.status === 400)
+  // a strategy this build does not offer, or a --policy it refuses, is a 400 naming the field
+  if (created.status === 400) {
+    const refused = `the API answered 400 (${String(created.body['code'] ?? '')}: ${String(created.body['detail'] ?? created.body['title'] ?? '')})`;
+    const policyRefused = Object.keys(env.policy).length > 0 && !/\bstrategy\b/.test(JSON.stringify(created.body['errors'] ?? ''));
     return notMeasured(
       arm,
-      `strategy ${strategy} not available: the API answered 400 (${String(created.body['code'] ?? '')}: ${String(created.body['detail'] ?? created.body['title'] ?? '')})`,
+      policyRefused ? `--policy ${JSON.stringify(env.policy)} refused: ${refused}` : `strategy ${strategy} not available: ${refused}`,
     );
+  }
 
   const run: ArmRun = { arm, status: 'measured', agentCallIds: new Set(), calls: [], compactions: [], turns: 0, wallMs: 0 };
   const tracked: Tracked[] = [];

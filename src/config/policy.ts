@@ -150,6 +150,8 @@ const PolicyObjectSchema = z.strictObject({
   clipArchiveMaxTokens: tokens(500).default(3500),
   /** SPEC §5.6b: the rendered state ledger's share of the clip-archive (newest and open items kept first) */
   ledgerMaxTokens: tokens(100).default(1400),
+  /** SPEC §5.6b: how many of the last distinct commands the state shows, each with how it ended */
+  ledgerRecentCommands: z.number().int().min(0).max(50).default(5),
   systemPrompt: text(1, 20_000).optional(),
   /**
    * The operator's domain instructions (what to keep), added to every summarizer request in a

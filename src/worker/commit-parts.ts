@@ -115,7 +115,11 @@ export function mergedLedger(batches: readonly StatefulBatch[]): Ledger | null {
  * SPEC §5.7 (1): the state of the work — the live batches' merged ledger rendered within
  * `ledgerMaxTokens`, paths relative to the working directory the ledger's files share.
  */
-export function clipState(live: readonly StatefulBatch[], policy: Pick<Policy, 'ledgerMaxTokens'>, countTokens: CountTokens): ClipState {
+export function clipState(
+  live: readonly StatefulBatch[],
+  policy: Pick<Policy, 'ledgerMaxTokens'> & Partial<Pick<Policy, 'ledgerRecentCommands'>>,
+  countTokens: CountTokens,
+): ClipState {
   const ledger = mergedLedger(live);
   if (!ledger) return { ledger: null, cwd: null, text: '' };
   const cwd = guessCwd(ledger);
@@ -126,6 +130,7 @@ export function clipState(live: readonly StatefulBatch[], policy: Pick<Policy, '
     ...(cwd ? { cwd } : {}),
     protectTags: ['compactd'],
     escape: 'tags',
+    ...(policy.ledgerRecentCommands !== undefined && { caps: { recentCommands: policy.ledgerRecentCommands } }),
   });
   return { ledger, cwd, text: body ? `${lead}\n${body}` : '' };
 }

@@ -41,6 +41,33 @@ describe('clipState', () => {
     expect(countTokens(tight.text)).toBeLessThanOrEqual(40);
   });
 
+  it('shows as many recent commands as policy.ledgerRecentCommands says', () => {
+    const recent = (text: string) =>
+      text
+        .split('Recent actions (newest last):\n')[1]
+        ?.split('\n')
+        .filter((l) => l.startsWith('- ')) ?? [];
+    expect(recent(clipState(live, DEFAULT_POLICY, countTokens).text)).toHaveLength(1);
+    const many = batch(
+      'b3',
+      [20, 21, 22, 23, 24, 25, 26, 27],
+      extractLedger(
+        conversation(20)
+          .exchange('c1', 'Bash', { command: 'git status' }, 'clean')
+          .exchange('c2', 'Bash', { command: 'git diff' }, '')
+          .exchange('c3', 'Bash', { command: 'mix format' }, '')
+          .exchange('c4', 'Bash', { command: 'mix compile' }, 'ok')
+          .build(),
+      ),
+    );
+    const withMany = [many, ...live];
+    expect(recent(clipState(withMany, DEFAULT_POLICY, countTokens).text)).toHaveLength(5);
+    expect(recent(clipState(withMany, { ...DEFAULT_POLICY, ledgerRecentCommands: 2 }, countTokens).text)).toEqual([
+      expect.stringContaining('`mix format`'),
+      expect.stringContaining('`mix compile`'),
+    ]);
+  });
+
   it('is empty when no live batch has a ledger (batches written before it)', () => {
     expect(clipState([batch('old', [1], null)], DEFAULT_POLICY, countTokens)).toEqual({ ledger: null, cwd: null, text: '' });
   });

@@ -137,7 +137,7 @@ function eventsToTurns(events: unknown[]): Turns {
       out.dropped++;
       return;
     }
-    const content = typeof event.content === 'string' ? event.content : '';
+    const content = withExitCode(typeof event.content === 'string' ? event.content : '', event);
     const recordedId = toolCallMetadata(event)?.toolCallId;
     const target =
       (recordedId !== undefined && callById.has(recordedId) ? { reply: callById.get(recordedId), callId: recordedId } : undefined) ??
@@ -157,6 +157,19 @@ function eventsToTurns(events: unknown[]): Turns {
       });
   });
   return out;
+}
+
+/**
+ * A command's output as the model read it: OpenHands records the exit code in the observation's
+ * `extras.metadata.exit_code` and shows it to the model after the output
+ * (`[The command completed with exit code N.]`), which is how the state ledger reads it too.
+ */
+function withExitCode(content: string, event: Event): string {
+  const extras = event.extras as { metadata?: { exit_code?: unknown } } | undefined;
+  const code = extras?.metadata?.exit_code;
+  if (event.observation !== 'run' || typeof code !== 'number' || !Number.isInteger(code) || code < 0) return content;
+  if (/exit code -?\d+/i.test(content.slice(-200))) return content;
+  return `${content}${content === '' || content.endsWith('\n') ? '' : '\n'}[The command completed with exit code ${code}.]`;
 }
 
 function toolResult(callId: string, content: string, isError: boolean): ToolResult {

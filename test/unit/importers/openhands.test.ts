@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 import { providerPairingViolations, toolPairingReport } from '../../../harness/transcripts.js';
+import { extractLedger } from '../../../src/compaction/ledger/index.js';
 import { isMetaTurn } from '../../../src/compaction/meta-turns.js';
 import type { Block, NormalizedMessage } from '../../../src/compaction/types.js';
 import { MISSING_RESULT_TEXT } from '../../../src/importers/claude-code-turns.js';
@@ -73,8 +74,14 @@ function recordedResults(events: readonly Event[]): Map<string, { content: strin
   const results = new Map<string, { content: string; error: boolean }>();
   for (const event of events) {
     const id = (event.tool_call_metadata as { tool_call_id?: string } | undefined)?.tool_call_id;
-    if (typeof event.observation === 'string' && id !== undefined)
-      results.set(id, { content: event.content as string, error: event.observation === 'error' });
+    if (typeof event.observation !== 'string' || id === undefined) continue;
+    // a command's exit code follows its output, as OpenHands shows it to the model
+    const code = (event.extras as { metadata?: { exit_code?: number } } | undefined)?.metadata?.exit_code;
+    const content =
+      event.observation === 'run' && code !== undefined
+        ? `${String(event.content)}\n[The command completed with exit code ${code}.]`
+        : String(event.content);
+    results.set(id, { content, error: event.observation === 'error' });
   }
   return results;
 }
@@ -117,6 +124,15 @@ describe('OpenHands runs with model responses: the history holds the model’s o
     // the two parallel views: one reply, both results in the one message after it
     const parallel = c.messages.findIndex((m) => calls([m]).length === 2 && calls([m])[0]?.id === 'toolu_01ViewProfile');
     expect(results([c.messages[parallel + 1]!]).map((r) => r.tool_use_id)).toEqual(['toolu_01ViewProfile', 'toolu_01ViewCli']);
+  });
+
+  it('a command’s recorded exit code reaches the state: the failing pytest run is an open error until the passing one', () => {
+    const ledger = extractLedger(
+      c.messages.map((m, i) => ({ ...m, seq: i + 1, tokens: 1, toolUseIds: [], toolResultIds: [], kind: 'message' as const })),
+    );
+    const pytest = ledger.commands.filter((command) => command.line.includes('pytest'));
+    expect(pytest.map((command) => command.exitCode)).toContain(1);
+    expect(pytest.some((command) => command.outcome === 'ok')).toBe(true);
   });
 
   it('keeps an editor error’s detail, flagged as an error', () => {

@@ -1,3 +1,4 @@
+import { isCompactdExportLine } from './compactd-export.js';
 import { TranscriptImportError } from './errors.js';
 import { isRecord } from './json.js';
 import { type ParsedText, parseTranscriptText } from './parse.js';
@@ -26,6 +27,8 @@ export function detectParsedFormat(parsed: ParsedText, fileName?: string): Trans
 }
 
 function detectLines(values: unknown[]): TranscriptFormat | undefined {
+  // before the chat formats: an export line has a role too
+  if (values.length > 0 && values.every(isCompactdExportLine)) return 'compactd-export';
   if (values.some(isOpenHandsItem)) return 'openhands';
   if (values.some(isClaudeCodeLine)) return 'claude-code';
   if (values.some(isTauRun)) return 'tau-bench';

@@ -1,5 +1,6 @@
 import { importAnthropicMessages } from './anthropic.js';
 import { importClaudeCode } from './claude-code.js';
+import { importCompactdExport } from './compactd-export.js';
 import { detectParsedFormat } from './detect.js';
 import { TranscriptImportError } from './errors.js';
 import { shortHash } from './json.js';
@@ -48,6 +49,8 @@ function importAs(format: TranscriptFormat, parsed: ParsedText, options: ImportO
       return [importMiniSweAgent(asLines(parsed)[0]?.value, options, fallbackId)];
     case 'openhands':
       return importOpenHands(parsed, options, fallbackId);
+    case 'compactd-export':
+      return [importCompactdExport(asLines(parsed), options, fallbackId)];
     default: {
       const unknownFormat: never = format;
       throw new TranscriptImportError('TRANSCRIPT_FORMAT_UNKNOWN', `unknown transcript format ${String(unknownFormat)}`);

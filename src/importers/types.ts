@@ -1,7 +1,7 @@
 import type { NormalizedMessage } from '../compaction/types.js';
 
 /** The transcript formats the importers understand. */
-export type TranscriptFormat = 'claude-code' | 'openai' | 'anthropic' | 'mini-swe-agent' | 'openhands' | 'tau-bench';
+export type TranscriptFormat = 'claude-code' | 'openai' | 'anthropic' | 'mini-swe-agent' | 'openhands' | 'tau-bench' | 'compactd-export';
 
 export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [
   'claude-code',
@@ -10,6 +10,7 @@ export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [
   'mini-swe-agent',
   'openhands',
   'tau-bench',
+  'compactd-export',
 ];
 
 export interface ImportOptions {

@@ -254,6 +254,39 @@ describe('compactd import and compact', () => {
     expect(children).toEqual([expect.objectContaining({ id: agentConversation, parentId: parentSession })]);
   });
 
+  it('reads its own export back: the same messages, metadata and pins, without the clip-archive', async () => {
+    expect((await cli(['import', SAMPLE_CLAUDE_CODE_SESSION, '--conversation', 'cli-export-a', '--no-auto', ...withService()])).code).toBe(
+      0,
+    );
+    const pin = await fetch(`${url}/v1/conversations/cli-export-a/messages/2/pin`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${stack.key}` },
+    });
+    expect(pin.status, await pin.text()).toBeLessThan(300);
+    const compacted = await cli(['compact', 'cli-export-a', '--strategy', 'summarize', '--keep-recent', '4', ...withService()]);
+    expect(compacted.code, compacted.stderr).toBe(0);
+    const exportOf = async (id: string) =>
+      (await (await fetch(`${url}/v1/conversations/${id}/export`, { headers: { authorization: `Bearer ${stack.key}` } })).text())
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const exported = await exportOf('cli-export-a');
+    expect(exported.some((line) => line['kind'] === 'clip_archive')).toBe(true);
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'compactd-export-')), 'cli-export-a.jsonl');
+    writeFileSync(file, `${exported.map((line) => JSON.stringify(line)).join('\n')}\n`);
+
+    const reimported = await cli(['import', file, '--conversation', 'cli-export-b', '--no-auto', ...withService()]);
+    expect(reimported.code, reimported.stderr).toBe(0);
+    expect(reimported.stderr).toContain('compactd-export, 1 conversation(s)');
+    const shape = (lines: Array<Record<string, unknown>>) =>
+      lines
+        .filter((line) => line['kind'] === 'message')
+        .map(({ role, content, metadata, pinned, name }) => ({ role, content, metadata, pinned, name }));
+    const again = await exportOf('cli-export-b');
+    expect(shape(again)).toEqual(shape(exported));
+    expect(again.some((line) => line['pinned'] === true)).toBe(true);
+  });
+
   it('deletes the conversation it created when an append fails, leaving nothing half-made', async () => {
     // 500 messages go in the first batch; the second holds one message over the service's 2 MiB limit.
     const messages: Array<{ role: string; content: string }> = Array.from({ length: 500 }, (_, i) => ({

@@ -18,7 +18,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/compaction/' },
       to: {
-        pathNot: ['^src/compaction/', '^src/lib/(errors|result|assert-never)\\.ts$', '^src/config/policy\\.ts$', 'node_modules/zod/', '^(node:)?crypto$'],
+        pathNot: [
+          '^src/compaction/',
+          '^src/lib/(errors|result|assert-never)\\.ts$',
+          '^src/config/policy\\.ts$',
+          'node_modules/zod/',
+          '^(node:)?crypto$',
+        ],
       },
     },
     {

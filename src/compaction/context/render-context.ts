@@ -35,7 +35,6 @@ const textOf = (content: readonly Block[]): string =>
     .map((b) => b.text)
     .join('\n\n');
 
-
 /**
  * Opening turn for an Anthropic context whose first turn would be the assistant's (a kept
  * tail that starts with an assistant reply after the clip-archive went to `system`): the

@@ -23,7 +23,6 @@ const textOf = (content: readonly Block[]): string =>
     .filter((text) => text.trim() !== '')
     .join('\n\n');
 
-
 function imageUrl(block: ImageBlock): string {
   const source = block.source;
   return source['type'] === 'base64'

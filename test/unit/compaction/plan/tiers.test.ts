@@ -86,9 +86,9 @@ describe('Tier 1: truncateOversized', () => {
     const rewrite = truncateOversized(groupUnits([makeMessage(1, 'user', content)]), policy, countTokens).get(1);
     const block = rewrite?.content[0];
     // the image stays named by its reference (the archive holds the original)
-    expect(block?.type === 'tool_result' && typeof block.content === 'string' && /^\[image img:[0-9a-f]{12}: u\]\n/.test(block.content)).toBe(
-      true,
-    );
+    expect(
+      block?.type === 'tool_result' && typeof block.content === 'string' && /^\[image img:[0-9a-f]{12}: u\]\n/.test(block.content),
+    ).toBe(true);
   });
 });
 

@@ -165,10 +165,10 @@ describe('the recent actions of the shared real sessions, as the clip-archive re
     expect(lines[5]).toBe('- `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached` → ok (seq 99)');
   });
 
-  it('an OpenHands run: the failing test run with its error line, then the passing one', () => {
+  it('an OpenHands run: the failing test run with its recorded exit code and error line, then the passing one', () => {
     expect(recentOf('openhands-codeact-output.json')).toContain(
       [
-        "- `cd /workspace/acme__confkit__2.4 && python -m pytest tests -q -x --no-header 2>&1 | tail -40` → failed: E KeyError: 'region' (seq 7)",
+        "- `cd /workspace/acme__confkit__2.4 && python -m pytest tests -q -x --no-header 2>&1 | tail -40` → exit 1: E KeyError: 'region' (seq 7)",
         '- `cd /workspace/acme__confkit__2.4 && python -m pytest tests -q --no-header 2>&1 | tail -5` → ok (seq 16)',
       ].join('\n'),
     );

@@ -32,7 +32,8 @@ const MESSAGE_TEXT = sql.raw(`
              when 'image' then '[image]'
              else ''
            end, E'\\n\\n' order by e.ord) as doc,
-         coalesce(string_agg(case when b ->> 'type' = 'text' then b ->> 'text' end, E'\\n' order by e.ord), '') as typed
+         coalesce(string_agg(case when b ->> 'type' = 'text' then b ->> 'text' end, E'\\n' order by e.ord), '') as typed,
+         (count(*) filter (where b ->> 'type' = 'image'))::int as images
     from jsonb_array_elements(case jsonb_typeof(m.content) when 'array' then m.content else '[]'::jsonb end) with ordinality as e(b, ord)`);
 
 type FeatureRow = {
@@ -89,9 +90,7 @@ export async function loadPlanHistory(db: DbOrTx, conversationId: string, keywor
                 then array(select (k.i - 1)::int from unnest(${sql.param(patterns)}::text[]) with ordinality as k(pattern, i)
                             where d.doc ~* k.pattern)
                 else '{}'::int[] end as keywords,
-           case when m.role = 'user' and jsonb_typeof(m.content) = 'array'
-                then (select count(*)::int from jsonb_array_elements(m.content) b where b ->> 'type' = 'image')
-                else 0 end as user_images
+           case when m.role = 'user' then d.images else 0 end as user_images
       from messages m
       cross join lateral (${MESSAGE_TEXT}) d
       -- a meta turn (meta-turns.ts: flagged at append) is never the user's request nor a pinned user turn

@@ -94,7 +94,7 @@ function anthropicBody(body: Json, start: number, history: readonly unknown[], r
       push(original as Json, true);
       continue;
     }
-    if (row.kind === 'clip_archive' && row.native && opensFor(row.native, body['model'])) {
+    if (row.kind === 'clip_archive' && row.native && opensFor(row.native, 'anthropic', body['model'])) {
       // the provider's own compaction opens the messages; compactd's state goes to the system prompt
       opening = row.native.compaction.item;
       if (row.native.state !== '') systemParts.push(row.native.state);
@@ -150,9 +150,9 @@ function marksCache(value: unknown): boolean {
   });
 }
 
-/** A native clip opens an Anthropic request only for the model that made it (its item is that model's). */
-export function opensFor(native: NativeClip, model: unknown): boolean {
-  return native.compaction.provider === 'anthropic' && native.compaction.model === model;
+/** A native clip goes as its provider's item only to a request of that provider, for the model that made it. */
+function opensFor(native: NativeClip, provider: NativeClip['compaction']['provider'], model: unknown): boolean {
+  return native.compaction.provider === provider && native.compaction.model === model;
 }
 
 /**
@@ -194,16 +194,11 @@ function responsesBody(body: Json, start: number, history: readonly unknown[], r
   for (const row of rows) {
     const original = row.position === null || row.rewritten ? undefined : history[row.position];
     if (original !== undefined) input.push(original);
-    else if (row.kind === 'clip_archive' && row.native && !clientCompacted && opensResponsesFor(row.native, body['model']))
+    else if (row.kind === 'clip_archive' && row.native && !clientCompacted && opensFor(row.native, 'openai', body['model']))
       input.push(...nativeResponsesItems(row.native));
     else input.push(...responsesItemsOf({ role: row.role, content: row.content ?? [] }));
   }
   return { ...body, [historyField('responses')]: input };
-}
-
-/** A native clip goes as its OpenAI item only to the model that made it. */
-function opensResponsesFor(native: NativeClip, model: unknown): boolean {
-  return native.compaction.provider === 'openai' && native.compaction.model === model;
 }
 
 function openAIBody(body: Json, start: number, history: readonly unknown[], rows: readonly ActiveRow[]): Json {

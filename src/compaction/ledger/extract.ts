@@ -1,7 +1,7 @@
 import { describe, imageFacts } from '../images.js';
 import type { Block, HistoryMessage, ImageBlock } from '../types.js';
 import { LedgerAccumulator } from './accumulate.js';
-import { commandLine } from './command-line.js';
+import { capLine, commandLine } from './command-line.js';
 import type { CallEffects, FileEffect } from './effects.js';
 import { errorLine } from './error-line.js';
 import { callEffects } from './extractors/index.js';
@@ -56,15 +56,13 @@ function quietQuery(line: string | null, reading: ResultReading): ResultReading 
 const SUBAGENT_TOOLS: ReadonlySet<string> = new Set(['Task', 'Agent']);
 const MAX_AGENT_TEXT_CHARS = 200;
 
-const capText = (text: string) => (text.length > MAX_AGENT_TEXT_CHARS ? `${text.slice(0, MAX_AGENT_TEXT_CHARS - 1)}…` : text);
-
 /** The first line of a sub-agent's answer that says something (not a heading rule or a fence). */
 function firstLine(text: string): string | undefined {
   const line = text
     .split('\n')
     .map((l) => l.replace(/^[#>*\-\s]+/, '').trim())
     .find((l) => l.length > 0 && !/^[`=_-]+$/.test(l));
-  return line === undefined ? undefined : capText(line);
+  return line === undefined ? undefined : capLine(line, MAX_AGENT_TEXT_CHARS);
 }
 
 function addAgent(acc: LedgerAccumulator, call: ToolCall): void {
@@ -76,7 +74,8 @@ function addAgent(acc: LedgerAccumulator, call: ToolCall): void {
   const result = call.result === null ? undefined : firstLine(call.result.text);
   acc.addAgent({
     task,
-    ...(typeof input['subagent_type'] === 'string' && input['subagent_type'] !== '' && { type: capText(input['subagent_type']) }),
+    ...(typeof input['subagent_type'] === 'string' &&
+      input['subagent_type'] !== '' && { type: capLine(input['subagent_type'], MAX_AGENT_TEXT_CHARS) }),
     status: call.result === null ? 'running' : call.result.isError ? 'failed' : 'done',
     ...(result !== undefined && { result }),
     seq: call.seq,

@@ -48,6 +48,26 @@ afterAll(async () => {
   await sim?.close();
 });
 
+type SimCall = ReturnType<TestLlmSim['control']['callLog']>[number];
+
+/** The agent's turns, each followed by every compaction it started, until the sim has been asked for a provider compaction of this kind (at most 40). */
+async function turnsUntilCompaction(
+  id: string,
+  turn: (i: number) => Promise<void>,
+  kind: SimCall['compaction'],
+): Promise<SimCall | undefined> {
+  for (let i = 0; i < 40; i += 1) {
+    await turn(i);
+    const jobs = (await stack.app.inject({ method: 'GET', url: `/v1/conversations/${id}/jobs`, headers: stack.auth() })).json<{
+      jobs: Array<{ id: string }>;
+    }>().jobs;
+    for (const job of jobs) await waitForJob(stack, job.id);
+    const compaction = sim.control.callLog().find((call) => call.compaction === kind);
+    if (compaction) return compaction;
+  }
+  return undefined;
+}
+
 const step = (i: number) =>
   `Step ${i}: the build log of src/module${i}.ts. ${'error TS2345 at src/module.ts:12, expected string got number. '.repeat(30)}`;
 
@@ -91,15 +111,7 @@ describe('auto through the gateway', () => {
       });
       history.push({ role: 'assistant', content: answer.content.map((b) => ({ ...b })) as Array<Record<string, unknown>> });
     };
-    let compaction: ReturnType<TestLlmSim['control']['callLog']>[number] | undefined;
-    for (let i = 0; i < 40 && !compaction; i += 1) {
-      await turn(i);
-      const jobs = (await stack.app.inject({ method: 'GET', url: `/v1/conversations/${id}/jobs`, headers: stack.auth() })).json<{
-        jobs: Array<{ id: string }>;
-      }>().jobs;
-      for (const job of jobs) await waitForJob(stack, job.id);
-      compaction = sim.control.callLog().find((call) => call.compaction === 'summarize');
-    }
+    const compaction = await turnsUntilCompaction(id, turn, 'summarize');
     expect(compaction, 'a provider compaction was asked for').toBeDefined();
     const jobs = (await stack.app.inject({ method: 'GET', url: `/v1/conversations/${id}/jobs`, headers: stack.auth() })).json<{
       jobs: Array<{ id: string; status: string; result: { strategy: string; decision: { strategy: string; reason: string } } }>;
@@ -145,15 +157,7 @@ describe('auto through the gateway’s Responses route', () => {
       const answer = await client.responses.create({ model, instructions: SYSTEM, tools, input });
       input.push({ role: 'assistant', content: answer.output_text });
     };
-    let compaction: ReturnType<TestLlmSim['control']['callLog']>[number] | undefined;
-    for (let i = 0; i < 40 && !compaction; i += 1) {
-      await turn(i);
-      const jobs = (await stack.app.inject({ method: 'GET', url: `/v1/conversations/${id}/jobs`, headers: stack.auth() })).json<{
-        jobs: Array<{ id: string }>;
-      }>().jobs;
-      for (const job of jobs) await waitForJob(stack, job.id);
-      compaction = sim.control.callLog().find((call) => call.compaction === 'responses_compact');
-    }
+    const compaction = await turnsUntilCompaction(id, turn, 'responses_compact');
     expect(compaction, 'OpenAI’s compaction was asked for').toBeDefined();
     // the agent's own prefix: its instructions and tools as the agent sends them
     const asked = compaction!.body as { instructions?: string; tools?: unknown[] };

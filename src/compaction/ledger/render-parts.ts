@@ -194,11 +194,11 @@ export function ledgerParts(ledger: Ledger, caps: LedgerCaps, style: TextStyle):
       caps.requests,
     ),
     part('openTasks', completed > 0 ? `Open tasks (${completed} completed):` : 'Open tasks:', openTasks, caps.openTasks),
-    newestLast(
+    newestShownInOrder(
       'agents',
       'Sub-agents (newest last):',
-      ledger.agents.slice(Math.max(0, ledger.agents.length - caps.agents)).map((a) => agentItem(a, style)),
-      ledger.agents.length,
+      ledger.agents.map((a) => agentItem(a, style)),
+      caps.agents,
     ),
     newestLast(
       'recentCommands',
@@ -213,11 +213,11 @@ export function ledgerParts(ledger: Ledger, caps: LedgerCaps, style: TextStyle):
       ledger.files.length,
       true,
     ),
-    newestLast(
+    newestShownInOrder(
       'images',
       'Images (the archive holds each; recall by its img: reference):',
-      ledger.images.slice(Math.max(0, ledger.images.length - caps.images)).map((i) => imageItem(i, style)),
-      ledger.images.length,
+      ledger.images.map((i) => imageItem(i, style)),
+      caps.images,
     ),
   ];
 }

@@ -178,7 +178,7 @@ export function planCompaction(snapshot: PlanSnapshot, policy: Policy, request: 
   if (target !== null && tokensBefore <= target) return noop('below_target', tokensBefore);
 
   const units = groupUnits(messages);
-  const split = splitUnits(units, messages, splitOptions(policy, strategy, request.keepRecent));
+  const split = splitUnits(units, messages, splitOptions(policy, strategy, request.keepRecent, target));
   if (split.candidates.length === 0) return noop('nothing_to_compact', tokensBefore);
 
   const clip = messages.find((m) => m.kind === 'clip_archive');

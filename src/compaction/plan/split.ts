@@ -28,16 +28,31 @@ export interface SplitOptions {
   strategy: Strategy;
   keepRecent: number;
   keepRecentTokens: number | undefined;
+  /** the most tokens a `keepRecent` tail may hold: a share of the target, when there is one */
+  maxTailTokens: number | undefined;
   keepUserTokens: number;
   keepImages: number;
 }
 
-export function splitOptions(policy: Policy, strategy: Strategy, keepRecent?: number): SplitOptions {
+/**
+ * The share of a compaction's target that a message-counted tail may fill. The rest holds the
+ * system prompt, the clip-archive and the pinned messages; a tail of twelve big file reads
+ * would otherwise stay whole, leave the compaction far over its target and be paid for by
+ * every later agent call (SPEC §5.10).
+ */
+export const TAIL_SHARE_OF_TARGET = 0.5;
+
+/** `target`: the plan's projected-token goal (`resolveTarget`), null when it has none. */
+export function splitOptions(policy: Policy, strategy: Strategy, keepRecent: number | undefined, target: number | null): SplitOptions {
+  const keepRecentTokens = keepRecent === undefined ? policy.keepRecentTokens : undefined;
   return {
     strategy,
     keepRecent: keepRecent ?? policy.keepRecent,
     // an explicit per-request message count wins over a token-sized tail
-    keepRecentTokens: keepRecent === undefined ? policy.keepRecentTokens : undefined,
+    keepRecentTokens,
+    // an explicit count or token size is the caller's choice; the default count yields to the target
+    maxTailTokens:
+      keepRecent === undefined && keepRecentTokens === undefined && target !== null ? Math.floor(target * TAIL_SHARE_OF_TARGET) : undefined,
     keepUserTokens: policy.keepUserTokens,
     keepImages: policy.keepImages,
   };
@@ -67,7 +82,16 @@ function tailMessageIndex(messages: readonly HistoryMessage[], options: SplitOpt
     }
     return i;
   }
-  return Math.max(0, messages.length - options.keepRecent);
+  const start = Math.max(0, messages.length - options.keepRecent);
+  if (options.maxTailTokens === undefined || start >= messages.length) return start;
+  // newest first while within the cap; the newest message stays whatever its size
+  let i = messages.length - 1;
+  let tokens = messages[i]?.tokens ?? 0;
+  while (i > start && tokens + (messages[i - 1]?.tokens ?? 0) <= options.maxTailTokens) {
+    i -= 1;
+    tokens += messages[i]?.tokens ?? 0;
+  }
+  return Math.max(0, i);
 }
 
 function unitIndexOfMessage(units: readonly Unit[], messageIndex: number): number {

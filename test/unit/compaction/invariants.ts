@@ -149,11 +149,11 @@ export function checkPlanInvariants(
   expect(JSON.parse(JSON.stringify(result))).toEqual(result);
   const strategy = request.strategy ?? policy.strategy;
   const units = groupUnits(snapshot.messages);
-  const split = splitUnits(units, snapshot.messages, splitOptions(policy, strategy, request.keepRecent));
+  const target = resolveTarget(request, policy, strategy, snapshot.contextLimit);
+  const split = splitUnits(units, snapshot.messages, splitOptions(policy, strategy, request.keepRecent, target));
   const tailHead = units[split.tailStart];
   if (tailHead) expect(tailHead.kind).not.toBe('orphan_result');
   if (result.kind === 'noop') {
-    const target = resolveTarget(request, policy, strategy, snapshot.contextLimit);
     if (result.reason === 'empty') expect(snapshot.messages).toEqual([]);
     if (result.reason === 'below_target') expect(target !== null && result.tokensBefore <= target).toBe(true);
     if (result.reason === 'below_tool_minimum') expect(request.trigger).toBe('tool');

@@ -104,6 +104,35 @@ describe('planCompaction: protected messages', () => {
     expect(kept(result, messages)).toEqual([1, 19, 20, 21]);
   });
 
+  it('a default tail holds at most half the target: twelve big messages never keep a compaction over it', () => {
+    const messages = chat(20, 500);
+    const result = expectPlan(plan(messages, { trigger: 'api', target: { tokens: 4000 } }));
+    // each message is ~510 tokens: three of them fit 2,000, the twelve of keepRecent do not
+    expect(kept(result, messages)).toEqual([1, ...messages.slice(-3).map((m) => m.seq)]);
+    const twelve = expectPlan(plan(messages, { trigger: 'api', keepRecent: 12, target: { tokens: 4000 } }));
+    expect(result.tokensAfter).toBeLessThan(twelve.tokensAfter - 4000);
+  });
+
+  it('the newest message stays even when it alone is over the cap', () => {
+    const messages = conversation()
+      .system('s')
+      .user(`first ${filler(500)}`)
+      .assistant(filler(500))
+      .user(filler(3000))
+      .build();
+    const result = expectPlan(plan(messages, { trigger: 'api', target: { tokens: 1000 } }));
+    expect(kept(result, messages)).toEqual([1, 4]);
+  });
+
+  it('an explicit keepRecent or keepRecentTokens is kept whatever the target', () => {
+    const messages = chat(20, 500);
+    const counted = plan(messages, { trigger: 'api', keepRecent: 12, target: { tokens: 4000 } });
+    if (counted.kind === 'plan') expect(kept(counted, messages)).toEqual([1, ...messages.slice(-12).map((m) => m.seq)]);
+    else expect(counted).toMatchObject({ reason: 'below_target' });
+    const sized = expectPlan(plan(messages, { trigger: 'api', target: { tokens: 4000 } }, { keepRecentTokens: 3000 }));
+    expect(kept(sized, messages)).toEqual([1, ...messages.slice(-6).map((m) => m.seq)]);
+  });
+
   it('request keepRecent overrides the policy, including a token-sized tail', () => {
     const messages = chat(10, 100);
     const result = expectPlan(plan(messages, { trigger: 'api', keepRecent: 1 }, { keepRecentTokens: 5000 }));

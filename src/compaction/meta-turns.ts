@@ -9,7 +9,7 @@ import type { Block, NormalizedMessage } from './types.js';
  * `metadata.meta: true`, stored with it, so nothing else about it changes.
  */
 
-/** Opening tags of the wrappers agent harnesses write into user turns (Claude Code's, today). */
+/** Opening tags of the wrappers agent harnesses write into user turns (Claude Code's, mini-swe-agent's). */
 export const META_WRAPPER_TAGS = [
   'task-notification',
   'command-name',
@@ -23,6 +23,8 @@ export const META_WRAPPER_TAGS = [
   'bash-input',
   'bash-stdout',
   'bash-stderr',
+  // mini-swe-agent's environment answers each fenced action with `<returncode>N</returncode><output>…`
+  'returncode',
 ] as const;
 
 /**

@@ -19,9 +19,15 @@ export function importMiniSweAgent(value: unknown, options: ImportOptions, fallb
     );
   }
   const info = isRecord(value.info) ? value.info : {};
-  const raw = value.messages.map((message: unknown) =>
-    isRecord(message) ? { role: message.role, content: cleanContent(message.content) } : message,
-  );
+  const messages: readonly unknown[] = value.messages;
+  const raw = messages.map((message, index) => {
+    if (!isRecord(message)) return message;
+    const kept = { role: message.role, content: cleanContent(message.content) };
+    // the harness answers every action in a user turn (the observation, a format complaint,
+    // the submitted diff): the user typed only the task, so those are meta turns, never a
+    // request — the task stays the newest request the plan protects
+    return message.role === 'user' && answersAction(messages, index) ? { ...kept, metadata: { meta: true } } : kept;
+  });
   const metadata: Record<string, unknown> = {};
   if (value.instance_id !== undefined) metadata.instanceId = value.instance_id;
   if (info.exit_status !== undefined) metadata.exitStatus = info.exit_status;
@@ -35,6 +41,12 @@ export function importMiniSweAgent(value: unknown, options: ImportOptions, fallb
     droppedLines: 0,
     metadata,
   });
+}
+
+/** Whether the message at `index` follows one of the agent's replies (its environment speaking). */
+function answersAction(messages: readonly unknown[], index: number): boolean {
+  const previous = messages[index - 1];
+  return isRecord(previous) && previous.role === 'assistant';
 }
 
 /** Newer versions store content as text parts, with extra keys (cache_control) we drop. */

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 
 import { type Ledger, LedgerSchema } from '../../compaction/ledger/index.js';
 import type { LiveBatch } from '../../compaction/plan-types.js';
@@ -51,13 +51,21 @@ export function storedLedger(value: unknown): Ledger | null {
   return parsed.success ? parsed.data : null;
 }
 
-/** Live (not superseded) batches of the conversation: what its clip-archive carries. */
+/**
+ * Batches oldest first. The batches of one commit share its transaction's timestamp, so the
+ * first seq they cover orders them (then the id): without it Postgres returns ties in any
+ * order, and the clip-archive, the consolidation's choice and its merged ledger would change
+ * from one read to the next.
+ */
+const chronological = [asc(batches.createdAt), sql`coalesce(${batches.seqs}[1], 0)`, asc(batches.id)];
+
+/** Live (not superseded) batches of the conversation: what its clip-archive carries, oldest first. */
 export async function loadLiveBatches(db: DbOrTx, conversationId: string): Promise<BatchRow[]> {
   return db
     .select()
     .from(batches)
     .where(and(eq(batches.conversationId, conversationId), isNull(batches.supersededBy)))
-    .orderBy(asc(batches.createdAt));
+    .orderBy(...chronological);
 }
 
 export async function loadBatchesByIds(db: DbOrTx, ids: readonly string[]): Promise<BatchRow[]> {
@@ -65,5 +73,6 @@ export async function loadBatchesByIds(db: DbOrTx, ids: readonly string[]): Prom
   return db
     .select()
     .from(batches)
-    .where(inArray(batches.id, [...ids]));
+    .where(inArray(batches.id, [...ids]))
+    .orderBy(...chronological);
 }

@@ -44,6 +44,7 @@ describe('meta turns are recognized by their wrappers', () => {
     COMMAND_OUTPUT,
     REMINDER,
     `  \n${REMINDER}`,
+    '<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n</output>',
     ...INTERRUPTION_NOTICES,
     '[Request interrupted by user]\n',
   ])('%#: a wrapper or an interruption notice is meta text', (text) => {

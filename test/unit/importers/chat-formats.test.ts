@@ -162,6 +162,11 @@ describe('mini-swe-agent trajectory', () => {
     expect(c.stats).toMatchObject({ messages: 4, toolPairs: 0 });
     expect(c.metadata).toMatchObject({ instanceId: 'acme__parser-12', exitStatus: 'Submitted', miniVersion: '1.15.0' });
   });
+
+  it('flags the environment’s turns as meta: only the task is the user’s request', () => {
+    const c = only(json(trajectory));
+    expect(c.messages.map((m) => m.metadata?.meta ?? null)).toEqual([null, null, null, true]);
+  });
 });
 
 describe('format detection', () => {

@@ -82,6 +82,10 @@ export async function startServices(): Promise<BenchServices> {
     COMPACTD_QUEUE_PREFIX: prefix,
     ANTHROPIC_BASE_URL: sim.url,
     OPENAI_BASE_URL: `${sim.url}/v1`,
+    // compactd's own provider keys (llm-sim takes any): the gateway runs a provider's compaction
+    // only for requests made on them (bench scenario 11)
+    ANTHROPIC_API_KEY: 'sk-ant-bench',
+    OPENAI_API_KEY: 'sk-openai-bench',
     ...BENCH_LLM_ENV,
     // The bench is one tenant enqueueing up to thousands of compactions at once: the per-tenant
     // quotas (a guard against one tenant starving others) would answer 429 and measure nothing.

@@ -4,6 +4,7 @@ import { GATEWAY_TITLE, runGateway } from './gateway.js';
 import { runIngest } from './ingest.js';
 import { INSPECTOR_TITLE, runInspector } from './inspector.js';
 import { runLatency } from './latency.js';
+import { NATIVE_GATEWAY_TITLE, runNativeGateway } from './native-gateway.js';
 import { runOverhead } from './overhead.js';
 import { PEERS_TITLE } from './peers-report.js';
 import { runScale } from './scale.js';
@@ -30,4 +31,5 @@ export const SCENARIOS: Scenario[] = [
   { ids: ['gateway'], titles: [GATEWAY_TITLE], run: runGateway },
   { ids: ['inspector'], titles: [INSPECTOR_TITLE], run: runInspector },
   { ids: ['session-cost'], titles: [SESSION_COST_TITLE], run: runSessionCost },
+  { ids: ['native-gateway'], titles: [NATIVE_GATEWAY_TITLE], run: runNativeGateway },
 ];

@@ -26,6 +26,7 @@ const SCENARIO_IDS = [
   'gateway',
   'inspector',
   'session-cost',
+  'native-gateway',
 ];
 
 let running: ChildProcess | null = null;

@@ -26,9 +26,10 @@ export async function runGateway(ctx: BenchContext): Promise<ScenarioResult[]> {
   const result = emptyScenario('gateway', GATEWAY_TITLE);
   ctx.svc.sim.configure({ profile: 'instant', summarizeWindow: null });
   const runs = ctx.quick ? 15 : 60;
-  // the scenario before this one appends over a million messages: measured while autovacuum
-  // cleaned up after it, every call here slowed down, those straight to llm-sim as much
-  // (2026-11-28 full run: 131 ms median against 55 in the quick run), the gateway's with them
+  // the scenario before this one appends over a million messages: its dead rows are vacuumed
+  // now rather than by autovacuum during the measurement (in a full run where every call here
+  // was slowed, those straight to llm-sim as much as the gateway's, the gateway's figure said
+  // more about the machine than about the gateway)
   await settleDatabase(ctx);
   const id = ctx.uniqueId('gw');
   // no compaction during the measurement: the request path alone is timed

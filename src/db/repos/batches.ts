@@ -34,11 +34,12 @@ export interface ListBatchesParams {
 }
 
 /**
- * Order of the batch list: creation, then the first seq covered (the chunks of one
- * compaction share a creation time), then id. The cursor is a batch id whose sort key
- * is looked up in SQL, so it survives timestamps finer than JavaScript's milliseconds.
+ * Order of batches wherever they are read: creation, then the first seq covered (the chunks
+ * of one compaction share a creation time, and Postgres returns ties in any order), then id.
+ * The list's cursor is a batch id whose sort key is looked up in SQL, so it survives
+ * timestamps finer than JavaScript's milliseconds.
  */
-const sortKey = (alias: string) => sql.raw(`${alias}.created_at, coalesce(${alias}.seqs[1], 0), ${alias}.id`);
+export const batchSortKey = (alias: string) => sql.raw(`${alias}.created_at, coalesce(${alias}.seqs[1], 0), ${alias}.id`);
 
 /** The conversation's batches, oldest first, keyset-paginated. */
 export async function listBatches(db: DbOrTx, conversationId: string, params: ListBatchesParams): Promise<BatchRow[]> {
@@ -46,12 +47,12 @@ export async function listBatches(db: DbOrTx, conversationId: string, params: Li
   if (params.level !== undefined) conditions.push(eq(batches.level, params.level));
   if (params.live !== undefined) conditions.push(params.live ? isNull(batches.supersededBy) : isNotNull(batches.supersededBy));
   if (params.after !== undefined) {
-    conditions.push(sql`(${sortKey('batches')}) > (select ${sortKey('c')} from batches c where c.id = ${params.after})`);
+    conditions.push(sql`(${batchSortKey('batches')}) > (select ${batchSortKey('c')} from batches c where c.id = ${params.after})`);
   }
   return db
     .select()
     .from(batches)
     .where(and(...conditions))
-    .orderBy(sql`${sortKey('batches')}`)
+    .orderBy(sql`${batchSortKey('batches')}`)
     .limit(params.limit);
 }

@@ -1,10 +1,11 @@
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 
 import { type Ledger, LedgerSchema } from '../../compaction/ledger/index.js';
 import type { LiveBatch } from '../../compaction/plan-types.js';
 import type { HistoryMessage } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
 import { batches, type messages } from '../schema.js';
+import { batchSortKey } from './batches.js';
 
 type MessageRow = typeof messages.$inferSelect;
 
@@ -51,13 +52,8 @@ export function storedLedger(value: unknown): Ledger | null {
   return parsed.success ? parsed.data : null;
 }
 
-/**
- * Batches oldest first. The batches of one commit share its transaction's timestamp, so the
- * first seq they cover orders them (then the id): without it Postgres returns ties in any
- * order, and the clip-archive, the consolidation's choice and its merged ledger would change
- * from one read to the next.
- */
-const chronological = [asc(batches.createdAt), sql`coalesce(${batches.seqs}[1], 0)`, asc(batches.id)];
+/** Batches oldest first (`batchSortKey`): the clip-archive, the consolidation's choice and its merged ledger depend on it. */
+const chronological = sql`${batchSortKey('batches')}`;
 
 /** Live (not superseded) batches of the conversation: what its clip-archive carries, oldest first. */
 export async function loadLiveBatches(db: DbOrTx, conversationId: string): Promise<BatchRow[]> {
@@ -65,7 +61,7 @@ export async function loadLiveBatches(db: DbOrTx, conversationId: string): Promi
     .select()
     .from(batches)
     .where(and(eq(batches.conversationId, conversationId), isNull(batches.supersededBy)))
-    .orderBy(...chronological);
+    .orderBy(chronological);
 }
 
 export async function loadBatchesByIds(db: DbOrTx, ids: readonly string[]): Promise<BatchRow[]> {
@@ -74,5 +70,5 @@ export async function loadBatchesByIds(db: DbOrTx, ids: readonly string[]): Prom
     .select()
     .from(batches)
     .where(inArray(batches.id, [...ids]))
-    .orderBy(...chronological);
+    .orderBy(chronological);
 }

@@ -1,6 +1,14 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 
+import {
+  AGENT_SYSTEM,
+  type AgentTurn,
+  ANTHROPIC_AGENT_TOOLS,
+  buildLogStep,
+  RESPONSES_AGENT_TOOLS,
+  withLastBlockBreakpoint,
+} from '../../harness/gateway-agent.js';
 import type { CallRecord } from '../../src/llm-sim/state.js';
 import type { SimCompactionKind } from '../../src/llm-sim/types.js';
 import type { BenchContext } from '../lib/context.js';
@@ -20,14 +28,10 @@ import { round } from '../lib/stats.js';
 
 export const NATIVE_GATEWAY_TITLE = '11. Provider compaction through the gateway: the agent’s cache, its next request, revert';
 
-const SYSTEM = `You are a coding agent. ${'Follow the repository conventions, run the tests before committing. '.repeat(30)}`;
 /** Small enough that a few turns pass the trigger (0.7), large enough that the history fits one provider call. */
 const CONTEXT_LIMIT = 12_000;
 const POLICY = { keepRecent: 2, minMessages: 6, cooldownMessages: 2 };
 const MAX_TURNS = 40;
-
-const step = (i: number) =>
-  `Step ${i}: the build log of src/module${i}.ts. ${'error TS2345 at src/module.ts:12, expected string got number. '.repeat(30)}`;
 
 interface ProviderRun {
   provider: 'anthropic' | 'openai';
@@ -54,7 +58,7 @@ export async function runNativeGateway(ctx: BenchContext): Promise<ScenarioResul
   ctx.svc.sim.configure({ profile: 'instant', summarizeWindow: null });
   await ctx.svc.startWorker();
   result.setup = {
-    agent: `system prompt ${SYSTEM.length} characters and one tool, every turn a ~600-token build log; Anthropic through the official SDK with a cache breakpoint on the last block (as Claude Code sends it), OpenAI through the Responses API`,
+    agent: `system prompt ${AGENT_SYSTEM.length} characters and one tool, every turn a ~600-token build log; Anthropic through the official SDK with a cache breakpoint on the last block (as Claude Code sends it), OpenAI through the Responses API`,
     conversation: `contextLimit ${CONTEXT_LIMIT}, policy ${JSON.stringify(POLICY)} (defaults otherwise: strategy auto, trigger 0.7)`,
     profile: 'llm-sim instant, prompt cache emulated (prefix hashes, ≥ 1,024 tokens)',
   };
@@ -199,19 +203,6 @@ async function revertRestores(ctx: BenchContext, id: string, jobId: string): Pro
 /** No upstream key of the agent's own: the requests use compactd's provider key, the one a provider's compaction runs on. */
 const gatewayHeaders = (id: string) => ({ 'x-compactd-conversation': id });
 
-type Turn = { role: 'user' | 'assistant'; content: Array<Record<string, unknown>> };
-
-/** The agent's request as Claude Code shapes it: a breakpoint on the last block of the last message. */
-const marked = (history: readonly Turn[]) =>
-  history.map((turn, i) =>
-    i === history.length - 1
-      ? {
-          ...turn,
-          content: turn.content.map((b, j) => (j === turn.content.length - 1 ? { ...b, cache_control: { type: 'ephemeral' } } : b)),
-        }
-      : turn,
-  );
-
 function anthropicAgent(ctx: BenchContext, id: string, model: string): Agent {
   const client = new Anthropic({
     apiKey: ctx.svc.api.key,
@@ -219,28 +210,21 @@ function anthropicAgent(ctx: BenchContext, id: string, model: string): Agent {
     maxRetries: 0,
     defaultHeaders: gatewayHeaders(id),
   });
-  const tools = [
-    {
-      name: 'Bash',
-      description: 'Runs a shell command',
-      input_schema: { type: 'object' as const, properties: { command: { type: 'string' } } },
-    },
-  ];
-  const history: Turn[] = [];
+  const history: AgentTurn[] = [];
   return {
     async turn(i) {
-      history.push({ role: 'user', content: [{ type: 'text', text: step(i) }] });
+      history.push({ role: 'user', content: [{ type: 'text', text: buildLogStep(i) }] });
       const answer = await client.messages.create({
         model,
         max_tokens: 200,
-        system: SYSTEM,
-        tools,
-        messages: marked(history) as unknown as Anthropic.Messages.MessageParam[],
+        system: AGENT_SYSTEM,
+        tools: ANTHROPIC_AGENT_TOOLS,
+        messages: withLastBlockBreakpoint(history) as unknown as Anthropic.Messages.MessageParam[],
       });
       history.push({ role: 'assistant', content: answer.content.map((b) => ({ ...b })) as Array<Record<string, unknown>> });
     },
     sentItem(call) {
-      const body = call.body as { messages?: Turn[] } | undefined;
+      const body = call.body as { messages?: AgentTurn[] } | undefined;
       return body?.messages?.[0]?.content[0]?.['type'] === 'compaction' && (call.headers?.['anthropic-beta'] ?? '').includes('compact-');
     },
   };
@@ -253,14 +237,11 @@ function openaiAgent(ctx: BenchContext, id: string, model: string): Agent {
     maxRetries: 0,
     defaultHeaders: gatewayHeaders(id),
   });
-  const tools: OpenAI.Responses.Tool[] = [
-    { type: 'function', name: 'exec_command', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } } } },
-  ];
   const input: OpenAI.Responses.ResponseInputItem[] = [];
   return {
     async turn(i) {
-      input.push({ role: 'user', content: step(i) });
-      const answer = await client.responses.create({ model, instructions: SYSTEM, tools, input });
+      input.push({ role: 'user', content: buildLogStep(i) });
+      const answer = await client.responses.create({ model, instructions: AGENT_SYSTEM, tools: RESPONSES_AGENT_TOOLS, input });
       input.push({ role: 'assistant', content: answer.output_text });
     },
     sentItem(call) {

@@ -2,6 +2,14 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import {
+  AGENT_SYSTEM,
+  type AgentTurn,
+  ANTHROPIC_AGENT_TOOLS,
+  buildLogStep,
+  RESPONSES_AGENT_TOOLS,
+  withLastBlockBreakpoint,
+} from '../../../harness/gateway-agent.js';
 import { startTestLlmSim, type TestLlmSim } from '../../../harness/llm-sim.js';
 import { waitForJob } from '../../helpers/conversation.js';
 import { createStack, type Stack } from '../../helpers/stack.js';
@@ -19,14 +27,6 @@ let sim: TestLlmSim;
 let stack: Stack;
 let base: string;
 const MODEL = 'claude-sonnet-4-5';
-const SYSTEM = `You are a coding agent. ${'Follow the repository conventions, run the tests before committing. '.repeat(30)}`;
-const TOOLS = [
-  {
-    name: 'Bash',
-    description: 'Runs a shell command',
-    input_schema: { type: 'object' as const, properties: { command: { type: 'string' } } },
-  },
-];
 
 beforeAll(async () => {
   sim = await startTestLlmSim({ keepBodies: 1000 });
@@ -68,21 +68,6 @@ async function turnsUntilCompaction(
   return undefined;
 }
 
-const step = (i: number) =>
-  `Step ${i}: the build log of src/module${i}.ts. ${'error TS2345 at src/module.ts:12, expected string got number. '.repeat(30)}`;
-
-type Turn = { role: 'user' | 'assistant'; content: Array<Record<string, unknown>> };
-/** The agent's request as Claude Code shapes it: a breakpoint on the last block of the last message. */
-const marked = (history: readonly Turn[]) =>
-  history.map((turn, i) =>
-    i === history.length - 1
-      ? {
-          ...turn,
-          content: turn.content.map((b, j) => (j === turn.content.length - 1 ? { ...b, cache_control: { type: 'ephemeral' } } : b)),
-        }
-      : turn,
-  );
-
 describe('auto through the gateway', () => {
   it('compacts natively in the background, reading the agent’s cache, and the next request opens with the block', async () => {
     const id = 'gw-native';
@@ -99,15 +84,15 @@ describe('auto through the gateway', () => {
       maxRetries: 0,
       defaultHeaders: { 'x-compactd-conversation': id },
     });
-    const history: Turn[] = [];
+    const history: AgentTurn[] = [];
     const turn = async (i: number) => {
-      history.push({ role: 'user', content: [{ type: 'text', text: step(i) }] });
+      history.push({ role: 'user', content: [{ type: 'text', text: buildLogStep(i) }] });
       const answer = await client.messages.create({
         model: MODEL,
         max_tokens: 200,
-        system: SYSTEM,
-        tools: TOOLS,
-        messages: marked(history) as unknown as Anthropic.Messages.MessageParam[],
+        system: AGENT_SYSTEM,
+        tools: ANTHROPIC_AGENT_TOOLS,
+        messages: withLastBlockBreakpoint(history) as unknown as Anthropic.Messages.MessageParam[],
       });
       history.push({ role: 'assistant', content: answer.content.map((b) => ({ ...b })) as Array<Record<string, unknown>> });
     };
@@ -125,7 +110,7 @@ describe('auto through the gateway', () => {
     await turn(100);
     const last = sim.control.callLog().at(-1)!;
     expect(last.outcome).toBe('ok');
-    const body = last.body as { messages: Turn[] };
+    const body = last.body as { messages: AgentTurn[] };
     expect(body.messages[0]?.content[0]?.['type']).toBe('compaction');
     expect(last.headers?.['anthropic-beta']).toContain('compact-2026-09-04');
   });
@@ -148,20 +133,17 @@ describe('auto through the gateway’s Responses route', () => {
       maxRetries: 0,
       defaultHeaders: { 'x-compactd-conversation': id },
     });
-    const tools: OpenAI.Responses.Tool[] = [
-      { type: 'function', name: 'exec_command', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } } } },
-    ];
     const input: OpenAI.Responses.ResponseInputItem[] = [];
     const turn = async (i: number) => {
-      input.push({ role: 'user', content: step(i) });
-      const answer = await client.responses.create({ model, instructions: SYSTEM, tools, input });
+      input.push({ role: 'user', content: buildLogStep(i) });
+      const answer = await client.responses.create({ model, instructions: AGENT_SYSTEM, tools: RESPONSES_AGENT_TOOLS, input });
       input.push({ role: 'assistant', content: answer.output_text });
     };
     const compaction = await turnsUntilCompaction(id, turn, 'responses_compact');
     expect(compaction, 'OpenAI’s compaction was asked for').toBeDefined();
     // the agent's own prefix: its instructions and tools as the agent sends them
     const asked = compaction!.body as { instructions?: string; tools?: unknown[] };
-    expect(asked.instructions).toBe(SYSTEM);
+    expect(asked.instructions).toBe(AGENT_SYSTEM);
     expect(asked.tools).toHaveLength(1);
     const jobs = (await stack.app.inject({ method: 'GET', url: `/v1/conversations/${id}/jobs`, headers: stack.auth() })).json<{
       jobs: Array<{ result: { strategy: string; decision: { reason: string } } }>;

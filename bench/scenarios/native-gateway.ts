@@ -152,10 +152,7 @@ async function runProvider(ctx: BenchContext, provider: ProviderRun['provider'],
       run.call = ctx.svc.sim.callLog().find((call) => call.id > since && call.compaction === kind) ?? null;
     }
     if (run.call === null) throw new Error(`no provider compaction after ${MAX_TURNS} turns; jobs: ${await jobOutcomes(ctx, id)}`);
-    const { body } = await ctx.svc.api.request<{
-      jobs: Array<{ id: string; result?: { strategy?: string; decision?: { reason?: string } } }>;
-    }>('GET', `/v1/conversations/${encodeURIComponent(id)}/jobs`);
-    const native = body.jobs.find((job) => job.result?.strategy === 'native');
+    const native = (await jobsOf(ctx, id)).find((job) => job.result?.strategy === 'native');
     if (native) run.job = { id: native.id, strategy: 'native', reason: native.result?.decision?.reason ?? '' };
 
     const before = lastCallId(ctx);
@@ -177,19 +174,28 @@ function lastCallId(ctx: BenchContext): number {
   return ctx.svc.sim.callLog().at(-1)?.id ?? 0;
 }
 
+interface JobSummary {
+  id: string;
+  status: string;
+  result?: { strategy?: string; decision?: { reason?: string } };
+}
+
+/** The conversation's jobs, newest first. */
+async function jobsOf(ctx: BenchContext, id: string): Promise<JobSummary[]> {
+  const { body } = await ctx.svc.api.request<{ jobs: JobSummary[] }>('GET', `/v1/conversations/${encodeURIComponent(id)}/jobs`);
+  return body.jobs;
+}
+
 /** Waits for every job of the conversation (the gateway's compactions run in the background). */
 async function settleJobs(ctx: BenchContext, id: string): Promise<void> {
-  const { body } = await ctx.svc.api.request<{ jobs: Array<{ id: string }> }>('GET', `/v1/conversations/${encodeURIComponent(id)}/jobs`);
-  for (const job of body.jobs) await ctx.svc.api.waitForJob(job.id, 120_000);
+  for (const job of await jobsOf(ctx, id)) await ctx.svc.api.waitForJob(job.id, 120_000);
 }
 
 /** What each job of the conversation ended as, for a run that saw no provider compaction. */
 async function jobOutcomes(ctx: BenchContext, id: string): Promise<string> {
-  const { body } = await ctx.svc.api.request<{
-    jobs: Array<{ status: string; result?: { strategy?: string; decision?: { reason?: string } } }>;
-  }>('GET', `/v1/conversations/${encodeURIComponent(id)}/jobs`);
-  if (body.jobs.length === 0) return 'none';
-  return body.jobs.map((job) => `${job.status} ${job.result?.strategy ?? ''} ${job.result?.decision?.reason ?? ''}`.trim()).join('; ');
+  const jobs = await jobsOf(ctx, id);
+  if (jobs.length === 0) return 'none';
+  return jobs.map((job) => `${job.status} ${job.result?.strategy ?? ''} ${job.result?.decision?.reason ?? ''}`.trim()).join('; ');
 }
 
 /** Reverts the compaction; every message appended is active again and no clip-archive is. */

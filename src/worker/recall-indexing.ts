@@ -1,5 +1,5 @@
 import type { Db } from '../db/client.js';
-import { indexArchiveForRecall, nextConversationWithRecallBacklog } from '../db/repos/recall-index.js';
+import { indexArchiveForRecall, nextConversationWithRecallBacklog, type RecallIndexCursor } from '../db/repos/recall-index.js';
 import type { Logger } from '../obs/logger.js';
 
 /** Messages a pass indexes at most (and about 4 MB of their content). */
@@ -22,11 +22,13 @@ export async function indexRecallAfterCommit(db: Db, conversationId: string, log
   let messages = 0;
   let pieces = 0;
   try {
+    let after: RecallIndexCursor | null = null;
     for (let pass = 0; pass < MAX_PASSES; pass++) {
-      const done = await indexArchiveForRecall(db, conversationId, { limit: PASS_MESSAGES });
+      const done = await indexArchiveForRecall(db, conversationId, { limit: PASS_MESSAGES, after });
       messages += done.messages;
       pieces += done.pieces;
       if (!done.more) break;
+      after = done.next;
     }
     log.debug({ messages, pieces, ms: Math.round(performance.now() - started) }, 'recall index written');
   } catch (error) {
@@ -49,6 +51,8 @@ const BACKFILL_PASSES_PER_SWEEP = 5;
 export function createRecallBackfill(db: Db, log: Pick<Logger, 'warn' | 'info'>): { step(): Promise<void> } {
   let cursor: string | null = null;
   let current: string | null = null;
+  // where the walk stands in `current`'s archive (reset with it)
+  let after: RecallIndexCursor | null = null;
   let done = false;
   return {
     async step() {
@@ -63,10 +67,12 @@ export function createRecallBackfill(db: Db, log: Pick<Logger, 'warn' | 'info'>)
               return;
             }
           }
-          const indexed = await indexArchiveForRecall(db, current, { limit: PASS_MESSAGES });
+          const indexed = await indexArchiveForRecall(db, current, { limit: PASS_MESSAGES, after });
+          after = indexed.next;
           if (!indexed.more) {
             cursor = current;
             current = null;
+            after = null;
           }
         }
       } catch (error) {

@@ -141,7 +141,12 @@ describe('indexArchiveForRecall', () => {
       sql`select count(*) as n from archived_recall_pieces where conversation_id = ${conversation.id}`,
     );
     expect(Number(counted!.n)).toBe(passes.reduce((sum, p) => sum + p.pieces, 0));
-    expect(await indexArchiveForRecall(t.db.db, conversation.id, { limit: 4 })).toEqual({ messages: 0, pieces: 0, more: false });
+    expect(await indexArchiveForRecall(t.db.db, conversation.id, { limit: 4 })).toEqual({
+      messages: 0,
+      pieces: 0,
+      more: false,
+      next: null,
+    });
     // the tool result's pieces carry the tool of the call that an earlier pass indexed
     const tools = await t.db.db.execute<{ seq: string; tool: string | null }>(sql`
       select distinct seq, tool from archived_recall_pieces where conversation_id = ${conversation.id} and seq in (3, 5) order by seq`);

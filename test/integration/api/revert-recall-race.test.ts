@@ -162,7 +162,12 @@ describe('a recall indexer pass that holds the archive when a revert comes', () 
              (select count(*)::int from archived_recall_indexed where conversation_id = ${conversationId}) as indexed,
              (select count(*)::int from archived_recall_pieces where conversation_id = ${conversationId}) as pieces`);
     expect(left).toEqual({ archived: 0, indexed: 0, pieces: 0 });
-    expect(await indexArchiveForRecall(deps.db, conversationId, { limit: 200 })).toEqual({ messages: 0, pieces: 0, more: false });
+    expect(await indexArchiveForRecall(deps.db, conversationId, { limit: 200 })).toEqual({
+      messages: 0,
+      pieces: 0,
+      more: false,
+      next: null,
+    });
   });
 });
 
@@ -193,7 +198,7 @@ describe('a recall indexer pass that starts while the archive is being deleted',
 
       const res = await removing;
       expect(res.statusCode, res.body).toBe(status);
-      await expect(pass).resolves.toEqual({ messages: 0, pieces: 0, more: false });
+      await expect(pass).resolves.toEqual({ messages: 0, pieces: 0, more: false, next: null });
       const [left] = await deps.db.execute<{ archived: number; indexed: number }>(sql`
       select (select count(*)::int from archived_messages where conversation_id = ${conversationId} and job_id = ${jobId}) as archived,
              (select count(*)::int from archived_recall_indexed where conversation_id = ${conversationId}) as indexed`);

@@ -13,8 +13,8 @@ import {
 import type { SummarizeRequest } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
 import { type ChunkRow, loadChunkMessages } from '../db/repos/chunks.js';
-import { loadBatchesByIds, storedLedger } from '../db/repos/snapshot.js';
-import { mergedLedger } from './commit-parts.js';
+import { loadBatchLedgers, loadBatchSummariesByIds } from '../db/repos/snapshot.js';
+import { mergeStoredLedgers } from './commit-parts.js';
 import type { WorkerDeps } from './deps.js';
 import { staleSnapshot } from './stale.js';
 
@@ -31,10 +31,10 @@ export interface ChunkSource {
   identifiers: readonly string[];
   /**
    * the span's state ledger: extracted from the messages, or the exact merge of the absorbed
-   * batches'. Computed when asked: the step asks after its calls, so the extraction never
-   * holds a provider slot.
+   * batches' (read a page at a time). Computed when asked: the step asks after its calls, so
+   * the extraction never holds a provider slot.
    */
-  ledger(): Ledger | null;
+  ledger(): Promise<Ledger | null>;
 }
 
 export interface ChunkJob {
@@ -59,10 +59,11 @@ export async function loadChunkSource(
   const repair = (draft: string, missing: readonly string[]) => buildRepairRequest(draft, missing, policy, { fenceId: newFenceId() });
   const named = namedIdentifierCount(policy, chunk.outputBudget);
   if (job.trigger === 'consolidate') {
-    const batches = await loadBatchesByIds(deps.db, chunk.absorbedBatchIds);
+    // read once, without their ledgers, and kept only as the merge's prompt reads them
+    const batches = await loadBatchSummariesByIds(deps.db, chunk.absorbedBatchIds);
     if (batches.length !== chunk.absorbedBatchIds.length || batches.some((b) => b.supersededBy !== null)) return null;
     const identifiers = chunk.identifiers;
-    const inputs = batches.map((b) => ({ ...b, summary: withoutIdentifierLists(b.summary) }));
+    const inputs = batches.map((b) => ({ id: b.id, level: b.level, seqs: b.seqs, summary: withoutIdentifierLists(b.summary) }));
     const request = (target: number, cap?: number) =>
       buildConsolidationRequest(inputs, policy, {
         ...common,
@@ -74,7 +75,7 @@ export async function loadChunkSource(
       buildRequest: request,
       buildRepairRequest: repair,
       identifiers,
-      ledger: () => mergedLedger(batches.map((b) => ({ ...b, ledger: storedLedger(b.ledger) }))),
+      ledger: () => mergeStoredLedgers(inputs, (ids) => loadBatchLedgers(deps.db, ids)),
     };
   }
   const messages = await loadChunkMessages(deps.db, job.conversationId, chunk.seqs);
@@ -89,7 +90,12 @@ export async function loadChunkSource(
       maxOutputTokens: target,
       ...capOption(cap),
     });
-  return { buildRequest: request, buildRepairRequest: repair, identifiers: ranked.ordered, ledger: () => extractLedger(messages) };
+  return {
+    buildRequest: request,
+    buildRepairRequest: repair,
+    identifiers: ranked.ordered,
+    ledger: async () => extractLedger(messages),
+  };
 }
 
 const capOption = (cap: number | undefined): { capTokens?: number } => (cap === undefined ? {} : { capTokens: cap });

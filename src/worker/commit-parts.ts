@@ -1,4 +1,4 @@
-import { byCoverage, needsConsolidation } from '../compaction/consolidate/index.js';
+import { byCoverage, type ConsolidationCandidate, needsConsolidation } from '../compaction/consolidate/index.js';
 import { type ClipBatch, escapeSummary } from '../compaction/context/index.js';
 import {
   emptyLedger,
@@ -109,6 +109,34 @@ export interface ClipState {
 export function mergedLedger(batches: readonly StatefulBatch[]): Ledger | null {
   const ledgers = byCoverage(batches).flatMap((b) => (b.ledger ? [b.ledger] : []));
   return ledgers.length > 0 ? mergeAllLedgers(ledgers) : null;
+}
+
+/** How many stored ledgers a paged merge holds at once, beside the running result. */
+export const LEDGER_PAGE_SIZE = 100;
+
+/**
+ * The stored ledgers of `batches` merged oldest coverage first, exactly as `mergedLedger`
+ * merges them, read `LEDGER_PAGE_SIZE` at a time: a ledger is tens of KB as objects, and
+ * holding a thousand batches' at once was a consolidation's memory peak. Merging is
+ * associative (ledger/merge.ts), so the running result merged with the next page equals the
+ * merge of all of them. Null when none has a ledger.
+ */
+export async function mergeStoredLedgers(
+  batches: readonly ConsolidationCandidate[],
+  readLedgers: (ids: readonly string[]) => Promise<ReadonlyMap<string, Ledger | null>>,
+): Promise<Ledger | null> {
+  const ordered = byCoverage(batches);
+  let merged: Ledger | null = null;
+  for (let start = 0; start < ordered.length; start += LEDGER_PAGE_SIZE) {
+    const page = ordered.slice(start, start + LEDGER_PAGE_SIZE);
+    const stored = await readLedgers(page.map((b) => b.id));
+    const ledgers = page.flatMap((b) => {
+      const ledger = stored.get(b.id);
+      return ledger ? [ledger] : [];
+    });
+    if (ledgers.length > 0) merged = mergeAllLedgers(merged ? [merged, ...ledgers] : ledgers);
+  }
+  return merged;
 }
 
 /**

@@ -119,7 +119,7 @@ async function chunkResult(
   };
   const source = await loadChunkSource(deps, job, chunk, ctx.policy);
   if (!source) throw new Error(`job ${ctx.job.id}: the native span has no source`);
-  const ledger = source.ledger();
+  const ledger = await source.ledger();
   if (native && native.summary !== null) {
     return {
       summary: native.summary,

@@ -3,4 +3,4 @@
  * its budget, which batches are merged into one higher-level batch.
  */
 
-export { byCoverage, chooseBatchesToConsolidate, needsConsolidation } from './consolidate.js';
+export { byCoverage, chooseBatchesToConsolidate, type ConsolidationCandidate, needsConsolidation } from './consolidate.js';

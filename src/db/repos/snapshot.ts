@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, inArray, isNull, sql } from 'drizzle-orm';
 
 import { type Ledger, LedgerSchema } from '../../compaction/ledger/index.js';
 import type { LiveBatch } from '../../compaction/plan-types.js';
@@ -71,4 +71,40 @@ export async function loadBatchesByIds(db: DbOrTx, ids: readonly string[]): Prom
     .from(batches)
     .where(inArray(batches.id, [...ids]))
     .orderBy(chronological);
+}
+
+/** A batch without its ledger (SPEC §5.6b): what choosing, prompting and framing a merge read. */
+export type BatchSummaryRow = Omit<BatchRow, 'ledger'>;
+
+// A ledger is tens of KB per batch as JavaScript objects (a 1,000-batch merge read ~45 MB of
+// them at once, its peak); only the merge of the ledgers reads them, a page at a time.
+const { ledger: _ledger, ...summaryColumns } = getTableColumns(batches);
+
+/** Live batches without their ledgers, oldest first (`loadLiveBatches` without the ledger column). */
+export async function loadLiveBatchSummaries(db: DbOrTx, conversationId: string): Promise<BatchSummaryRow[]> {
+  return db
+    .select(summaryColumns)
+    .from(batches)
+    .where(and(eq(batches.conversationId, conversationId), isNull(batches.supersededBy)))
+    .orderBy(chronological);
+}
+
+/** Batches by id without their ledgers, oldest first. */
+export async function loadBatchSummariesByIds(db: DbOrTx, ids: readonly string[]): Promise<BatchSummaryRow[]> {
+  if (ids.length === 0) return [];
+  return db
+    .select(summaryColumns)
+    .from(batches)
+    .where(inArray(batches.id, [...ids]))
+    .orderBy(chronological);
+}
+
+/** The stored ledgers of the batches `ids` (validated; null when absent or not one), by id. */
+export async function loadBatchLedgers(db: DbOrTx, ids: readonly string[]): Promise<Map<string, Ledger | null>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .select({ id: batches.id, ledger: batches.ledger })
+    .from(batches)
+    .where(inArray(batches.id, [...ids]));
+  return new Map(rows.map((row) => [row.id, storedLedger(row.ledger)]));
 }

@@ -16,7 +16,7 @@ import { recordConsolidation } from '../../db/repos/consolidation-writes.js';
 import { currentClipArchive } from '../../db/repos/context-reads.js';
 import { recordJobEvent } from '../../db/repos/job-outbox.js';
 import { type JobRow, transitionJob } from '../../db/repos/jobs.js';
-import { loadLiveBatches, toLiveBatch } from '../../db/repos/snapshot.js';
+import { loadBatchLedgers, loadLiveBatchSummaries } from '../../db/repos/snapshot.js';
 import {
   batchRow,
   clipState,
@@ -67,7 +67,9 @@ async function commitConsolidation(ctx: JobContext, plan: ConsolidationPlan, chu
   const { conversation, job } = ctx;
   return deps.db.transaction(async (tx) => {
     await withConversationLock(tx, conversation.id);
-    const live = (await loadLiveBatches(tx, conversation.id)).map(toLiveBatch);
+    // without ledgers: the absorbed batches' merged ledger is the chunk's; only the batches that
+    // stay live bring theirs into the clip-archive's state (below)
+    const live = await loadLiveBatchSummaries(tx, conversation.id);
     const liveIds = new Set(live.map((b) => b.id));
     const clip = await currentClipArchive(tx, conversation.id);
     if (!clip || !plan.absorbedBatchIds.every((id) => liveIds.has(id))) return { kind: 'stale' } as const;
@@ -84,8 +86,14 @@ async function commitConsolidation(ctx: JobContext, plan: ConsolidationPlan, chu
     if (!merged) throw new Error('consolidation batch insert returned nothing');
     await supersedeBatches(tx, plan.absorbedBatchIds, merged.id);
 
+    const absorbedIds = new Set(plan.absorbedBatchIds);
+    const staying = live.filter((b) => !absorbedIds.has(b.id));
+    const stayingLedgers = await loadBatchLedgers(
+      tx,
+      staying.map((b) => b.id),
+    );
     const after: StatefulBatch[] = [
-      ...live.filter((b) => !plan.absorbedBatchIds.includes(b.id)),
+      ...staying.map((b) => ({ id: b.id, level: b.level, summary: b.summary, seqs: b.seqs, ledger: stayingLedgers.get(b.id) ?? null })),
       { id: merged.id, level: plan.level, summary: chunk.summary ?? '', seqs: chunk.seqs, ledger: chunk.ledger },
     ];
     const state = clipState(after, ctx.policy, deps.countTokens);

@@ -105,7 +105,7 @@ async function completeChunks(ctx: JobContext, deps: FinalizeDeps, signal?: Abor
       deps.db,
       ctx.job.id,
       chunk.idx,
-      chunkOutcome({ ...local, fallback: 'CHUNK_STEP_FAILED' }, source.identifiers, source.ledger()),
+      chunkOutcome({ ...local, fallback: 'CHUNK_STEP_FAILED' }, source.identifiers, await source.ledger()),
     );
   }
   return listChunks(deps.db, ctx.job.id);

@@ -7,7 +7,7 @@ import type { Policy } from '../../config/policy.js';
 import { insertChunks } from '../../db/repos/chunks.js';
 import { currentClipArchive } from '../../db/repos/context-reads.js';
 import { transitionJob } from '../../db/repos/jobs.js';
-import { loadLiveBatches } from '../../db/repos/snapshot.js';
+import { loadLiveBatchSummaries } from '../../db/repos/snapshot.js';
 import { enqueueSummarizeFlow } from '../../queue/producer.js';
 import type { WorkerDeps } from '../deps.js';
 import { finishJob, notifyFinished } from '../finish.js';
@@ -30,7 +30,11 @@ export async function planConsolidation(ctx: JobContext, deps: PlanDeps): Promis
     attempts: ctx.job.attempts + 1,
   });
   if (!started) return;
-  const [live, clip] = await Promise.all([loadLiveBatches(deps.db, ctx.conversation.id), currentClipArchive(deps.db, ctx.conversation.id)]);
+  // the choice and the budget read coverage, levels, summaries and identifiers, never a ledger
+  const [live, clip] = await Promise.all([
+    loadLiveBatchSummaries(deps.db, ctx.conversation.id),
+    currentClipArchive(deps.db, ctx.conversation.id),
+  ]);
   const choice = chooseBatchesToConsolidate(live, ctx.policy.maxLiveBatches, (clip?.tokens ?? 0) > ctx.policy.clipArchiveMaxTokens);
   if (!choice) {
     const finished = await finishJob(deps.db, ctx.job, 'noop', {

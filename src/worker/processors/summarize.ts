@@ -101,7 +101,7 @@ export async function processSummarizeChunk(
     });
     // the calls are done: the slot goes to the next step before this one writes its result
     await release(slot);
-    await completeChunk(deps.db, step.job.id, step.chunk.idx, chunkOutcome(outcome, source.identifiers, source.ledger()));
+    await completeChunk(deps.db, step.job.id, step.chunk.idx, chunkOutcome(outcome, source.identifiers, await source.ledger()));
     if (outcome.fallback)
       deps.logger.warn(
         {

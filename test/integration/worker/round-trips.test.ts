@@ -37,7 +37,10 @@ let recallStatements = 0;
  */
 let heldBegin = false;
 let inRecallPass = false;
+/** every statement's text while a test collects them */
+let captured: string[] | null = null;
 function classify(query: string): void {
+  captured?.push(query);
   if (heldBegin) {
     heldBegin = false;
     if (/pg_advisory_xact_lock_shared/.test(query)) {
@@ -135,6 +138,32 @@ describe('statements per step', () => {
     // after the commit, the recall index is written in passes of up to 200 messages: a few statements a pass
     expect(small.recallIndexing).toBeGreaterThan(0);
     expect(large.recallIndexing).toBeLessThanOrEqual(small.recallIndexing * 4);
+  });
+
+  it('a consolidation reads its batches once each step, without their ledgers, and merges the ledgers a page at a time', async () => {
+    await seedConversation(stack, 'rt-merge', history(60, 'rt-merge'), { policy: { ...POLICY, maxLiveBatches: 2 } });
+    const job = await compact(stack, 'rt-merge', { strategy: 'summarize' });
+    await processPlan({ jobId: job.id }, deps);
+    for (const chunk of await listChunks(counted.db, job.id)) await processSummarizeChunk({ jobId: job.id, chunkIndex: chunk.idx }, deps);
+    await processFinalize({ jobId: job.id }, deps);
+    const consolidationId = (await getJob(counted.db, job.id))?.result?.['consolidationJobId'] as string;
+    expect(consolidationId).toBeTruthy();
+    captured = [];
+    await processPlan({ jobId: consolidationId }, deps);
+    await processSummarizeChunk({ jobId: consolidationId, chunkIndex: 0 }, deps);
+    await processFinalize({ jobId: consolidationId }, deps);
+    const queries = captured;
+    captured = null;
+    expect((await getJob(counted.db, consolidationId))?.status).toBe('completed');
+    const [merge] = await listChunks(counted.db, consolidationId);
+    expect(merge?.ledger).not.toBeNull();
+    const batchReads = queries.filter((q) => /^\s*select\b/i.test(q) && /\bfrom "batches"/.test(q));
+    const ledgerReads = batchReads.filter((q) => /"ledger"/.test(q));
+    // plan: the live batches; summarize: the absorbed ones; finalize: the live ones — each once, without ledgers
+    expect(batchReads.length - ledgerReads.length).toBe(3);
+    // a ledger is read only by the merge (a page of absorbed batches) and for the batch that stays live
+    expect(ledgerReads.every((q) => /^select "id", "ledger" from "batches"/.test(q))).toBe(true);
+    expect(ledgerReads.length).toBe(2);
   });
 
   it('an append stores 500 messages with as many statements as 5', async () => {

@@ -4,15 +4,12 @@ import type { CountTokens } from '../compaction/types.js';
 import type { Config } from '../config/env.js';
 import { countTokens } from '../lib/count-tokens.js';
 import { AppError } from '../lib/errors.js';
-import { createAnthropicSummarizer } from './anthropic.js';
 import { isProviderConfigured } from './configured-models.js';
 import type { FetchLike } from './http-options.js';
 import { createLocalSummarizer } from './local.js';
-import { createAnthropicCompactor } from './native-anthropic.js';
-import { createOpenAICompactor } from './native-openai.js';
 import type { NativeCompactors } from './native-port.js';
-import { createOpenAISummarizer } from './openai.js';
 import type { ProviderName, Summarizer } from './port.js';
+import { lazyCompactor, lazySummarizer, PROVIDER_ADAPTERS, type ProviderAdapters } from './provider-adapters.js';
 import { createProviderLimiter, type ProviderLimiter } from './rate-limit.js';
 import { withResilience } from './resilient.js';
 import type { RetryPolicy } from './retry.js';
@@ -39,6 +36,8 @@ export interface SummarizerDeps {
   sleep?: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
   random?: (() => number) | undefined;
   onRetry?: ((info: { provider: string; attempt: number; delayMs: number; error: unknown }) => void) | undefined;
+  /** where the provider adapters are loaded from (on their first call); default the SDK adapters */
+  adapters?: ProviderAdapters | undefined;
 }
 
 /** `local` always exists; a remote provider exists when it has an API key or a base URL. */
@@ -77,15 +76,16 @@ export function createSummarizers(config: SummarizerConfig, deps: SummarizerDeps
   const summarizers: Summarizers = {
     local: createLocalSummarizer({ countTokens: deps.countTokens ?? countTokens }),
   };
+  const adapters = deps.adapters ?? PROVIDER_ADAPTERS;
   if (isProviderConfigured(config.anthropic)) {
+    const options = { ...http, apiKey: config.anthropic.apiKey ?? PLACEHOLDER_KEY, baseURL: config.anthropic.baseUrl };
     summarizers.anthropic = resilient(
-      createAnthropicSummarizer({ ...http, apiKey: config.anthropic.apiKey ?? PLACEHOLDER_KEY, baseURL: config.anthropic.baseUrl }),
+      lazySummarizer('anthropic', async () => (await adapters.anthropic()).createAnthropicSummarizer(options)),
     );
   }
   if (isProviderConfigured(config.openai)) {
-    summarizers.openai = resilient(
-      createOpenAISummarizer({ ...http, apiKey: config.openai.apiKey ?? PLACEHOLDER_KEY, baseURL: config.openai.baseUrl }),
-    );
+    const options = { ...http, apiKey: config.openai.apiKey ?? PLACEHOLDER_KEY, baseURL: config.openai.baseUrl };
+    summarizers.openai = resilient(lazySummarizer('openai', async () => (await adapters.openai()).createOpenAISummarizer(options)));
   }
   return summarizers;
 }
@@ -95,17 +95,18 @@ export function createSummarizers(config: SummarizerConfig, deps: SummarizerDeps
  * summarizers. One attempt per call: a failed native compaction falls back to compactd's own
  * summary of the span (worker/native.ts), which has its own retries.
  */
-export function createNativeCompactors(config: SummarizerConfig, deps: Pick<SummarizerDeps, 'fetch'> = {}): NativeCompactors {
+export function createNativeCompactors(config: SummarizerConfig, deps: Pick<SummarizerDeps, 'fetch' | 'adapters'> = {}): NativeCompactors {
   const http = { fetch: deps.fetch ?? globalThis.fetch, timeoutMs: config.llm.timeoutMs };
+  const adapters = deps.adapters ?? PROVIDER_ADAPTERS;
   const compactors: NativeCompactors = {};
-  if (isProviderConfigured(config.anthropic))
-    compactors.anthropic = createAnthropicCompactor({
-      ...http,
-      apiKey: config.anthropic.apiKey ?? PLACEHOLDER_KEY,
-      baseURL: config.anthropic.baseUrl,
-    });
-  if (isProviderConfigured(config.openai))
-    compactors.openai = createOpenAICompactor({ ...http, apiKey: config.openai.apiKey ?? PLACEHOLDER_KEY, baseURL: config.openai.baseUrl });
+  if (isProviderConfigured(config.anthropic)) {
+    const options = { ...http, apiKey: config.anthropic.apiKey ?? PLACEHOLDER_KEY, baseURL: config.anthropic.baseUrl };
+    compactors.anthropic = lazyCompactor('anthropic', async () => (await adapters.anthropic()).createAnthropicCompactor(options));
+  }
+  if (isProviderConfigured(config.openai)) {
+    const options = { ...http, apiKey: config.openai.apiKey ?? PLACEHOLDER_KEY, baseURL: config.openai.baseUrl };
+    compactors.openai = lazyCompactor('openai', async () => (await adapters.openai()).createOpenAICompactor(options));
+  }
   return compactors;
 }
 

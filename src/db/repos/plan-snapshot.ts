@@ -77,10 +77,80 @@ export interface PlanHistory {
   latestRequestSeq: number | null;
 }
 
-/** The active history's metadata and scoring features, in seq order (one query). */
-export async function loadPlanHistory(db: DbOrTx, conversationId: string, keywords: readonly string[]): Promise<PlanHistory> {
+/** Rows of the features query per statement: its raw rows are garbage once mapped, so at most this many exist at once. */
+export const PLAN_HISTORY_PAGE_ROWS = 10_000;
+
+/**
+ * One empty array for every empty list of a metadata-only message (content, tool ids,
+ * keywords): most messages have them, and 100,000 messages held ~400,000 distinct empty
+ * arrays. Frozen, so a mutation fails loudly instead of reaching every message (the planner
+ * reads them; Tier 1/2 candidates get their content as a new array).
+ */
+const EMPTY: never[] = Object.freeze([]) as unknown as never[];
+const orEmpty = <T>(values: T[]): T[] => (values.length === 0 ? EMPTY : values);
+
+/** The driver returns a new string per row for role and kind; one copy of each value serves every message. */
+const ROLES: Record<string, Role> = { system: 'system', user: 'user', assistant: 'assistant', tool: 'tool' };
+const KINDS: Record<string, MessageKind> = {};
+const interned = <T extends string>(table: Record<string, T>, value: T): T => (table[value] ??= value);
+
+/**
+ * The active history's metadata and scoring features, in seq order, read
+ * `pageRows` at a time (keyset on seq; one statement up to that size). A
+ * message costs ~150 bytes of heap, with its lists shared when empty and its role and kind
+ * interned: the plan step's peak at 100,000 messages was the raw rows and their copies.
+ */
+export async function loadPlanHistory(
+  db: DbOrTx,
+  conversationId: string,
+  keywords: readonly string[],
+  pageRows = PLAN_HISTORY_PAGE_ROWS,
+): Promise<PlanHistory> {
   const patterns = keywordPatterns(keywords);
-  const rows = await db.execute<FeatureRow>(sql`
+  const messages: HistoryMessage[] = [];
+  let latestRequestSeq: number | null = null;
+  let after: string | null = null;
+  for (;;) {
+    const rows: FeatureRow[] = await loadFeaturePage(db, conversationId, patterns, after, pageRows);
+    for (const row of rows) {
+      const seq = Number(row.seq);
+      if (row.request) latestRequestSeq = seq;
+      messages.push({
+        seq,
+        role: interned(ROLES, row.role),
+        kind: interned(KINDS, row.kind),
+        content: EMPTY,
+        tokens: row.tokens,
+        toolUseIds: orEmpty(row.tool_use_ids),
+        toolResultIds: orEmpty(row.tool_result_ids),
+        ...(row.meta && { meta: true }),
+        ...(row.pinned && { pinned: true }),
+        features: {
+          userText: row.user_text,
+          question: row.question,
+          chars: row.chars,
+          keywords: orEmpty(row.keywords),
+          userImages: row.user_images,
+        },
+      });
+    }
+    if (rows.length < pageRows) break;
+    after = (rows.at(-1) as FeatureRow).seq;
+  }
+  return { messages, latestRequestSeq };
+}
+
+/** Below every seq: the first page's keyset bound. */
+const FIRST_PAGE = '-9223372036854775808';
+
+async function loadFeaturePage(
+  db: DbOrTx,
+  conversationId: string,
+  patterns: readonly string[],
+  after: string | null,
+  pageRows: number,
+): Promise<FeatureRow[]> {
+  return db.execute<FeatureRow>(sql`
     select m.seq, m.role, m.kind, m.tokens, m.tool_use_ids, m.tool_result_ids, x.meta, m.pinned,
            (m.role = 'user' and d.typed ~ '\\S' and not x.meta) as user_text,
            (m.role = 'user' and strpos(d.typed, '?') > 0) as question,
@@ -95,26 +165,9 @@ export async function loadPlanHistory(db: DbOrTx, conversationId: string, keywor
       cross join lateral (${MESSAGE_TEXT}) d
       -- a meta turn (meta-turns.ts: flagged at append) is never the user's request nor a pinned user turn
       cross join lateral (select m.role = 'user' and coalesce(m.metadata -> 'meta' = 'true'::jsonb, false) as meta) x
-     where m.conversation_id = ${conversationId}
-     order by m.seq`);
-  let latestRequestSeq: number | null = null;
-  const messages = rows.map((row): HistoryMessage => {
-    const seq = Number(row.seq);
-    if (row.request) latestRequestSeq = seq;
-    return {
-      seq,
-      role: row.role,
-      kind: row.kind,
-      content: [],
-      tokens: row.tokens,
-      toolUseIds: row.tool_use_ids,
-      toolResultIds: row.tool_result_ids,
-      ...(row.meta && { meta: true }),
-      ...(row.pinned && { pinned: true }),
-      features: { userText: row.user_text, question: row.question, chars: row.chars, keywords: row.keywords, userImages: row.user_images },
-    };
-  });
-  return { messages, latestRequestSeq };
+     where m.conversation_id = ${conversationId} and m.seq > ${after ?? FIRST_PAGE}::bigint
+     order by m.seq
+     limit ${pageRows}`);
 }
 
 /**

@@ -59,6 +59,19 @@ describe('plan history from metadata', () => {
     }
   });
 
+  it('reads the same history page by page, sharing one frozen empty list among its messages', async () => {
+    const whole = await loadPlanHistory(db.db, conversationId, policy.scoring.keywords);
+    const paged = await loadPlanHistory(db.db, conversationId, policy.scoring.keywords, 7);
+    expect(whole.messages.length).toBeGreaterThan(7 * 3);
+    expect(paged).toEqual(whole);
+    // an empty list per message and field was most of a metadata-only message's memory
+    const empties = new Set(
+      whole.messages.flatMap((m) => [m.content, m.toolUseIds, m.toolResultIds, m.features?.keywords ?? []]).filter((l) => l.length === 0),
+    );
+    expect(empties.size).toBe(1);
+    expect(Object.isFrozen([...empties][0])).toBe(true);
+  });
+
   it('scores every unit as its content does', async () => {
     const full = await fullHistory();
     const { messages } = await loadPlanHistory(db.db, conversationId, policy.scoring.keywords);

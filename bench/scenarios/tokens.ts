@@ -1,7 +1,10 @@
+import { isMergeRequest, REPAIR_HEADING } from '../../src/compaction/summarize/prompt.js';
 import type { HistoryMessage } from '../../src/compaction/types.js';
+import type { CallRecord } from '../../src/llm-sim/state.js';
 import { assertCompleted, type BenchContext, compactMeasured } from '../lib/context.js';
 import { syntheticMessages } from '../lib/conversations.js';
 import { analyzeCalls } from '../lib/critical-path.js';
+import { FRAMING_PARTS, meanFraming } from '../lib/request-framing.js';
 import { emptyScenario, figure, type ScenarioResult, target } from '../lib/result.js';
 import { round } from '../lib/stats.js';
 import { defaultPolicy, sequentialFold, toHistory } from '../peers/sequential-fold.js';
@@ -53,12 +56,37 @@ export async function runTokens(ctx: BenchContext): Promise<ScenarioResult[]> {
       ['same growth, identifierCheck: false (total)', noCheck.compactd.input, round(noCheckRatio, 3)],
     ],
   });
+  const framing = meanFraming(main.chunkCalls);
+  if (framing) {
+    const { mean } = framing;
+    const names: Record<(typeof FRAMING_PARTS)[number], string> = {
+      system: 'system prompt',
+      instructions: 'instructions (the same in every call)',
+      directive: 'final directive (fence ID, length, keep line)',
+      header: 'orientation header (latest request, task state)',
+      keep: 'identifiers to keep',
+      tags: "the fence's tags (one per turn) and message framing",
+    };
+    result.tables.push({
+      title: `What a chunk call carries besides its excerpt (tokens, mean over ${framing.calls} chunk calls, read off the requests llm-sim received)`,
+      columns: ['part', 'tokens per call', 'per 1,000 excerpt tokens'],
+      rows: [
+        ...FRAMING_PARTS.map((part) => [names[part], round(mean[part], 0), round((1000 * mean[part]) / mean.excerpt, 1)]),
+        ['excerpt (the turns’ text)', round(mean.excerpt, 0), 1000],
+        ['total input', round(mean.total, 0), round((1000 * mean.total) / mean.excerpt, 0)],
+      ],
+    });
+  }
   if (!(result.targets[0]?.met ?? true) && result.targets[0]) {
     const overRetry = compactd.retry / source;
     const overFirst = compactd.first / source - 1;
+    const parts = framing
+      ? ` (per call: ${FRAMING_PARTS.map((part) => `${part} ${round(framing.mean[part], 0)}`).join(', ')} tokens, beside an excerpt of ${round(framing.mean.excerpt, 0)})`
+      : '';
     result.targets[0].bottleneck =
       `Not CPU: the input itself. Retries add ${round(overRetry, 2)} per source token; ` +
-      `chunk calls carry the instructions, header and named identifiers besides the excerpt (+${round(overFirst, 2)}); consolidations add ${round(compactd.resummary / source, 2)}.`;
+      `chunk calls carry the system prompt, instructions, directive, header, identifiers to keep and the fence's tags besides the excerpt (+${round(overFirst, 2)}${parts}); ` +
+      `consolidations add ${round(compactd.resummary / source, 2)}: the clip-archive's budget (clipArchiveMaxTokens) is over after every other round, and the merge reads the live summaries again.`;
   }
   result.durationMs = performance.now() - started;
   return [result];
@@ -66,6 +94,8 @@ export async function runTokens(ctx: BenchContext): Promise<ScenarioResult[]> {
 
 interface Totals {
   source: number;
+  /** the chunk calls (no merge, no repair), bodies included */
+  chunkCalls: CallRecord[];
   compactd: { input: number; first: number; retry: number; resummary: number; calls: number };
   fold: { input: number; calls: number };
   perRoundRows: Array<Array<string | number>>;
@@ -86,6 +116,7 @@ async function growAndCompact(
   const compactd = { input: 0, first: 0, retry: 0, resummary: 0, calls: 0 };
   const fold = { input: 0, calls: 0 };
   let running: string | null = null;
+  const chunkCalls: CallRecord[] = [];
   const perRoundRows: Array<Array<string | number>> = [];
   for (let r = 0; r < rounds; r += 1) {
     ctx.log(`tokens: round ${r + 1}/${rounds}`);
@@ -95,6 +126,10 @@ async function growAndCompact(
     const plan = job.row.plan;
     if (!plan) throw new Error('completed job without a plan');
     const calls = analyzeCalls(job.allCalls);
+    for (const call of job.allCalls) {
+      const text = JSON.stringify(call.body ?? '');
+      if (call.body !== undefined && !isMergeRequest(text) && !text.includes(REPAIR_HEADING)) chunkCalls.push(call);
+    }
     const roundSource = plan.chunks.reduce((sum, c) => sum + c.messageTokens, 0);
     source += roundSource;
     compactd.input += calls.inputTokens;
@@ -134,5 +169,5 @@ async function growAndCompact(
       round(folded.inputTokens / roundSource, 3),
     ]);
   }
-  return { source, compactd, fold, perRoundRows };
+  return { source, chunkCalls, compactd, fold, perRoundRows };
 }

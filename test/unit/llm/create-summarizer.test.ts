@@ -30,7 +30,7 @@ function countingAdapters(failFirst = false) {
         text: `from ${provider}`,
         stopReason: 'end',
         model: 'm',
-        usage: { inputTokens: 1, outputTokens: 1 },
+        usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
         latencyMs: 1,
       }),
   });

@@ -12,7 +12,7 @@ import {
 } from '../compaction/summarize/index.js';
 import type { SummarizeRequest } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
-import { type ChunkRow, loadChunkMessages } from '../db/repos/chunks.js';
+import { type ChunkRowWithoutLedger, loadChunkMessages } from '../db/repos/chunks.js';
 import { loadBatchLedgers, loadBatchSummariesByIds } from '../db/repos/snapshot.js';
 import { mergeStoredLedgers } from './commit-parts.js';
 import type { WorkerDeps } from './deps.js';
@@ -49,7 +49,7 @@ export interface ChunkJob {
 export async function loadChunkSource(
   deps: Pick<WorkerDeps, 'db' | 'countTokens'>,
   job: ChunkJob,
-  chunk: ChunkRow,
+  chunk: ChunkRowWithoutLedger,
   policy: Policy,
 ): Promise<ChunkSource | null> {
   // The fence's ID (SPEC §8): drawn here, per step, so the transcript cannot know it; the first

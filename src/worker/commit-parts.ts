@@ -14,7 +14,7 @@ import { findMissingIdentifiers } from '../compaction/summarize/index.js';
 import type { CountTokens } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
 import type { Tx } from '../db/client.js';
-import type { ChunkRow } from '../db/repos/chunks.js';
+import type { ChunkRowWithoutLedger } from '../db/repos/chunks.js';
 import { identifiersInActiveMessages } from '../db/repos/context-reads.js';
 import { recordForgotten } from '../db/repos/forgotten.js';
 import { insertJob, type JobRow } from '../db/repos/jobs.js';
@@ -23,7 +23,7 @@ import { insertJob, type JobRow } from '../db/repos/jobs.js';
 
 export function batchRow(
   owner: { conversationId: string; jobId: string; countTokens: CountTokens },
-  chunk: ChunkRow,
+  chunk: ChunkRowWithoutLedger & { ledger?: Ledger | null },
   coverage: { level: number; seqs: number[]; sourceMessages: number; sourceTokens: number },
 ) {
   const summary = chunk.summary ?? '';
@@ -41,7 +41,7 @@ export function batchRow(
     cacheWriteTokens: usage.cacheWriteTokens,
     costUsd: chunk.costUsd,
     identifiers: chunk.identifiers,
-    ledger: chunk.ledger,
+    ledger: chunk.ledger ?? null,
   };
 }
 
@@ -53,7 +53,7 @@ export function batchRow(
  * × clip length, seconds at 100 chunks. What a summary lacks is then looked up in the whole
  * clip-archive; what that lacks, in the active messages (the caller's one lookup).
  */
-function retentionOutsideClip(chunks: readonly ChunkRow[], clipText: string): { total: number; missingFromClip: string[] } {
+function retentionOutsideClip(chunks: readonly ChunkRowWithoutLedger[], clipText: string): { total: number; missingFromClip: string[] } {
   const total = new Set(chunks.flatMap((c) => c.identifiers)).size;
   const notInOwnSummary = new Set(chunks.flatMap((c) => findMissingIdentifiers(c.identifiers, escapeSummary(c.summary ?? ''))));
   return { total, missingFromClip: findMissingIdentifiers([...notInOwnSummary], clipText) };
@@ -69,7 +69,7 @@ function retention(
 export async function measureRetention(
   tx: Tx,
   conversationId: string,
-  chunks: readonly ChunkRow[],
+  chunks: readonly ChunkRowWithoutLedger[],
   clipText: string,
 ): Promise<{ found: number; total: number }> {
   const outside = retentionOutsideClip(chunks, clipText);
@@ -148,7 +148,15 @@ export function clipState(
   policy: Pick<Policy, 'ledgerMaxTokens'> & Partial<Pick<Policy, 'ledgerRecentCommands'>>,
   countTokens: CountTokens,
 ): ClipState {
-  const ledger = mergedLedger(live);
+  return clipStateOf(mergedLedger(live), policy, countTokens);
+}
+
+/** `clipState` of the live batches' ledger already merged (`mergeStoredLedgers`). */
+export function clipStateOf(
+  ledger: Ledger | null,
+  policy: Pick<Policy, 'ledgerMaxTokens'> & Partial<Pick<Policy, 'ledgerRecentCommands'>>,
+  countTokens: CountTokens,
+): ClipState {
   if (!ledger) return { ledger: null, cwd: null, text: '' };
   const cwd = guessCwd(ledger);
   const lead = cwd ? `State of the work (paths relative to ${cwd}):` : 'State of the work:';
@@ -171,12 +179,18 @@ export function clipState(
  */
 export async function measureContextHolds(
   tx: Tx,
-  input: { jobId: string; conversationId: string; chunks: readonly ChunkRow[]; clipText: string; cwd: string | null },
+  input: {
+    jobId: string;
+    conversationId: string;
+    chunks: readonly ChunkRowWithoutLedger[];
+    /** the chunks' ledgers merged in time order (their idx) */
+    spanLedger: Ledger | null;
+    clipText: string;
+    cwd: string | null;
+  },
 ): Promise<{ identifiers: { found: number; total: number }; forgotten: ForgottenCounts }> {
   const outside = retentionOutsideClip(input.chunks, input.clipText);
-  // the chunks come in time order (their idx)
-  const ledgers = input.chunks.flatMap((c) => (c.ledger ? [c.ledger] : []));
-  const notInClip = namesMissingFrom(spanNames(ledgers.length > 0 ? mergeAllLedgers(ledgers) : null), input.clipText, input.cwd);
+  const notInClip = namesMissingFrom(spanNames(input.spanLedger), input.clipText, input.cwd);
   const needles = [...new Set([...outside.missingFromClip, ...notInClip.map((n) => n.name)])];
   const inMessages = await identifiersInActiveMessages(tx, input.conversationId, needles);
   const forgotten = notInClip.filter((n) => !inMessages.has(n.name));

@@ -1,11 +1,12 @@
 import { buildClipArchive } from '../compaction/context/index.js';
+import type { Ledger } from '../compaction/ledger/index.js';
 import type { JobPlan } from '../compaction/plan-types.js';
 import { countMessageTokens } from '../compaction/tokens.js';
 import type { CountTokens, ProviderCompaction } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
 import type { Db, Tx } from '../db/client.js';
 import { withConversationLock } from '../db/locks.js';
-import type { ChunkRow } from '../db/repos/chunks.js';
+import { chunkLedgerSql, type ChunkRowWithoutLedger, loadChunkLedgers } from '../db/repos/chunks.js';
 import {
   activeTotalsWith,
   countArchivedOriginals,
@@ -17,14 +18,15 @@ import {
 import type { ConversationRow } from '../db/repos/conversations.js';
 import { recordJobEvent } from '../db/repos/job-outbox.js';
 import { type JobRow, transitionJob } from '../db/repos/jobs.js';
-import { loadLiveBatches, toLiveBatch } from '../db/repos/snapshot.js';
+import { type BatchSummaryRow, loadBatchLedgers, loadLiveBatchSummaries } from '../db/repos/snapshot.js';
 import { agentCacheEffect } from './agent-cache.js';
 import {
   batchRow,
-  clipState,
+  clipStateOf,
   contextFigures,
   enqueueConsolidationIfNeeded,
   measureContextHolds,
+  mergeStoredLedgers,
   type StatefulBatch,
 } from './commit-parts.js';
 import { pinnedSinceSnapshot, staleSnapshot } from './stale.js';
@@ -34,8 +36,8 @@ export interface CommitInput {
   conversation: ConversationRow;
   plan: JobPlan;
   policy: Policy;
-  /** every chunk of the plan, done */
-  chunks: readonly ChunkRow[];
+  /** every chunk of the plan, done (their ledgers stay in Postgres until merged, a page at a time) */
+  chunks: readonly ChunkRowWithoutLedger[];
   countTokens: CountTokens;
   llmTotals: Record<string, unknown>;
 }
@@ -80,7 +82,7 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
       if (before.active !== planned.size) throw staleSnapshot(job.id, planned.size - before.active);
       // pinned after the plan was made (the pin takes this lock): the plan may not archive or rewrite it
       if (before.pinned > 0) throw pinnedSinceSnapshot(job.id, before.pinned);
-      const previous = (await loadLiveBatches(tx, conversation.id)).map(toLiveBatch);
+      const previous = await loadLiveBatchSummaries(tx, conversation.id);
 
       const chunkBatchIds = (
         await insertBatches(
@@ -100,10 +102,10 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
           level: 0,
           summary: c.summary ?? '',
           seqs: c.seqs,
-          ledger: c.ledger,
         })),
       ];
-      const state = clipState(live, input.policy, input.countTokens);
+      const ledgers = await mergeLiveLedgers(tx, input, previous, live.slice(previous.length));
+      const state = clipStateOf(ledgers.live, input.policy, input.countTokens);
       if (clipSeq !== null || input.chunks.length > 0) {
         clipArchiveSeq = minOf([...plan.compressedSeqs, ...(clipSeq === null ? [] : [clipSeq])]);
         const clip = buildClipArchive(
@@ -136,6 +138,7 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
         jobId: job.id,
         conversationId: conversation.id,
         chunks: input.chunks,
+        spanLedger: ledgers.span,
         clipText,
         cwd: state.cwd,
       });
@@ -183,18 +186,54 @@ function checkProgress(input: CommitInput, before: number, after: number): void 
  * Strategy native (SPEC §5.10): the provider's item rides on the clip-archive message, which
  * opens the context in that provider's format; its text stays compactd's own clip-archive.
  */
-function nativeItemOf(chunks: readonly ChunkRow[], state: string): { metadata?: Record<string, unknown> } {
+function nativeItemOf(chunks: readonly ChunkRowWithoutLedger[], state: string): { metadata?: Record<string, unknown> } {
   const item: ProviderCompaction | null | undefined = chunks.find((chunk) => chunk.providerItem)?.providerItem;
   return item ? { metadata: { providerCompaction: item, providerCompactionState: state } } : {};
 }
 
-function chunkBatchRow(input: CommitInput, chunk: ChunkRow) {
-  return batchRow({ conversationId: input.conversation.id, jobId: input.job.id, countTokens: input.countTokens }, chunk, {
+function chunkBatchRow(input: CommitInput, chunk: ChunkRowWithoutLedger) {
+  const row = batchRow({ conversationId: input.conversation.id, jobId: input.job.id, countTokens: input.countTokens }, chunk, {
     level: 0,
     seqs: chunk.seqs,
     sourceMessages: chunk.seqs.length,
     sourceTokens: chunk.messageTokens,
   });
+  // copied from the chunk inside Postgres: a thousand ledgers never make the trip to the worker and back
+  return { ...row, ledger: chunkLedgerSql(input.job.id, chunk.idx) };
+}
+
+/**
+ * The ledgers the commit needs, merged a page at a time: every live batch's (the
+ * clip-archive's state of the work) and the new chunks' alone (what the span named, SPEC
+ * §5.9). The chunks' come from their rows, the previous batches' from theirs; with no
+ * previous batch the two merges are the same one.
+ */
+async function mergeLiveLedgers(
+  tx: Tx,
+  input: CommitInput,
+  previous: readonly BatchSummaryRow[],
+  fresh: readonly StatefulBatch[],
+): Promise<{ live: Ledger | null; span: Ledger | null }> {
+  const idxOf = new Map(fresh.map((b, i) => [b.id, (input.chunks[i] as ChunkRowWithoutLedger).idx]));
+  const read = async (ids: readonly string[]): Promise<Map<string, Ledger | null>> => {
+    const chunkIds = ids.filter((id) => idxOf.has(id));
+    const [chunkLedgers, batchLedgers] = await Promise.all([
+      loadChunkLedgers(
+        tx,
+        input.job.id,
+        chunkIds.map((id) => idxOf.get(id) as number),
+      ),
+      loadBatchLedgers(
+        tx,
+        ids.filter((id) => !idxOf.has(id)),
+      ),
+    ]);
+    for (const id of chunkIds) batchLedgers.set(id, chunkLedgers.get(idxOf.get(id) as number) ?? null);
+    return batchLedgers;
+  };
+  const span = await mergeStoredLedgers(fresh, read);
+  if (previous.length === 0) return { live: span, span };
+  return { live: await mergeStoredLedgers([...previous, ...fresh], read), span };
 }
 
 /**

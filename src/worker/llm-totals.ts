@@ -1,9 +1,9 @@
-import type { ChunkRow } from '../db/repos/chunks.js';
+import type { ChunkRowWithoutLedger } from '../db/repos/chunks.js';
 import { findModel } from '../llm/models.js';
 
 /** The `llm` and `fallbacks` parts of a job result (SPEC §6.1), from its memoized chunks. */
-export function llmTotals(chunks: readonly ChunkRow[]) {
-  const sum = (pick: (c: ChunkRow) => number) => chunks.reduce((total, c) => total + pick(c), 0);
+export function llmTotals(chunks: readonly ChunkRowWithoutLedger[]) {
+  const sum = (pick: (c: ChunkRowWithoutLedger) => number) => chunks.reduce((total, c) => total + pick(c), 0);
   const cacheRead = sum((c) => c.usage?.cacheReadTokens ?? 0);
   const input = sum((c) => (c.usage?.inputTokens ?? 0) + (c.usage?.cacheReadTokens ?? 0) + (c.usage?.cacheWriteTokens ?? 0));
   return {

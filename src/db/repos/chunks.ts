@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, inArray, type SQL, sql } from 'drizzle-orm';
 
 import type { Ledger } from '../../compaction/ledger/index.js';
 import type { Block, HistoryMessage, MessageKind, ProviderCompaction, Role } from '../../compaction/types.js';
@@ -25,6 +25,35 @@ export async function insertChunks(db: DbOrTx, rows: readonly NewChunk[]): Promi
 
 export async function listChunks(db: DbOrTx, jobId: string): Promise<ChunkRow[]> {
   return db.select().from(compactionChunks).where(eq(compactionChunks.jobId, jobId)).orderBy(asc(compactionChunks.idx));
+}
+
+/** A chunk row without its ledger (SPEC §5.6b), which is tens of KB as objects. */
+export type ChunkRowWithoutLedger = Omit<ChunkRow, 'ledger'>;
+
+const { ledger: _ledger, ...withoutLedger } = getTableColumns(compactionChunks);
+
+/**
+ * The job's chunks without their ledgers, in idx order: what finalize reads of a thousand
+ * chunks; the commit copies the ledgers into the batches in SQL and merges them a page at a
+ * time (`loadChunkLedgers`).
+ */
+export async function listChunksWithoutLedger(db: DbOrTx, jobId: string): Promise<ChunkRowWithoutLedger[]> {
+  return db.select(withoutLedger).from(compactionChunks).where(eq(compactionChunks.jobId, jobId)).orderBy(asc(compactionChunks.idx));
+}
+
+/** The stored ledgers of some of the job's chunks, by idx (null when a chunk has none). */
+export async function loadChunkLedgers(db: DbOrTx, jobId: string, idxs: readonly number[]): Promise<Map<number, Ledger | null>> {
+  if (idxs.length === 0) return new Map();
+  const rows = await db
+    .select({ idx: compactionChunks.idx, ledger: compactionChunks.ledger })
+    .from(compactionChunks)
+    .where(and(eq(compactionChunks.jobId, jobId), inArray(compactionChunks.idx, [...idxs])));
+  return new Map(rows.map((row) => [row.idx, row.ledger]));
+}
+
+/** A chunk's stored ledger as SQL, for an insert that copies it without reading it. */
+export function chunkLedgerSql(jobId: string, idx: number): SQL {
+  return sql`(select c.ledger from compaction_chunks c where c.job_id = ${jobId} and c.idx = ${idx})`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { inArray, sql } from 'drizzle-orm';
+import { inArray, type SQL, sql } from 'drizzle-orm';
 
 import type { Block, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
@@ -30,7 +30,10 @@ export async function activeTotalsWith(
 
 export type NewBatch = typeof batches.$inferInsert;
 
-export async function insertBatches(db: DbOrTx, rows: readonly NewBatch[]): Promise<Array<{ id: string }>> {
+/** A batch whose ledger is copied in SQL (`chunkLedgerSql`), never read into the worker. */
+export type NewBatchWithLedgerSql = Omit<NewBatch, 'ledger'> & { ledger: SQL };
+
+export async function insertBatches(db: DbOrTx, rows: ReadonlyArray<NewBatch | NewBatchWithLedgerSql>): Promise<Array<{ id: string }>> {
   if (rows.length === 0) return [];
   return db
     .insert(batches)

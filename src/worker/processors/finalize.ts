@@ -1,7 +1,7 @@
 import { summaryEstimate } from '../../compaction/plan/index.js';
 import type { JobPlan } from '../../compaction/plan-types.js';
 import { operatorInstructionsResult } from '../../compaction/summarize/index.js';
-import { type ChunkRow, completeChunk, listChunks } from '../../db/repos/chunks.js';
+import { type ChunkRowWithoutLedger, completeChunk, listChunks, listChunksWithoutLedger } from '../../db/repos/chunks.js';
 import type { FinalizePayload } from '../../queue/catalog.js';
 import { loadChunkSource } from '../chunk-source.js';
 import { commitCompaction } from '../commit.js';
@@ -30,7 +30,8 @@ export async function processFinalize(payload: FinalizePayload, deps: FinalizeDe
   if (!ctx || !isActive(ctx.job)) return;
   const chunks = await completeChunks(ctx, deps, signal);
   if (!chunks) return;
-  if (ctx.job.trigger === 'consolidate') return finalizeConsolidation(ctx, chunks, deps);
+  // a consolidation's one chunk brings its merged ledger to the merged batch
+  if (ctx.job.trigger === 'consolidate') return finalizeConsolidation(ctx, await listChunks(deps.db, ctx.job.id), deps);
   const plan = ctx.job.plan as JobPlan | null;
   if (!plan) throw new Error(`job ${payload.jobId} reached finalize without a plan`);
   const log = deps.logger.child({ jobId: ctx.job.id, conversationId: ctx.conversation.externalId, tenantId: ctx.job.tenantId });
@@ -70,8 +71,8 @@ export async function processFinalize(payload: FinalizePayload, deps: FinalizeDe
 }
 
 /** Every chunk done: missing ones are summarized locally, or the job fails under `onLLMFailure: fail`. */
-async function completeChunks(ctx: JobContext, deps: FinalizeDeps, signal?: AbortSignal): Promise<ChunkRow[] | null> {
-  const chunks = await listChunks(deps.db, ctx.job.id);
+async function completeChunks(ctx: JobContext, deps: FinalizeDeps, signal?: AbortSignal): Promise<ChunkRowWithoutLedger[] | null> {
+  const chunks = await listChunksWithoutLedger(deps.db, ctx.job.id);
   const pending = chunks.filter((c) => c.status !== 'done');
   if (pending.length === 0) return chunks;
   if (ctx.policy.onLLMFailure === 'fail') {
@@ -108,5 +109,5 @@ async function completeChunks(ctx: JobContext, deps: FinalizeDeps, signal?: Abor
       chunkOutcome({ ...local, fallback: 'CHUNK_STEP_FAILED' }, source.identifiers, await source.ledger()),
     );
   }
-  return listChunks(deps.db, ctx.job.id);
+  return listChunksWithoutLedger(deps.db, ctx.job.id);
 }

@@ -166,6 +166,32 @@ describe('statements per step', () => {
     expect(ledgerReads.length).toBe(2);
   });
 
+  it("finalize never reads the chunks' ledgers whole: the batches copy them in SQL and the commit merges them a page at a time", async () => {
+    await seedConversation(stack, 'rt-ledgers', history(60, 'rt-ledgers'), { policy: POLICY });
+    const job = await compact(stack, 'rt-ledgers', { strategy: 'summarize' });
+    await processPlan({ jobId: job.id }, deps);
+    for (const chunk of await listChunks(counted.db, job.id)) await processSummarizeChunk({ jobId: job.id, chunkIndex: chunk.idx }, deps);
+    captured = [];
+    await processFinalize({ jobId: job.id }, deps);
+    const queries = captured;
+    captured = null;
+    expect((await getJob(counted.db, job.id))?.status).toBe('completed');
+    const chunkReads = queries.filter((q) => /^\s*select\b/i.test(q) && /\bfrom "compaction_chunks"/.test(q));
+    const ledgerReads = chunkReads.filter((q) => /"ledger"/.test(q));
+    expect(chunkReads.length).toBeGreaterThan(ledgerReads.length);
+    expect(ledgerReads.every((q) => /^select "idx", "ledger" from "compaction_chunks"/.test(q))).toBe(true);
+    expect(ledgerReads).toHaveLength(1);
+    expect(queries.some((q) => /insert into "batches"/.test(q) && /select c\.ledger from compaction_chunks c/.test(q))).toBe(true);
+    const [batch] = await counted.sql<
+      Array<{ ledger: unknown }>
+    >`select ledger from batches where job_id = ${job.id} order by seqs[1] limit 1`;
+    const [chunk] = await counted.sql<
+      Array<{ ledger: unknown }>
+    >`select ledger from compaction_chunks where job_id = ${job.id} and idx = 0`;
+    expect(batch?.ledger).toEqual(chunk?.ledger);
+    expect(batch?.ledger).not.toBeNull();
+  });
+
   it('an append stores 500 messages with as many statements as 5', async () => {
     await seedConversation(stack, 'rt-append', [], { policy: { auto: false } });
     const [conversation] = await counted.db.select().from(conversations).where(eq(conversations.externalId, 'rt-append'));

@@ -10,7 +10,7 @@ import {
   renderLedger,
 } from '../compaction/ledger/index.js';
 import { countForgotten, FORGOTTEN_MAX_NAMES, type ForgottenCounts, namesMissingFrom, spanNames } from '../compaction/recall/index.js';
-import { findMissingIdentifiers } from '../compaction/summarize/index.js';
+import { findMissingIdentifiers, normalizeSpace } from '../compaction/summarize/index.js';
 import type { CountTokens } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
 import type { Tx } from '../db/client.js';
@@ -18,6 +18,7 @@ import type { ChunkRowWithoutLedger } from '../db/repos/chunks.js';
 import { identifiersInActiveMessages } from '../db/repos/context-reads.js';
 import { recordForgotten } from '../db/repos/forgotten.js';
 import { insertJob, type JobRow } from '../db/repos/jobs.js';
+import { createGramSketch } from './gram-sketch.js';
 
 /** Pieces both commit transactions share (a compaction's and a consolidation's). */
 
@@ -56,7 +57,21 @@ export function batchRow(
 function retentionOutsideClip(chunks: readonly ChunkRowWithoutLedger[], clipText: string): { total: number; missingFromClip: string[] } {
   const total = new Set(chunks.flatMap((c) => c.identifiers)).size;
   const notInOwnSummary = new Set(chunks.flatMap((c) => findMissingIdentifiers(c.identifiers, escapeSummary(c.summary ?? ''))));
-  return { total, missingFromClip: findMissingIdentifiers([...notInOwnSummary], clipText) };
+  return { total, missingFromClip: missingFromLongText([...notInOwnSummary], clipText) };
+}
+
+/**
+ * `findMissingIdentifiers(ids, text)`, exactly, for many identifiers in one long text (the
+ * clip-archive of a thousand batches): those whose windows the text lacks are missing without
+ * a scan, and only the rest are looked up.
+ */
+export function missingFromLongText(ids: readonly string[], text: string): string[] {
+  if (ids.length === 0) return [];
+  const sketch = createGramSketch(normalizeSpace(text));
+  const candidates = ids.filter((id) => sketch.mayContain(normalizeSpace(id).trim()));
+  const looked = new Set(candidates);
+  const missing = new Set(findMissingIdentifiers(candidates, text));
+  return ids.filter((id) => !looked.has(id) || missing.has(id));
 }
 
 function retention(

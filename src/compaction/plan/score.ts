@@ -49,17 +49,18 @@ function hasUserQuestion(unit: Unit): boolean {
 /** The content signals of a unit: from its messages' precomputed features when every one has them, else from the text. */
 function contentSignals(unit: Unit, matchers: readonly RegExp[]): { question: boolean; keywords: number; chars: number } {
   if (unit.messages.every((m) => m.features !== undefined)) {
-    const matched = new Set<number>();
+    // created only for a unit with a keyword: most have none, and a Set per unit was most of what ranking allocated
+    let matched: Set<number> | null = null;
     let chars = 0;
     let question = false;
     for (const m of unit.messages) {
       const features = m.features as MessageFeatures;
-      for (const k of features.keywords) matched.add(k);
+      for (const k of features.keywords) (matched ??= new Set<number>()).add(k);
       // the rendered unit joins its messages with a newline
       chars += features.chars + 1;
       question ||= m.role === 'user' && features.question;
     }
-    return { question, keywords: matched.size, chars: Math.max(0, chars - 1) };
+    return { question, keywords: matched?.size ?? 0, chars: Math.max(0, chars - 1) };
   }
   const text = unitText(unit);
   return { question: hasUserQuestion(unit), keywords: matchers.filter((regex) => regex.test(text)).length, chars: text.length };

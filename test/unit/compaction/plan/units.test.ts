@@ -145,3 +145,24 @@ describe('groupUnits', () => {
     expect(unit?.unansweredIds).toEqual(['b']);
   });
 });
+
+describe('groupUnits memory', () => {
+  it('gives every unit without an unanswered call one shared, frozen empty list, and a list of its own to one with', () => {
+    const messages = [
+      makeMessage(1, 'user', 'a'),
+      makeMessage(2, 'assistant', 'b'),
+      makeMessage(3, 'assistant', [toolUse('t1', 'read', {}), toolUse('t2', 'read', {})]),
+      makeMessage(4, 'user', [toolResult('t1', 'x')]),
+      makeMessage(5, 'user', 'c'),
+    ];
+    const units = groupUnits(messages);
+    const answered = units.filter((u) => u.unansweredIds.length === 0);
+    expect(answered.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(answered.map((u) => u.unansweredIds)).size).toBe(1);
+    expect(Object.isFrozen(answered[0]?.unansweredIds)).toBe(true);
+    const open = units.find((u) => u.unansweredIds.length > 0);
+    expect(open?.unansweredIds).toEqual(['t2']);
+    expect(open?.seqs).toEqual([3, 4]);
+    expect(open?.tokens).toBe(messages[2]!.tokens + messages[3]!.tokens);
+  });
+});

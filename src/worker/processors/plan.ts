@@ -8,7 +8,7 @@ import {
   resolveTarget,
   type StrategyDecision,
 } from '../../compaction/plan/index.js';
-import type { CompactionPlan, JobPlan, LiveBatch, PlanResult, PlanSnapshot } from '../../compaction/plan-types.js';
+import type { CompactionNoop, CompactionPlan, JobPlan, LiveBatch, PlanResult, PlanSnapshot } from '../../compaction/plan-types.js';
 import type { HistoryMessage } from '../../compaction/types.js';
 import type { Policy } from '../../config/policy.js';
 import { insertChunks } from '../../db/repos/chunks.js';
@@ -45,22 +45,9 @@ export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise
       attempts: ctx.job.attempts + 1,
     });
     if (!started) return;
-    const [history, live] = await Promise.all([
-      loadPlanHistory(deps.db, ctx.conversation.id, ctx.policy.scoring.keywords),
-      loadLiveBatches(deps.db, ctx.conversation.id),
-    ]);
-    const { messages } = history;
-    if (usesRewriteTiers(ctx)) await attachRewriteCandidates(deps, ctx, messages);
-    const liveBatches = live.map(toLiveBatch);
-    const holdsClientItem = ctx.options.agent ? await holdsClientProviderItem(deps.db, ctx.conversation.id) : false;
-    const result = planWithStrategy(
-      { messages, contextLimit: ctx.conversation.contextLimit, previousSummaries: liveBatches },
-      ctx,
-      deps,
-      holdsClientItem,
-    );
-    if (result.kind === 'noop') {
-      const watermark = messages.at(-1)?.seq ?? null;
+    const planned = await planFromSnapshot(deps, ctx);
+    if (planned.kind === 'noop') {
+      const { result, watermark } = planned;
       const finished = await finishJob(deps.db, ctx.job, 'noop', {
         result: {
           reason: result.reason,
@@ -74,11 +61,7 @@ export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise
       notifyFinished(deps, finished, ctx.job.tenantId);
       return;
     }
-    const header =
-      result.chunks.length > 0 && result.strategy !== 'native'
-        ? buildChunkHeader(await latestRequest(deps, ctx, history), liveBatches, deps.countTokens)
-        : null;
-    const budgets = outputBudgets(ctx.policy, result, liveBatches, deps.countTokens);
+    const { result, header, budgets } = planned;
     if (!(await persistPlan(deps, ctx, result, header, budgets))) return;
     chunkCount = result.chunks.length;
     log.info(
@@ -92,6 +75,39 @@ export async function processPlan(payload: PlanPayload, deps: PlanDeps): Promise
     await compactNatively(nativeDeps(deps), ctx);
   }
   await enqueueSummarizeFlow(deps.queues, ctx.job, chunkCount);
+}
+
+type Planned =
+  | { kind: 'noop'; result: CompactionNoop; watermark: number | null }
+  | { kind: 'plan'; result: CompactionPlan; header: string | null; budgets: number[] };
+
+/**
+ * The snapshot read and planned, with the chunks' header and budgets. A function of its own
+ * so the snapshot (a metadata object per active message, ~15 MB at 100,000) is garbage once
+ * it returns: held by the step's frame, it stayed live while the plan was stored and the
+ * summarize flow enqueued, seconds into the summarize steps.
+ */
+async function planFromSnapshot(deps: PlanDeps, ctx: JobContext): Promise<Planned> {
+  const [history, live] = await Promise.all([
+    loadPlanHistory(deps.db, ctx.conversation.id, ctx.policy.scoring.keywords),
+    loadLiveBatches(deps.db, ctx.conversation.id),
+  ]);
+  const { messages } = history;
+  if (usesRewriteTiers(ctx)) await attachRewriteCandidates(deps, ctx, messages);
+  const liveBatches = live.map(toLiveBatch);
+  const holdsClientItem = ctx.options.agent ? await holdsClientProviderItem(deps.db, ctx.conversation.id) : false;
+  const result = planWithStrategy(
+    { messages, contextLimit: ctx.conversation.contextLimit, previousSummaries: liveBatches },
+    ctx,
+    deps,
+    holdsClientItem,
+  );
+  if (result.kind === 'noop') return { kind: 'noop', result, watermark: messages.at(-1)?.seq ?? null };
+  const header =
+    result.chunks.length > 0 && result.strategy !== 'native'
+      ? buildChunkHeader(await latestRequest(deps, ctx, history), liveBatches, deps.countTokens)
+      : null;
+  return { kind: 'plan', result, header, budgets: outputBudgets(ctx.policy, result, liveBatches, deps.countTokens) };
 }
 
 /**

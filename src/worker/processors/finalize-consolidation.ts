@@ -3,7 +3,7 @@ import type { ConsolidationPlan } from '../../compaction/plan-types.js';
 import { operatorInstructionsResult } from '../../compaction/summarize/index.js';
 import { countMessageTokens } from '../../compaction/tokens.js';
 import { withConversationLock } from '../../db/locks.js';
-import type { ChunkRow } from '../../db/repos/chunks.js';
+import { chunkLedgerSql, type ChunkRowWithoutLedger, loadChunkLedgers } from '../../db/repos/chunks.js';
 import {
   activeTotals,
   archiveMessages,
@@ -43,7 +43,7 @@ type Outcome =
  * the job. When a revert or another commit took the batches away first, nothing changes and
  * the job ends `noop`.
  */
-export async function finalizeConsolidation(ctx: JobContext, chunks: readonly ChunkRow[], deps: FinalizeDeps): Promise<void> {
+export async function finalizeConsolidation(ctx: JobContext, chunks: readonly ChunkRowWithoutLedger[], deps: FinalizeDeps): Promise<void> {
   const plan = ctx.job.plan as ConsolidationPlan | null;
   const chunk = chunks[0];
   const log = deps.logger.child({ jobId: ctx.job.id, conversationId: ctx.conversation.externalId, tenantId: ctx.job.tenantId });
@@ -63,7 +63,12 @@ export async function finalizeConsolidation(ctx: JobContext, chunks: readonly Ch
   }
 }
 
-async function commitConsolidation(ctx: JobContext, plan: ConsolidationPlan, chunk: ChunkRow, deps: FinalizeDeps): Promise<Outcome> {
+async function commitConsolidation(
+  ctx: JobContext,
+  plan: ConsolidationPlan,
+  chunk: ChunkRowWithoutLedger,
+  deps: FinalizeDeps,
+): Promise<Outcome> {
   const { conversation, job } = ctx;
   return deps.db.transaction(async (tx) => {
     await withConversationLock(tx, conversation.id);
@@ -80,8 +85,12 @@ async function commitConsolidation(ctx: JobContext, plan: ConsolidationPlan, chu
     const owner = { conversationId: conversation.id, jobId: job.id, countTokens: deps.countTokens };
     const absorbed = live.filter((b) => plan.absorbedBatchIds.includes(b.id));
     const sourceTokens = absorbed.reduce((sum, b) => sum + b.summaryTokens, 0);
+    // the merged ledger (tens of MB as JSON when a thousand batches merge) is copied in SQL
     const [merged] = await insertBatches(tx, [
-      batchRow(owner, chunk, { level: plan.level, seqs: chunk.seqs, sourceMessages: chunk.seqs.length, sourceTokens }),
+      {
+        ...batchRow(owner, chunk, { level: plan.level, seqs: chunk.seqs, sourceMessages: chunk.seqs.length, sourceTokens }),
+        ledger: chunkLedgerSql(job.id, chunk.idx),
+      },
     ]);
     if (!merged) throw new Error('consolidation batch insert returned nothing');
     await supersedeBatches(tx, plan.absorbedBatchIds, merged.id);
@@ -94,7 +103,13 @@ async function commitConsolidation(ctx: JobContext, plan: ConsolidationPlan, chu
     );
     const after: StatefulBatch[] = [
       ...staying.map((b) => ({ id: b.id, level: b.level, summary: b.summary, seqs: b.seqs, ledger: stayingLedgers.get(b.id) ?? null })),
-      { id: merged.id, level: plan.level, summary: chunk.summary ?? '', seqs: chunk.seqs, ledger: chunk.ledger },
+      {
+        id: merged.id,
+        level: plan.level,
+        summary: chunk.summary ?? '',
+        seqs: chunk.seqs,
+        ledger: (await loadChunkLedgers(tx, job.id, [chunk.idx])).get(chunk.idx) ?? null,
+      },
     ];
     const state = clipState(after, ctx.policy, deps.countTokens);
     await archiveMessages(tx, {

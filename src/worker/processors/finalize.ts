@@ -1,7 +1,7 @@
 import { summaryEstimate } from '../../compaction/plan/index.js';
 import type { JobPlan } from '../../compaction/plan-types.js';
 import { operatorInstructionsResult } from '../../compaction/summarize/index.js';
-import { type ChunkRowWithoutLedger, completeChunk, listChunks, listChunksWithoutLedger } from '../../db/repos/chunks.js';
+import { type ChunkRowWithoutLedger, completeChunk, listChunksWithoutLedger } from '../../db/repos/chunks.js';
 import type { FinalizePayload } from '../../queue/catalog.js';
 import { loadChunkSource } from '../chunk-source.js';
 import { commitCompaction } from '../commit.js';
@@ -30,8 +30,7 @@ export async function processFinalize(payload: FinalizePayload, deps: FinalizeDe
   if (!ctx || !isActive(ctx.job)) return;
   const chunks = await completeChunks(ctx, deps, signal);
   if (!chunks) return;
-  // a consolidation's one chunk brings its merged ledger to the merged batch
-  if (ctx.job.trigger === 'consolidate') return finalizeConsolidation(ctx, await listChunks(deps.db, ctx.job.id), deps);
+  if (ctx.job.trigger === 'consolidate') return finalizeConsolidation(ctx, chunks, deps);
   const plan = ctx.job.plan as JobPlan | null;
   if (!plan) throw new Error(`job ${payload.jobId} reached finalize without a plan`);
   const log = deps.logger.child({ jobId: ctx.job.id, conversationId: ctx.conversation.externalId, tenantId: ctx.job.tenantId });

@@ -151,9 +151,18 @@ describe('statements per step', () => {
     captured = [];
     await processPlan({ jobId: consolidationId }, deps);
     await processSummarizeChunk({ jobId: consolidationId, chunkIndex: 0 }, deps);
+    const finalizeFrom = captured.length;
     await processFinalize({ jobId: consolidationId }, deps);
     const queries = captured;
     captured = null;
+    // finalize reads the merge's ledger once, alone, and the merged batch copies it in SQL
+    const finalizing = queries.slice(finalizeFrom);
+    const chunkLedgerReads = finalizing.filter(
+      (q) => /^\s*select\b/i.test(q) && /\bfrom "compaction_chunks"/.test(q) && /"ledger"/.test(q),
+    );
+    expect(chunkLedgerReads).toHaveLength(1);
+    expect(chunkLedgerReads[0]).toMatch(/^select "idx", "ledger" from "compaction_chunks"/);
+    expect(finalizing.some((q) => /insert into "batches"/.test(q) && /select c\.ledger from compaction_chunks c/.test(q))).toBe(true);
     expect((await getJob(counted.db, consolidationId))?.status).toBe('completed');
     const [merge] = await listChunks(counted.db, consolidationId);
     expect(merge?.ledger).not.toBeNull();

@@ -82,6 +82,28 @@ export async function archiveMessages(
   return inserted.count;
 }
 
+const ints = (values: readonly number[]) => sql`${sql.param(values.map(String))}::int[]`;
+
+/**
+ * Values as their distinct list and each one's 1-based position in it (a null is its own
+ * entry): a commit of 100,000 summarized messages sends 1,000 batch ids and 100,000 small
+ * numbers instead of 100,000 ids and reasons spelled out, a few MB less to serialize.
+ */
+function ordinals<T extends string | null>(values: readonly T[]): { values: T[]; ordinals: number[] } {
+  const position = new Map<T, number>();
+  const distinct: T[] = [];
+  const ordinals = values.map((value) => {
+    let at = position.get(value);
+    if (at === undefined) {
+      distinct.push(value);
+      at = distinct.length;
+      position.set(value, at);
+    }
+    return at;
+  });
+  return { values: distinct, ordinals };
+}
+
 export interface ArchiveMove {
   conversationId: string;
   jobId: string;
@@ -104,14 +126,16 @@ export interface ArchiveMove {
 export async function moveToArchive(db: DbOrTx, move: ArchiveMove): Promise<void> {
   if (move.seqs.length === 0) return;
   const rewrites = JSON.stringify(move.rewrites.map((r) => ({ seq: r.seq, content: r.content, tokens: r.tokens })));
+  const batchIds = ordinals(move.batchIds);
+  const reasons = ordinals(move.reasons);
   await db.execute(sql`
     with archived as (
       insert into archived_messages
         (id, conversation_id, seq, role, kind, content, name, tokens, tool_use_ids, tool_result_ids, usage, metadata, created_at, batch_id, job_id, reason)
       select m.id, m.conversation_id, m.seq, m.role, m.kind, m.content, m.name, m.tokens, m.tool_use_ids, m.tool_result_ids,
-             m.usage, m.metadata, m.created_at, b.batch_id, ${move.jobId}, b.reason
+             m.usage, m.metadata, m.created_at, (${uuids(batchIds.values)})[b.batch], ${move.jobId}, (${sql.param(reasons.values)}::text[])[b.reason]
         from ${messages} m
-        join unnest(${bigints(move.seqs)}, ${uuids(move.batchIds)}, ${sql.param([...move.reasons])}::text[]) as b(seq, batch_id, reason) on b.seq = m.seq
+        join unnest(${bigints(move.seqs)}, ${ints(batchIds.ordinals)}, ${ints(reasons.ordinals)}) as b(seq, batch, reason) on b.seq = m.seq
        where m.conversation_id = ${move.conversationId}
       returning 1),
     removed as (

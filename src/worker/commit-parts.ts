@@ -9,7 +9,14 @@ import {
   mergeAllLedgers,
   renderLedger,
 } from '../compaction/ledger/index.js';
-import { countForgotten, FORGOTTEN_MAX_NAMES, type ForgottenCounts, namesMissingFrom, spanNames } from '../compaction/recall/index.js';
+import {
+  countForgotten,
+  createGramSketch,
+  FORGOTTEN_MAX_NAMES,
+  type ForgottenCounts,
+  namesMissingFrom,
+  spanNames,
+} from '../compaction/recall/index.js';
 import { findMissingIdentifiers, normalizeSpace } from '../compaction/summarize/index.js';
 import type { CountTokens } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
@@ -18,7 +25,6 @@ import type { ChunkRowWithoutLedger } from '../db/repos/chunks.js';
 import { identifiersInActiveMessages } from '../db/repos/context-reads.js';
 import { recordForgotten } from '../db/repos/forgotten.js';
 import { insertJob, type JobRow } from '../db/repos/jobs.js';
-import { createGramSketch } from './gram-sketch.js';
 
 /** Pieces both commit transactions share (a compaction's and a consolidation's). */
 

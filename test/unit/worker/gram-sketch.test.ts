@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
+import { createGramSketch } from '../../../src/compaction/recall/gram-sketch.js';
 import { findMissingIdentifiers } from '../../../src/compaction/summarize/index.js';
 import { missingFromLongText } from '../../../src/worker/commit-parts.js';
-import { createGramSketch } from '../../../src/worker/gram-sketch.js';
 
 /** The commit's lookup of many identifiers in one long clip-archive: a prefilter that never changes the answer. */
 

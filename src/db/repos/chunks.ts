@@ -57,10 +57,25 @@ export function chunkLedgerSql(jobId: string, idx: number): SQL {
 }
 
 /**
+ * The plan's header and focus through one read of the plan: each `->>` on the column
+ * decompresses the whole plan again (673 KB at 100,000 messages, read by each of 1,000 steps).
+ */
+const headerAndFocus = sql<{ header: string | null; focus: string | null }>`(
+  select jsonb_build_object('header', r.header, 'focus', r.focus)
+    from jsonb_to_record(${compactionJobs.plan}) as r(header text, focus text))`;
+
+/**
  * One chunk with the job fields its step reads (status, frozen policy, options, header) and
  * the conversation's client id (for log lines), in one query.
  */
 export async function loadChunkStep(db: DbOrTx, jobId: string, idx: number) {
+  const row = await readChunkStep(db, jobId, idx);
+  if (!row) return null;
+  const { planHead, ...job } = row.job;
+  return { chunk: row.chunk, job: { ...job, header: planHead?.header ?? null, focus: planHead?.focus ?? null } };
+}
+
+async function readChunkStep(db: DbOrTx, jobId: string, idx: number) {
   const [row] = await db
     .select({
       chunk: compactionChunks,
@@ -73,8 +88,7 @@ export async function loadChunkStep(db: DbOrTx, jobId: string, idx: number) {
         options: compactionJobs.options,
         policy: compactionJobs.policy,
         createdAt: compactionJobs.createdAt,
-        header: sql<string | null>`${compactionJobs.plan} ->> 'header'`,
-        focus: sql<string | null>`${compactionJobs.plan} ->> 'focus'`,
+        planHead: headerAndFocus,
         conversationExternalId: conversations.externalId,
       },
     })

@@ -6,7 +6,7 @@ import { loadRealTranscript } from '../../../harness/transcripts.js';
 import { LedgerSchema } from '../../../src/compaction/ledger/index.js';
 import { chunkOutputBudget, consolidationOutputBudget, outputCap } from '../../../src/compaction/plan/budget.js';
 import { completeLines, holdsEverySection, IDENTIFIERS_HEADING } from '../../../src/compaction/summarize/index.js';
-import { requestedLengthTokens, wordsFor } from '../../../src/compaction/summarize/prompt.js';
+import { FOCUS_PREFIX, requestedLengthTokens, wordsFor } from '../../../src/compaction/summarize/prompt.js';
 import { mergePolicy } from '../../../src/config/policy.js';
 import { listChunks } from '../../../src/db/repos/chunks.js';
 import { getJob } from '../../../src/db/repos/jobs.js';
@@ -119,6 +119,20 @@ describe('summarize step', () => {
     expect((await getJob(deps.db, jobId))?.progress).toEqual({ chunksDone: chunks.length, chunksTotal: chunks.length });
     await runChunks(jobId, chunks.length);
     expect(bodies()).toHaveLength(chunks.length);
+  });
+
+  it("every chunk's request carries the plan's orientation header and the job's focus", async () => {
+    const focus = 'the session registry and its pane ids';
+    const { jobId, chunks } = await planned('header-focus', POLICY, { strategy: 'summarize', focus });
+    const header = ((await getJob(deps.db, jobId))?.plan as { header?: string } | null)?.header;
+    expect(header).toEqual(expect.stringContaining("The user's latest request"));
+    await runChunks(jobId, chunks.length);
+    const texts = bodies().map((b) => JSON.stringify(b.messages));
+    expect(texts).toHaveLength(chunks.length);
+    for (const text of texts) {
+      expect(text).toContain(JSON.stringify(`${FOCUS_PREFIX}${focus}`).slice(1, -1));
+      expect(text).toContain(JSON.stringify(header!.split('\n')[1]).slice(1, -1));
+    }
   });
 
   it('an answer cut before its last section is kept, the sections it never reached extracted from the source: one call, no fallback', async () => {

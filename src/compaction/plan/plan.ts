@@ -136,8 +136,8 @@ const RESELECT_ATTEMPTS = 8;
 /**
  * Selection projects balanced chunks; the chronological cut of the chosen units can make
  * one more chunk (one more summary) than projected. When that lifts the projection over the
- * target, selection runs again aiming lower by the overshoot (doubling each time), so "projected ≤ target" holds
- * for the plan whenever the candidates allow it.
+ * target, selection runs again aiming lower by the overshoot (doubling each time), then at nothing
+ * left, so "projected ≤ target" holds for the plan whenever the candidates allow it.
  */
 function executeWithinTarget(
   executeFor: (goal: number | null) => Execution,
@@ -148,13 +148,20 @@ function executeWithinTarget(
   let goal = target;
   let run = executeFor(goal);
   let projected = projectExecution(base, run);
+  const everything = () => (run.selection?.selected.length ?? 0) >= candidates;
   for (let attempt = 0; attempt < RESELECT_ATTEMPTS && target !== null && goal !== null; attempt += 1) {
     const overshoot = projected.tokensAfter - target;
-    const everything = (run.selection?.selected.length ?? 0) >= candidates;
-    if (overshoot <= 0 || everything) break;
+    if (overshoot <= 0 || everything()) break;
     goal -= overshoot * 2 ** attempt;
     run = executeFor(goal);
     projected = projectExecution(base, run);
+  }
+  if (target !== null && projected.tokensAfter > target && !everything()) {
+    // the doubled steps can stay within one unit's size (an overshoot of 1 token lowers the goal by
+    // 255 in all): aiming at nothing left selects every candidate, which reaches the target if anything does
+    const all = executeFor(0);
+    const allProjected = projectExecution(base, all);
+    if (allProjected.tokensAfter <= target) return { ...all, ...allProjected };
   }
   return { ...run, ...projected };
 }

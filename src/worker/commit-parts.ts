@@ -11,10 +11,11 @@ import {
 } from '../compaction/ledger/index.js';
 import {
   countForgotten,
-  createGramSketch,
   FORGOTTEN_MAX_NAMES,
   type ForgottenCounts,
   namesMissingFrom,
+  type SearchableText,
+  searchableText,
   spanNames,
 } from '../compaction/recall/index.js';
 import { findMissingIdentifiers, normalizeSpace } from '../compaction/summarize/index.js';
@@ -60,24 +61,24 @@ export function batchRow(
  * × clip length, seconds at 100 chunks. What a summary lacks is then looked up in the whole
  * clip-archive; what that lacks, in the active messages (the caller's one lookup).
  */
-function retentionOutsideClip(chunks: readonly ChunkRowWithoutLedger[], clipText: string): { total: number; missingFromClip: string[] } {
+function retentionOutsideClip(
+  chunks: readonly ChunkRowWithoutLedger[],
+  clip: SearchableText,
+): { total: number; missingFromClip: string[] } {
   const total = new Set(chunks.flatMap((c) => c.identifiers)).size;
   const notInOwnSummary = new Set(chunks.flatMap((c) => findMissingIdentifiers(c.identifiers, escapeSummary(c.summary ?? ''))));
-  return { total, missingFromClip: missingFromLongText([...notInOwnSummary], clipText) };
+  return { total, missingFromClip: missingFromLongText([...notInOwnSummary], clip) };
 }
 
 /**
  * `findMissingIdentifiers(ids, text)`, exactly, for many identifiers in one long text (the
- * clip-archive of a thousand batches): those whose windows the text lacks are missing without
- * a scan, and only the rest are looked up.
+ * clip-archive of a thousand batches), searched through its sketch: an identifier whose
+ * windows the text lacks is missing without a scan.
  */
-export function missingFromLongText(ids: readonly string[], text: string): string[] {
+export function missingFromLongText(ids: readonly string[], text: string | SearchableText): string[] {
   if (ids.length === 0) return [];
-  const sketch = createGramSketch(normalizeSpace(text));
-  const candidates = ids.filter((id) => sketch.mayContain(normalizeSpace(id).trim()));
-  const looked = new Set(candidates);
-  const missing = new Set(findMissingIdentifiers(candidates, text));
-  return ids.filter((id) => !looked.has(id) || missing.has(id));
+  const searchable = typeof text === 'string' ? searchableText(text) : text;
+  return ids.filter((id) => !searchable.contains(normalizeSpace(id).trim()));
 }
 
 function retention(
@@ -93,7 +94,7 @@ export async function measureRetention(
   chunks: readonly ChunkRowWithoutLedger[],
   clipText: string,
 ): Promise<{ found: number; total: number }> {
-  const outside = retentionOutsideClip(chunks, clipText);
+  const outside = retentionOutsideClip(chunks, searchableText(clipText));
   return retention(outside, await identifiersInActiveMessages(tx, conversationId, outside.missingFromClip));
 }
 
@@ -210,8 +211,10 @@ export async function measureContextHolds(
     cwd: string | null;
   },
 ): Promise<{ identifiers: { found: number; total: number }; forgotten: ForgottenCounts }> {
-  const outside = retentionOutsideClip(input.chunks, input.clipText);
-  const notInClip = namesMissingFrom(spanNames(input.spanLedger), input.clipText, input.cwd);
+  // the clip-archive prepared once for both lookups (identifiers, then ledger names)
+  const clip = searchableText(input.clipText);
+  const outside = retentionOutsideClip(input.chunks, clip);
+  const notInClip = namesMissingFrom(spanNames(input.spanLedger), clip, input.cwd);
   const needles = [...new Set([...outside.missingFromClip, ...notInClip.map((n) => n.name)])];
   const inMessages = await identifiersInActiveMessages(tx, input.conversationId, needles);
   const forgotten = notInClip.filter((n) => !inMessages.has(n.name));

@@ -1,6 +1,6 @@
 import { type Ledger, type LedgerName, type LedgerNameKind, ledgerNames, relativeTo } from '../ledger/index.js';
 import { normalizeSpace } from '../summarize/index.js';
-import { createGramSketch } from './gram-sketch.js';
+import { type SearchableText, searchableText } from './gram-sketch.js';
 
 /**
  * What a compaction's context no longer holds (SPEC §5.9): the names of its span — paths,
@@ -27,15 +27,13 @@ export function heldForms(name: LedgerName, cwd: string | null): string[] {
 }
 
 /**
- * The names none of whose forms the text contains (whitespace-insensitive). A form is searched
- * for only when the text's sketch says it may be there: at 1,000 chunks the span holds
- * thousands of names and the clip-archive ~1.4 MB, one full scan each blocked the commit's
- * event loop for seconds.
+ * The names none of whose forms the text contains (whitespace-insensitive). The text may come
+ * prepared (`searchableText`), so a commit searches its clip-archive's one sketch for every
+ * name: one full scan each blocked the event loop for seconds at 1,000 chunks.
  */
-export function namesMissingFrom(names: readonly LedgerName[], text: string, cwd: string | null): LedgerName[] {
-  const haystack = normalizeSpace(text);
-  const sketch = createGramSketch(haystack);
-  return names.filter((name) => !heldForms(name, cwd).some((form) => sketch.mayContain(form) && haystack.includes(form)));
+export function namesMissingFrom(names: readonly LedgerName[], text: string | SearchableText, cwd: string | null): LedgerName[] {
+  const searchable = typeof text === 'string' ? searchableText(text) : text;
+  return names.filter((name) => !heldForms(name, cwd).some((form) => searchable.contains(form)));
 }
 
 export function countForgotten(names: readonly LedgerName[]): ForgottenCounts {

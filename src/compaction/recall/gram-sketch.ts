@@ -1,3 +1,5 @@
+import { normalizeSpace } from '../summarize/index.js';
+
 /**
  * A bitset of the hashed 4-character windows of one text: a needle with a window the text
  * does not have is certainly not in it, so a search for many needles in one long text runs
@@ -36,4 +38,20 @@ export function createGramSketch(text: string): GramSketch {
       return true;
     },
   };
+}
+
+/**
+ * A long text prepared once for many whitespace-insensitive substring lookups: its normalized
+ * form and that form's sketch (the commit asks the same clip-archive about every identifier of
+ * the span and every ledger name).
+ */
+export interface SearchableText {
+  /** whether the text holds `needle` (already normalized: `normalizeSpace(x).trim()`) */
+  contains(needle: string): boolean;
+}
+
+export function searchableText(text: string): SearchableText {
+  const haystack = normalizeSpace(text);
+  const sketch = createGramSketch(haystack);
+  return { contains: (needle) => sketch.mayContain(needle) && haystack.includes(needle) };
 }

@@ -5,6 +5,6 @@
 
 export type { ForgottenCounts } from './forgotten.js';
 export { countForgotten, FORGOTTEN_MAX_NAMES, namesMissingFrom, spanNames } from './forgotten.js';
-export { createGramSketch, type GramSketch } from './gram-sketch.js';
+export { type SearchableText, searchableText } from './gram-sketch.js';
 export type { RecallPiece } from './recall-lines.js';
 export { answeredToolUseIds, focusLine, pieceLines, recallLines, recallPieces, toolCallNames } from './recall-lines.js';

@@ -64,15 +64,6 @@ export async function loadLiveBatches(db: DbOrTx, conversationId: string): Promi
     .orderBy(chronological);
 }
 
-export async function loadBatchesByIds(db: DbOrTx, ids: readonly string[]): Promise<BatchRow[]> {
-  if (ids.length === 0) return [];
-  return db
-    .select()
-    .from(batches)
-    .where(inArray(batches.id, [...ids]))
-    .orderBy(chronological);
-}
-
 /** A batch without its ledger (SPEC §5.6b): what choosing, prompting and framing a merge read. */
 export type BatchSummaryRow = Omit<BatchRow, 'ledger'>;
 

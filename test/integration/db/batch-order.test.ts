@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { loadBatchesByIds, loadLiveBatches } from '../../../src/db/repos/snapshot.js';
+import { loadBatchSummariesByIds, loadLiveBatches } from '../../../src/db/repos/snapshot.js';
 import { batches } from '../../../src/db/schema.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { storeRealSession } from '../../helpers/session-rows.js';
@@ -58,7 +58,7 @@ describe('batches of one commit', () => {
       [30, 31],
     ];
     expect((await loadLiveBatches(db.db, conversationId)).map((b) => b.seqs)).toEqual(oldestFirst);
-    const byIds = await loadBatchesByIds(
+    const byIds = await loadBatchSummariesByIds(
       db.db,
       written.map((b) => b.id),
     );

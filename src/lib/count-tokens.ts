@@ -1,8 +1,4 @@
-import { createRequire } from 'node:module';
-
-import type * as GptTokenizer from 'gpt-tokenizer';
-
-type Tokenizer = Pick<typeof GptTokenizer, 'countTokens' | 'setMergeCacheSize' | 'clearMergeCache'>;
+import { loadO200kTokenizer, type Tokenizer } from './o200k-ranks.js';
 
 const NO_SPECIAL_TOKENS = { disallowedSpecial: new Set<string>() };
 
@@ -17,15 +13,14 @@ const NO_SPECIAL_TOKENS = { disallowedSpecial: new Set<string>() };
 const MERGE_CACHE_ENTRIES = 1024;
 
 /**
- * The tokenizer is loaded on the first count, not at import: its o200k table is ~66 MB of heap,
- * which a process that never counts (an idle worker, the CLI) should not hold. `countTokens` is
- * synchronous, so the load is a synchronous require of the package's CommonJS build (one
- * instance per process: nothing else here imports the package).
+ * The tokenizer is loaded on the first count, not at import: its o200k table (~15 MB of heap,
+ * see o200k-ranks.ts) is memory a process that never counts (an idle worker, the CLI) should
+ * not hold. `countTokens` is synchronous, so the load is synchronous (one instance per process).
  */
 let tokenizer: Tokenizer | undefined;
 function loadedTokenizer(): Tokenizer {
   if (tokenizer === undefined) {
-    const loaded = createRequire(import.meta.url)('gpt-tokenizer') as Tokenizer;
+    const loaded = loadO200kTokenizer();
     loaded.setMergeCacheSize(MERGE_CACHE_ENTRIES);
     tokenizer = loaded;
   }

@@ -48,17 +48,18 @@ function decodeBase64(file: string, start: number, end: number, into: Uint8Array
 }
 
 /**
- * A token's entry by the rule gpt-tokenizer generated its table with (a strict UTF-8 decode
- * that re-encodes to the same bytes): valid UTF-8 is text, except a token starting with a
- * byte-order mark, which that decoder drops, so it stays bytes; anything else stays bytes.
+ * The entry of the token in the first `length` bytes, by the rule gpt-tokenizer generated its
+ * table with (a strict UTF-8 decode that re-encodes to the same bytes): valid UTF-8 is text,
+ * except a token starting with a byte-order mark, which that decoder drops, so it stays bytes;
+ * anything else stays bytes.
  */
-function rankEntry(bytes: Buffer, start: number, end: number): RankEntry {
+function rankEntry(bytes: Buffer, length: number): RankEntry {
   let ascii = true;
-  for (let i = start; i < end && ascii; i += 1) ascii = (bytes[i] as number) < 0x80;
+  for (let i = 0; i < length && ascii; i += 1) ascii = (bytes[i] as number) < 0x80;
   // most tokens are ASCII: text without a UTF-8 check
-  if (ascii) return bytes.toString('latin1', start, end);
-  const token = bytes.subarray(start, end);
-  const startsWithBom = end - start >= 3 && token[0] === 0xef && token[1] === 0xbb && token[2] === 0xbf;
+  if (ascii) return bytes.toString('latin1', 0, length);
+  const token = bytes.subarray(0, length);
+  const startsWithBom = length >= 3 && token[0] === 0xef && token[1] === 0xbb && token[2] === 0xbf;
   return isUtf8(token) && !startsWithBom ? token.toString('utf8') : Array.from(token);
 }
 
@@ -87,8 +88,7 @@ export function loadO200kRanks(): RankEntry[] {
     // ranks the file skips stay empty, as in the generated table
     while (ranks.length < rank) ranks.push('');
     if (((space - start) * 3) / 4 > bytes.length) bytes = Buffer.allocUnsafe(space - start);
-    const tokenEnd = decodeBase64(file, start, space, bytes);
-    ranks.push(rankEntry(bytes, 0, tokenEnd));
+    ranks.push(rankEntry(bytes, decodeBase64(file, start, space, bytes)));
     start = end + 1;
   }
   return ranks;

@@ -9,7 +9,7 @@ import type {
   SeqText,
   TaskList,
 } from './schema.js';
-import { FILE_ACTIONS } from './schema.js';
+import { FILE_ACTIONS, SENTENCES_KEPT } from './schema.js';
 
 /**
  * The one place where ledger entries combine, used both to build a ledger from its calls and
@@ -176,9 +176,12 @@ export class LedgerAccumulator {
       commands: [...this.commands.values()].sort((x, y) => byRun(x, y) || (x.line < y.line ? -1 : x.line > y.line ? 1 : 0)),
       errors: errors.sort(bySeqThen<LedgerError>(errorKey)),
       okCalls: [...this.okCalls.values()].sort(bySeqThen<LedgerOkCall>(okCallKey)),
+      // the newest sentences of each kind only: the clip-archive shows a dozen, and every request
+      // of a 100,000-message conversation made its merged ledger 10 MB; still exact and
+      // associative, as a sentence among the newest of the whole is among the newest of its part
       instructions: {
-        constraints: [...this.constraints.values()].sort(bySentence),
-        requests: [...this.requests.values()].sort(bySentence),
+        constraints: [...this.constraints.values()].sort(bySentence).slice(-SENTENCES_KEPT),
+        requests: [...this.requests.values()].sort(bySentence).slice(-SENTENCES_KEPT),
       },
       tasks: this.tasks,
       images: [...this.images.values()].sort(bySeqThen<LedgerImage>((i) => i.ref)),

@@ -22,4 +22,4 @@ export type {
   TaskList,
   TaskStatus,
 } from './schema.js';
-export { COMMAND_OUTCOMES, emptyLedger, FILE_ACTIONS, LedgerSchema, TARGET_KINDS, TASK_STATUSES } from './schema.js';
+export { COMMAND_OUTCOMES, emptyLedger, FILE_ACTIONS, LedgerSchema, SENTENCES_KEPT, TARGET_KINDS, TASK_STATUSES } from './schema.js';

@@ -121,15 +121,18 @@ export const LedgerAgentSchema = z.object({
 });
 export type LedgerAgent = z.infer<typeof LedgerAgentSchema>;
 
+/** Constraints and requests a ledger keeps of each kind, the newest: far above what any view shows (the clip-archive 12 and 3). */
+export const SENTENCES_KEPT = 100;
+
 export const LedgerSchema = z.object({
   files: z.array(LedgerFileSchema),
   commands: z.array(LedgerCommandSchema),
   errors: z.array(LedgerErrorSchema),
   okCalls: z.array(LedgerOkCallSchema),
   instructions: z.object({
-    /** the user's sentences that constrain the work, verbatim, newest last */
+    /** the user's sentences that constrain the work, verbatim, newest last (the newest SENTENCES_KEPT) */
     constraints: z.array(SeqTextSchema),
-    /** the first sentence of each user request, newest last */
+    /** the first sentence of each user request, newest last (the newest SENTENCES_KEPT) */
     requests: z.array(SeqTextSchema),
   }),
   /** the latest todo list the agent kept */

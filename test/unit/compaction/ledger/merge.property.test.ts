@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { emptyLedger, extractLedger, LedgerSchema, mergeAllLedgers, mergeLedgers } from '../../../../src/compaction/ledger/index.js';
+import {
+  emptyLedger,
+  extractLedger,
+  LedgerSchema,
+  mergeAllLedgers,
+  mergeLedgers,
+  SENTENCES_KEPT,
+} from '../../../../src/compaction/ledger/index.js';
 import { cutSession, sessionSteps, type Step, stepMessages } from './arbitraries.js';
 
 /**
@@ -116,5 +123,42 @@ describe('the generated sessions', () => {
     expect(some((l) => l.tasks !== null && l.tasks.items.length > 0)).toBe(true);
     expect(some((l) => l.commands.some((c) => c.outcome === 'failed' && c.lastOkSeq !== undefined))).toBe(true);
     expect(some((l) => l.instructions.constraints.length > 0 && l.commands.some((c) => c.count > 2))).toBe(true);
+  });
+});
+
+describe('a long conversation’s sentences', () => {
+  // user turns with distinct requests and constraints, some said again later, more than the ledger keeps
+  const longTalk = fc
+    .array(fc.integer({ min: 0, max: 180 }), { minLength: SENTENCES_KEPT - 10, maxLength: SENTENCES_KEPT * 3 })
+    .chain((topics) =>
+      fc.record({
+        steps: fc.constant(
+          topics.map((k): Step => ({ t: 'user', sentences: [`Please look at ticket ${k}.`, `It must never drop row ${k}.`] })),
+        ),
+        cuts: fc.tuple(fc.nat(topics.length), fc.nat(topics.length)).map(([x, y]) => [Math.min(x, y), Math.max(x, y)] as const),
+      }),
+    );
+
+  it('keeps the newest SENTENCES_KEPT of each kind, the same whole or merged from parts in any grouping', () => {
+    fc.assert(
+      fc.property(longTalk, ({ steps, cuts }) => {
+        const [a, b, c] = parts(steps, cuts);
+        const whole = extractLedger([...a!, ...b!, ...c!]);
+        const [x, y, z] = [a!, b!, c!].map(extractLedger);
+        expect(mergeAllLedgers([x!, y!, z!])).toEqual(whole);
+        expect(mergeLedgers(x!, mergeLedgers(y!, z!))).toEqual(whole);
+
+        // the newest distinct sayings, by where each was last said
+        const lastSaid = new Map<string, number>();
+        for (const message of [...a!, ...b!, ...c!]) {
+          const text = (message.content[0] as { text: string }).text;
+          lastSaid.set(text.split(' It')[0]!, message.seq);
+        }
+        const newest = [...lastSaid].sort((p, q) => p[1] - q[1]).slice(-SENTENCES_KEPT);
+        expect(whole.instructions.requests.map((s) => [s.text, s.seq])).toEqual(newest);
+        expect(whole.instructions.constraints).toHaveLength(Math.min(SENTENCES_KEPT, lastSaid.size));
+      }),
+      { numRuns: 60, endOnFailure: true },
+    );
   });
 });

@@ -27,11 +27,13 @@ export interface JobRowTimes {
 
 export async function readJob(sql: postgres.Sql, jobId: string): Promise<JobRowTimes> {
   const [row] = await sql<Array<Record<string, unknown>>>`
-    -- the chunks are rows of compaction_chunks; they are put back into the plan's shape here
+    -- the chunks (and so the summarized seqs) are rows of compaction_chunks; they are put back into the plan's shape here
     select id, status, result, coalesce(octet_length(plan::text), 0) as plan_bytes,
       case when plan is null then null else plan || jsonb_build_object('chunks', coalesce((
         select jsonb_agg(jsonb_build_object('index', c.idx, 'seqs', c.seqs, 'sourceTokens', c.source_tokens, 'messageTokens', c.message_tokens) order by c.idx)
-          from compaction_chunks c where c.job_id = j.id), '[]'::jsonb)) end as plan,
+          from compaction_chunks c where c.job_id = j.id), '[]'::jsonb),
+        'compressedSeqs', coalesce((select jsonb_agg(s.seq order by s.seq)
+          from compaction_chunks c cross join unnest(c.seqs) as s(seq) where c.job_id = j.id), '[]'::jsonb)) end as plan,
       extract(epoch from created_at) * 1000 as created_ms,
       extract(epoch from started_at) * 1000 as started_ms,
       extract(epoch from finished_at) * 1000 as finished_ms,

@@ -105,7 +105,15 @@ export type PlanResult = CompactionPlan | CompactionNoop;
  * What a compaction job row keeps of its plan: the job-level part (rewrites, coverage,
  * watermark, projections) and the orientation header; the chunks are rows of their own.
  */
-export type JobPlan = Omit<CompactionPlan, 'chunks' | 'previousBatchIds'> & { chunkCount: number; header: string | null };
+/**
+ * The plan as the job row stores it: the chunks (and so the summarized seqs) live in their own
+ * rows, read by the step that needs them; 100,000 seqs re-read with the job by every step that
+ * loads it made the plan 673 KB.
+ */
+export type JobPlan = Omit<CompactionPlan, 'chunks' | 'previousBatchIds' | 'compressedSeqs'> & {
+  chunkCount: number;
+  header: string | null;
+};
 
 /** A consolidation's plan: which live batches it merges into one of `level`. */
 export interface ConsolidationPlan {

@@ -6,9 +6,9 @@ import type { CountTokens, ProviderCompaction } from '../compaction/types.js';
 import type { Policy } from '../config/policy.js';
 import type { Db, Tx } from '../db/client.js';
 import { withConversationLock } from '../db/locks.js';
-import { chunkLedgerSql, type ChunkRowWithoutLedger, loadChunkLedgers } from '../db/repos/chunks.js';
+import { chunkCopySql, type ChunkRowWithoutLedger, loadChunkLedgers } from '../db/repos/chunks.js';
 import {
-  activeTotalsWith,
+  activeTotalsForCommit,
   countArchivedOriginals,
   insertBatches,
   insertClipArchiveMessage,
@@ -58,6 +58,9 @@ class InsufficientProgress extends Error {
 
 const minOf = (values: readonly number[]): number => values.reduce((min, v) => (v < min ? v : min), Number.POSITIVE_INFINITY);
 
+/** Messages the chunks summarize (they partition the plan's span). */
+const summarizedCount = (chunks: readonly ChunkRowWithoutLedger[]): number => chunks.reduce((sum, chunk) => sum + chunk.seqs.length, 0);
+
 /**
  * Finalize's ONE transaction (SPEC §5.5), under the per-conversation lock: verify the
  * planned messages are still active and none was pinned since the plan, insert the level-0 batches, archive originals and the
@@ -77,9 +80,11 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
       if (!committing) return { kind: 'not_active' } as const;
 
       const clipSeq = plan.supersededClipArchiveSeq;
-      const planned = new Set([...plan.compressedSeqs, ...plan.rewrites.map((r) => r.seq), ...(clipSeq === null ? [] : [clipSeq])]);
-      const before = await activeTotalsWith(tx, conversation.id, [...planned]);
-      if (before.active !== planned.size) throw staleSnapshot(job.id, planned.size - before.active);
+      // the summarized seqs are the chunks' (read in Postgres); the rest are a few
+      const extraSeqs = [...plan.rewrites.map((r) => r.seq), ...(clipSeq === null ? [] : [clipSeq])];
+      const planned = summarizedCount(input.chunks) + extraSeqs.length;
+      const before = await activeTotalsForCommit(tx, conversation.id, job.id, extraSeqs);
+      if (before.active !== planned) throw staleSnapshot(job.id, planned - before.active);
       // pinned after the plan was made (the pin takes this lock): the plan may not archive or rewrite it
       if (before.pinned > 0) throw pinnedSinceSnapshot(job.id, before.pinned);
       const previous = await loadLiveBatchSummaries(tx, conversation.id);
@@ -90,7 +95,7 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
           input.chunks.map((chunk) => chunkBatchRow(input, chunk)),
         )
       ).map((r) => r.id);
-      await archiveOriginals(tx, input, chunkBatchIds);
+      await archiveOriginals(tx, input);
 
       let clipArchiveSeq: number | null = null;
       let clipText = '';
@@ -107,7 +112,7 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
       const ledgers = await mergeLiveLedgers(tx, input, previous, live.slice(previous.length));
       const state = clipStateOf(ledgers.live, input.policy, input.countTokens);
       if (clipSeq !== null || input.chunks.length > 0) {
-        clipArchiveSeq = minOf([...plan.compressedSeqs, ...(clipSeq === null ? [] : [clipSeq])]);
+        clipArchiveSeq = minOf([...input.chunks.map((chunk) => minOf(chunk.seqs)), ...(clipSeq === null ? [] : [clipSeq])]);
         const clip = buildClipArchive(
           live,
           { archivedMessages: await countArchivedOriginals(tx, conversation.id) },
@@ -149,7 +154,7 @@ export async function commitCompaction(db: Db, input: CommitInput): Promise<Comm
         result: {
           tokensBefore: before.tokens,
           tokensAfter: after.tokens,
-          messagesArchived: plan.compressedSeqs.length + plan.rewrites.length,
+          messagesArchived: summarizedCount(input.chunks) + plan.rewrites.length,
           batchIds: chunkBatchIds,
           clipArchiveSeq,
           strategy: plan.strategy,
@@ -199,7 +204,7 @@ function chunkBatchRow(input: CommitInput, chunk: ChunkRowWithoutLedger) {
     sourceTokens: chunk.messageTokens,
   });
   // copied from the chunk inside Postgres: a thousand ledgers never make the trip to the worker and back
-  return { ...row, ledger: chunkLedgerSql(input.job.id, chunk.idx) };
+  return { ...row, ...chunkCopySql(input.job.id, chunk.idx) };
 }
 
 /**
@@ -237,26 +242,16 @@ async function mergeLiveLedgers(
 }
 
 /**
- * Summarized originals and the superseded clip-archive leave the active history (each tagged
- * with its batch); rewritten ones keep a new version. One set-based statement.
+ * Summarized originals (each tagged with its batch, which the move reads from the batches just
+ * inserted) and the superseded clip-archive leave the active history; rewritten ones keep a
+ * new version. One set-based statement.
  */
-async function archiveOriginals(tx: Tx, input: CommitInput, chunkBatchIds: readonly string[]): Promise<void> {
+async function archiveOriginals(tx: Tx, input: CommitInput): Promise<void> {
   const { plan, conversation, job } = input;
-  const batchOfSeq = new Map<number, string>();
-  input.chunks.forEach((chunk, i) => chunk.seqs.forEach((seq) => batchOfSeq.set(seq, chunkBatchIds[i] as string)));
-  const clip = plan.supersededClipArchiveSeq === null ? [] : [plan.supersededClipArchiveSeq];
-  const rewritten = plan.rewrites.map((r) => r.seq);
   await moveToArchive(tx, {
     conversationId: conversation.id,
     jobId: job.id,
-    seqs: [...plan.compressedSeqs, ...rewritten, ...clip],
-    reasons: [
-      ...plan.compressedSeqs.map(() => 'summarized' as const),
-      ...plan.rewrites.map((r) => r.reason),
-      ...clip.map(() => 'superseded_clip' as const),
-    ],
-    batchIds: [...plan.compressedSeqs.map((seq) => batchOfSeq.get(seq) ?? null), ...rewritten.map(() => null), ...clip.map(() => null)],
-    remove: [...plan.compressedSeqs, ...clip],
-    rewrites: plan.rewrites.map((r) => ({ seq: r.seq, content: r.content, tokens: r.tokensAfter })),
+    rewrites: plan.rewrites.map((r) => ({ seq: r.seq, reason: r.reason, content: r.content, tokens: r.tokensAfter })),
+    supersededClipSeq: plan.supersededClipArchiveSeq,
   });
 }

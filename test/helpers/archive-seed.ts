@@ -106,24 +106,13 @@ async function commitSimulated(db: Db, conversation: ConversationRow, spec: Simu
       await supersedeBatches(tx, absorbedIds, resummaryId);
     }
 
-    const compressed = spec.chunks.flatMap((c, i) => c.seqs.map((seq) => ({ seq, batchId: batchIds[i]! })));
-    await archiveMessages(tx, {
-      conversationId: conversation.id,
-      jobId,
-      reason: 'summarized',
-      seqs: compressed.map((c) => c.seq),
-      batchIds: compressed.map((c) => c.batchId),
-      remove: true,
-    });
-    const rewrites = spec.rewrites ?? [];
+    const compressed = spec.chunks.flatMap((c) => c.seqs.map((seq) => ({ seq })));
+    // the chunks' batches (level 0 of this job) name the summarized seqs, as in a real commit
     await moveToArchive(tx, {
       conversationId: conversation.id,
       jobId,
-      seqs: rewrites.map((r) => r.seq),
-      reasons: rewrites.map((r) => r.reason),
-      batchIds: rewrites.map(() => null),
-      remove: [],
-      rewrites: rewrites.map((r) => ({ seq: r.seq, content: r.content, tokens: 10 })),
+      rewrites: (spec.rewrites ?? []).map((r) => ({ seq: r.seq, reason: r.reason, content: r.content, tokens: 10 })),
+      supersededClipSeq: null,
     });
 
     let clipSeq: number | null = null;

@@ -2,7 +2,7 @@ import { inArray, type SQL, sql } from 'drizzle-orm';
 
 import type { Block, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
-import { type ArchiveReason, batches, conversations, messages } from '../schema.js';
+import { type ArchiveReason, batches, compactionChunks, conversations, messages } from '../schema.js';
 
 /**
  * The set-based writes of finalize's single transaction (SPEC §5.5). Arrays go to Postgres
@@ -13,25 +13,31 @@ const bigints = (values: readonly number[]) => sql`${sql.param(values.map(String
 const uuids = (values: ReadonlyArray<string | null>) => sql`${sql.param(values)}::uuid[]`;
 
 /**
- * Active totals, how many of `seqs` are active right now and how many of those are pinned,
- * in one scan (counts: the seqs never come back).
+ * Active totals, how many of the messages a commit plans to move are active right now and
+ * how many of those are pinned, in one scan: the job's chunks' seqs are read in Postgres,
+ * `extraSeqs` (rewrites, the superseded clip-archive) are a few.
  */
-export async function activeTotalsWith(
+export async function activeTotalsForCommit(
   db: DbOrTx,
   conversationId: string,
-  seqs: readonly number[],
+  jobId: string,
+  extraSeqs: readonly number[],
 ): Promise<{ tokens: number; messages: number; active: number; pinned: number }> {
   const [row] = await db.execute<{ tokens: number; messages: number; active: number; pinned: number }>(sql`
-    select coalesce(sum(tokens), 0)::int as tokens, count(*)::int as messages, (count(*) filter (where seq = any(${bigints(seqs)})))::int as active,
-           (count(*) filter (where pinned and seq = any(${bigints(seqs)})))::int as pinned
+    with planned as (
+      select unnest(c.seqs) as seq from ${compactionChunks} c where c.job_id = ${jobId}
+      union all select unnest(${bigints(extraSeqs)})),
+    touched as (select m.pinned from ${messages} m join planned p on p.seq = m.seq where m.conversation_id = ${conversationId})
+    select coalesce(sum(tokens), 0)::int as tokens, count(*)::int as messages,
+           (select count(*) from touched)::int as active, (select count(*) filter (where pinned) from touched)::int as pinned
       from ${messages} where conversation_id = ${conversationId}`);
   return { tokens: row?.tokens ?? 0, messages: row?.messages ?? 0, active: row?.active ?? 0, pinned: row?.pinned ?? 0 };
 }
 
 export type NewBatch = typeof batches.$inferInsert;
 
-/** A batch whose ledger is copied in SQL (`chunkLedgerSql`), never read into the worker. */
-export type NewBatchWithLedgerSql = Omit<NewBatch, 'ledger'> & { ledger: SQL };
+/** A batch whose ledger and seqs are copied from its chunk in SQL (`chunkCopySql`), never read into the worker. */
+export type NewBatchWithLedgerSql = Omit<NewBatch, 'ledger' | 'seqs'> & { ledger: SQL; seqs: SQL };
 
 export async function insertBatches(db: DbOrTx, rows: ReadonlyArray<NewBatch | NewBatchWithLedgerSql>): Promise<Array<{ id: string }>> {
   if (rows.length === 0) return [];
@@ -82,39 +88,14 @@ export async function archiveMessages(
   return inserted.count;
 }
 
-const ints = (values: readonly number[]) => sql`${sql.param(values.map(String))}::int[]`;
-
-/**
- * Values as their distinct list and each one's 1-based position in it (a null is its own
- * entry): a commit of 100,000 summarized messages sends 1,000 batch ids and 100,000 small
- * numbers instead of 100,000 ids and reasons spelled out, a few MB less to serialize.
- */
-function ordinals<T extends string | null>(values: readonly T[]): { values: T[]; ordinals: number[] } {
-  const position = new Map<T, number>();
-  const distinct: T[] = [];
-  const ordinals = values.map((value) => {
-    let at = position.get(value);
-    if (at === undefined) {
-      distinct.push(value);
-      at = distinct.length;
-      position.set(value, at);
-    }
-    return at;
-  });
-  return { values: distinct, ordinals };
-}
-
 export interface ArchiveMove {
   conversationId: string;
+  /** the committing job: every seq of its level-0 batches (inserted just before) is summarized */
   jobId: string;
-  /** seqs to copy into the archive, each with its reason and batch (null unless summarized) */
-  seqs: readonly number[];
-  reasons: readonly ArchiveReason[];
-  batchIds: ReadonlyArray<string | null>;
-  /** seqs (among `seqs`) that leave the active history */
-  remove: readonly number[];
-  /** kept messages whose content is replaced (Tier 1/2); their originals are among `seqs` */
-  rewrites: ReadonlyArray<{ seq: number; content: Block[]; tokens: number }>;
+  /** kept messages whose content is replaced (Tier 1/2), each original archived with its reason */
+  rewrites: ReadonlyArray<{ seq: number; reason: ArchiveReason; content: Block[]; tokens: number }>;
+  /** the clip-archive the new one supersedes: archived and removed */
+  supersededClipSeq: number | null;
 }
 
 /**
@@ -122,28 +103,37 @@ export interface ArchiveMove {
  * archive (INSERT … SELECT, the content never leaves Postgres), the summarized ones and the
  * superseded clip-archive are deleted, the rewritten ones get their new content. Every part
  * reads the same snapshot, so the copies are the rows as they were before the statement.
+ * Which seqs are summarized, and into which batch, is read from the job's batches in
+ * Postgres: a commit of 100,000 messages sends no per-message parameter.
  */
 export async function moveToArchive(db: DbOrTx, move: ArchiveMove): Promise<void> {
-  if (move.seqs.length === 0) return;
-  const rewrites = JSON.stringify(move.rewrites.map((r) => ({ seq: r.seq, content: r.content, tokens: r.tokens })));
-  const batchIds = ordinals(move.batchIds);
-  const reasons = ordinals(move.reasons);
+  const rewrites = JSON.stringify(move.rewrites.map((r) => ({ seq: r.seq, reason: r.reason, content: r.content, tokens: r.tokens })));
   await db.execute(sql`
-    with archived as (
+    with summarized as (
+      select s.seq, b.id as batch_id from ${batches} b cross join unnest(b.seqs) as s(seq)
+       where b.job_id = ${move.jobId} and b.level = 0),
+    rewrites as (
+      select r.seq, r.reason, r.content, r.tokens from jsonb_to_recordset(${rewrites}::jsonb) as r(seq bigint, reason text, content jsonb, tokens int)),
+    moving as (
+      select seq, batch_id, 'summarized' as reason from summarized
+      union all select seq, null, reason from rewrites
+      union all select ${move.supersededClipSeq}::bigint, null, 'superseded_clip' where ${move.supersededClipSeq}::bigint is not null),
+    archived as (
       insert into archived_messages
         (id, conversation_id, seq, role, kind, content, name, tokens, tool_use_ids, tool_result_ids, usage, metadata, created_at, batch_id, job_id, reason)
       select m.id, m.conversation_id, m.seq, m.role, m.kind, m.content, m.name, m.tokens, m.tool_use_ids, m.tool_result_ids,
-             m.usage, m.metadata, m.created_at, (${uuids(batchIds.values)})[b.batch], ${move.jobId}, (${sql.param(reasons.values)}::text[])[b.reason]
-        from ${messages} m
-        join unnest(${bigints(move.seqs)}, ${ints(batchIds.ordinals)}, ${ints(reasons.ordinals)}) as b(seq, batch, reason) on b.seq = m.seq
+             m.usage, m.metadata, m.created_at, v.batch_id, ${move.jobId}, v.reason
+        from ${messages} m join moving v on v.seq = m.seq
        where m.conversation_id = ${move.conversationId}
       returning 1),
     removed as (
-      delete from ${messages} where conversation_id = ${move.conversationId} and seq = any(${bigints(move.remove)})
+      delete from ${messages} m
+       where m.conversation_id = ${move.conversationId}
+         and (m.seq in (select seq from summarized) or m.seq = ${move.supersededClipSeq}::bigint)
       returning 1),
     rewritten as (
       update ${messages} m set content = r.content, tokens = r.tokens
-        from jsonb_to_recordset(${rewrites}::jsonb) as r(seq bigint, content jsonb, tokens int)
+        from rewrites r
        where m.conversation_id = ${move.conversationId} and m.seq = r.seq
       returning 1)
     select (select count(*) from archived) as archived, (select count(*) from removed) as removed, (select count(*) from rewritten) as rewritten`);

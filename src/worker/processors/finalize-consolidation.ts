@@ -3,7 +3,7 @@ import type { ConsolidationPlan } from '../../compaction/plan-types.js';
 import { operatorInstructionsResult } from '../../compaction/summarize/index.js';
 import { countMessageTokens } from '../../compaction/tokens.js';
 import { withConversationLock } from '../../db/locks.js';
-import { chunkLedgerSql, type ChunkRowWithoutLedger, loadChunkLedgers } from '../../db/repos/chunks.js';
+import { chunkCopySql, type ChunkRowWithoutLedger, loadChunkLedgers } from '../../db/repos/chunks.js';
 import {
   activeTotals,
   archiveMessages,
@@ -85,11 +85,11 @@ async function commitConsolidation(
     const owner = { conversationId: conversation.id, jobId: job.id, countTokens: deps.countTokens };
     const absorbed = live.filter((b) => plan.absorbedBatchIds.includes(b.id));
     const sourceTokens = absorbed.reduce((sum, b) => sum + b.summaryTokens, 0);
-    // the merged ledger (tens of MB as JSON when a thousand batches merge) is copied in SQL
+    // the merged ledger (MBs as JSON when a thousand batches merge) and the seqs are copied in SQL
     const [merged] = await insertBatches(tx, [
       {
         ...batchRow(owner, chunk, { level: plan.level, seqs: chunk.seqs, sourceMessages: chunk.seqs.length, sourceTokens }),
-        ledger: chunkLedgerSql(job.id, chunk.idx),
+        ...chunkCopySql(job.id, chunk.idx),
       },
     ]);
     if (!merged) throw new Error('consolidation batch insert returned nothing');

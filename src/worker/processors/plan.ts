@@ -140,7 +140,7 @@ function nativeDeps(deps: PlanDeps): NativeDeps {
 }
 
 function jobPlanOf(plan: CompactionPlan, header: string | null): JobPlan {
-  const { chunks, previousBatchIds: _previous, ...rest } = plan;
+  const { chunks, previousBatchIds: _previous, compressedSeqs: _compressed, ...rest } = plan;
   return { ...rest, chunkCount: chunks.length, header };
 }
 

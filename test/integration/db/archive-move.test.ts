@@ -4,14 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertBatches, moveToArchive } from '../../../src/db/repos/compaction-writes.js';
 import { insertJob } from '../../../src/db/repos/jobs.js';
 import { listActiveMessages } from '../../../src/db/repos/messages.js';
-import { conversations } from '../../../src/db/schema.js';
+import { compactionJobs, conversations } from '../../../src/db/schema.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { storeRealSession } from '../../helpers/session-rows.js';
 
 /**
- * The commit's archive move sends each batch id and reason once with a position per seq: every
- * archived row must still get its own seq's batch and reason (nulls included), the removed
- * ones leave the active history and the rewritten ones keep a new version.
+ * The commit's archive move reads the summarized seqs and their batches from the job's level-0
+ * batches in Postgres: every archived row must still get its own seq's batch and reason (nulls
+ * included), the removed ones leave the active history and the rewritten ones keep a new
+ * version; another job's batches and a re-summary's are left alone.
  */
 
 let db: TestDatabase;
@@ -56,14 +57,25 @@ describe('moveToArchive', () => {
       ...rewritten.map((seq, i) => ({ seq, batchId: null, reason: i === 0 ? 'truncated' : 'masked' })),
       ...clip.map((seq) => ({ seq, batchId: null, reason: 'superseded_clip' })),
     ];
+    // neither another job's batch nor a level-1 batch of this one is moved
+    const [other] = await db.db
+      .insert(compactionJobs)
+      .values({ tenantId: conversation!.tenantId, conversationId, status: 'completed', trigger: 'api', finishedAt: new Date() })
+      .returning({ id: compactionJobs.id });
+    await insertBatches(db.db, [
+      { ...batchRow(2, seqs.slice(28, 30)), jobId: other!.id },
+      { ...batchRow(3, seqs.slice(28, 30)), level: 1 },
+    ]);
     await moveToArchive(db.db, {
       conversationId,
       jobId: job!.id,
-      seqs: expected.map((e) => e.seq),
-      reasons: expected.map((e) => e.reason as 'summarized'),
-      batchIds: expected.map((e) => e.batchId),
-      remove: [...summarized, ...clip],
-      rewrites: rewritten.map((seq) => ({ seq, content: [{ type: 'text', text: `rewritten ${seq}` }], tokens: 3 })),
+      rewrites: rewritten.map((seq, i) => ({
+        seq,
+        reason: i === 0 ? 'truncated' : 'masked',
+        content: [{ type: 'text', text: `rewritten ${seq}` }],
+        tokens: 3,
+      })),
+      supersededClipSeq: clip[0]!,
     });
     const archived = await db.sql<Array<{ seq: string; batch_id: string | null; reason: string }>>`
       select seq, batch_id, reason from archived_messages where conversation_id = ${conversationId} order by seq`;

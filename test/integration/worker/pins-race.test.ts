@@ -2,7 +2,6 @@ import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { loadRealTranscript } from '../../../harness/transcripts.js';
-import type { JobPlan } from '../../../src/compaction/plan-types.js';
 import { listChunks } from '../../../src/db/repos/chunks.js';
 import { getJob } from '../../../src/db/repos/jobs.js';
 import { batches } from '../../../src/db/schema.js';
@@ -40,11 +39,11 @@ describe('a pin during a compaction', () => {
     await seedConversation(stack, 'race', session(), { policy: { auto: false, chunkTokens: 4000, keepRecent: 6 } });
     const job = await compact(stack, 'race', { strategy: 'summarize' });
     await processPlan({ jobId: job.id }, deps);
-    const plan = (await getJob(deps.db, job.id))?.plan as JobPlan;
     const chunks = await listChunks(deps.db, job.id);
     await Promise.all(chunks.map((_, chunkIndex) => processSummarizeChunk({ jobId: job.id, chunkIndex }, deps)));
 
-    const target = plan.compressedSeqs[Math.floor(plan.compressedSeqs.length / 2)] as number;
+    const summarized = chunks.flatMap((c) => c.seqs);
+    const target = summarized[Math.floor(summarized.length / 2)] as number;
     const before = await activeMessages(stack, 'race');
     expect((await pin('PUT', target)).statusCode).toBe(200);
 

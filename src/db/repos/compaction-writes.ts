@@ -37,9 +37,9 @@ export async function activeTotalsForCommit(
 export type NewBatch = typeof batches.$inferInsert;
 
 /** A batch whose ledger and seqs are copied from its chunk in SQL (`chunkCopySql`), never read into the worker. */
-export type NewBatchWithLedgerSql = Omit<NewBatch, 'ledger' | 'seqs'> & { ledger: SQL; seqs: SQL };
+export type NewBatchFromChunk = Omit<NewBatch, 'ledger' | 'seqs'> & { ledger: SQL; seqs: SQL };
 
-export async function insertBatches(db: DbOrTx, rows: ReadonlyArray<NewBatch | NewBatchWithLedgerSql>): Promise<Array<{ id: string }>> {
+export async function insertBatches(db: DbOrTx, rows: ReadonlyArray<NewBatch | NewBatchFromChunk>): Promise<Array<{ id: string }>> {
   if (rows.length === 0) return [];
   return db
     .insert(batches)

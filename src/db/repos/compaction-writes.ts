@@ -13,6 +13,17 @@ const bigints = (values: readonly number[]) => sql`${sql.param(values.map(String
 const uuids = (values: ReadonlyArray<string | null>) => sql`${sql.param(values)}::uuid[]`;
 
 /**
+ * The active message at `seq` of a conversation, as a LATERAL subquery: one index probe per
+ * seq, whatever the planner believes. A plain join is not safe here: right after a
+ * conversation grows, Postgres's statistics put it at about one row, and the planner then nests
+ * a loop that re-reads the whole seq list for each of its messages (a 10,000-message commit
+ * spent 5 s in `activeTotalsForCommit` that way instead of ~20 ms). OFFSET 0 keeps the
+ * subquery from being flattened back into that join.
+ */
+const activeAt = (conversationId: string, seq: SQL) =>
+  sql`lateral (select * from ${messages} m where m.conversation_id = ${conversationId} and m.seq = ${seq} offset 0)`;
+
+/**
  * Active totals, how many of the messages a commit plans to move are active right now and
  * how many of those are pinned, in one scan: the job's chunks' seqs are read in Postgres,
  * `extraSeqs` (rewrites, the superseded clip-archive) are a few.
@@ -23,15 +34,22 @@ export async function activeTotalsForCommit(
   jobId: string,
   extraSeqs: readonly number[],
 ): Promise<{ tokens: number; messages: number; active: number; pinned: number }> {
-  const [row] = await db.execute<{ tokens: number; messages: number; active: number; pinned: number }>(sql`
+  const [row] = await db.execute<{ tokens: number; messages: number; active: number; pinned: number }>(
+    activeTotalsForCommitSql(conversationId, jobId, extraSeqs),
+  );
+  return { tokens: row?.tokens ?? 0, messages: row?.messages ?? 0, active: row?.active ?? 0, pinned: row?.pinned ?? 0 };
+}
+
+/** `activeTotalsForCommit`'s statement (its plan is tested apart). */
+export function activeTotalsForCommitSql(conversationId: string, jobId: string, extraSeqs: readonly number[]): SQL {
+  return sql`
     with planned as (
       select unnest(c.seqs) as seq from ${compactionChunks} c where c.job_id = ${jobId}
       union all select unnest(${bigints(extraSeqs)})),
-    touched as (select m.pinned from ${messages} m join planned p on p.seq = m.seq where m.conversation_id = ${conversationId})
+    touched as (select m.pinned from planned p cross join ${activeAt(conversationId, sql`p.seq`)} m)
     select coalesce(sum(tokens), 0)::int as tokens, count(*)::int as messages,
            (select count(*) from touched)::int as active, (select count(*) filter (where pinned) from touched)::int as pinned
-      from ${messages} where conversation_id = ${conversationId}`);
-  return { tokens: row?.tokens ?? 0, messages: row?.messages ?? 0, active: row?.active ?? 0, pinned: row?.pinned ?? 0 };
+      from ${messages} where conversation_id = ${conversationId}`;
 }
 
 export type NewBatch = typeof batches.$inferInsert;
@@ -79,9 +97,8 @@ export async function archiveMessages(
       (id, conversation_id, seq, role, kind, content, name, tokens, tool_use_ids, tool_result_ids, usage, metadata, created_at, batch_id, job_id, reason)
     select m.id, m.conversation_id, m.seq, m.role, m.kind, m.content, m.name, m.tokens, m.tool_use_ids, m.tool_result_ids,
            m.usage, m.metadata, m.created_at, b.batch_id, ${params.jobId}, ${params.reason}
-      from ${messages} m
-      join unnest(${bigints(params.seqs)}, ${uuids(batchIds)}) as b(seq, batch_id) on b.seq = m.seq
-     where m.conversation_id = ${params.conversationId}`);
+      from unnest(${bigints(params.seqs)}, ${uuids(batchIds)}) as b(seq, batch_id)
+     cross join ${activeAt(params.conversationId, sql`b.seq`)} m`);
   if (params.remove) {
     await db.execute(sql`delete from ${messages} where conversation_id = ${params.conversationId} and seq = any(${bigints(params.seqs)})`);
   }
@@ -107,15 +124,23 @@ export interface ArchiveMove {
  * Postgres: a commit of 100,000 messages sends no per-message parameter.
  */
 export async function moveToArchive(db: DbOrTx, move: ArchiveMove): Promise<void> {
+  await db.execute(moveToArchiveSql(move));
+}
+
+/**
+ * `moveToArchive`'s statement (its plan is tested apart). Each moving seq finds its row with
+ * `activeAt`; the delete and the update then reach those rows by primary key, a join whose
+ * other side is the whole table, which the planner never takes for one row.
+ */
+export function moveToArchiveSql(move: ArchiveMove): SQL {
   const rewrites = JSON.stringify(move.rewrites.map((r) => ({ seq: r.seq, reason: r.reason, content: r.content, tokens: r.tokens })));
-  await db.execute(sql`
-    with summarized as (
-      select s.seq, b.id as batch_id from ${batches} b cross join unnest(b.seqs) as s(seq)
-       where b.job_id = ${move.jobId} and b.level = 0),
-    rewrites as (
+  return sql`
+    with rewrites as (
       select r.seq, r.reason, r.content, r.tokens from jsonb_to_recordset(${rewrites}::jsonb) as r(seq bigint, reason text, content jsonb, tokens int)),
     moving as (
-      select seq, batch_id, 'summarized' as reason from summarized
+      select s.seq, b.id as batch_id, 'summarized' as reason
+        from ${batches} b cross join unnest(b.seqs) as s(seq)
+       where b.job_id = ${move.jobId} and b.level = 0
       union all select seq, null, reason from rewrites
       union all select ${move.supersededClipSeq}::bigint, null, 'superseded_clip' where ${move.supersededClipSeq}::bigint is not null),
     archived as (
@@ -123,20 +148,18 @@ export async function moveToArchive(db: DbOrTx, move: ArchiveMove): Promise<void
         (id, conversation_id, seq, role, kind, content, name, tokens, tool_use_ids, tool_result_ids, usage, metadata, created_at, batch_id, job_id, reason)
       select m.id, m.conversation_id, m.seq, m.role, m.kind, m.content, m.name, m.tokens, m.tool_use_ids, m.tool_result_ids,
              m.usage, m.metadata, m.created_at, v.batch_id, ${move.jobId}, v.reason
-        from ${messages} m join moving v on v.seq = m.seq
-       where m.conversation_id = ${move.conversationId}
-      returning 1),
+        from moving v cross join ${activeAt(move.conversationId, sql`v.seq`)} m
+      returning id, reason),
     removed as (
-      delete from ${messages} m
-       where m.conversation_id = ${move.conversationId}
-         and (m.seq in (select seq from summarized) or m.seq = ${move.supersededClipSeq}::bigint)
+      delete from ${messages} m using archived a
+       where m.id = a.id and a.reason in ('summarized', 'superseded_clip')
       returning 1),
     rewritten as (
       update ${messages} m set content = r.content, tokens = r.tokens
-        from rewrites r
-       where m.conversation_id = ${move.conversationId} and m.seq = r.seq
+        from rewrites r cross join ${activeAt(move.conversationId, sql`r.seq`)} t
+       where m.id = t.id
       returning 1)
-    select (select count(*) from archived) as archived, (select count(*) from removed) as removed, (select count(*) from rewritten) as rewritten`);
+    select (select count(*) from archived) as archived, (select count(*) from removed) as removed, (select count(*) from rewritten) as rewritten`;
 }
 
 export async function insertClipArchiveMessage(

@@ -23,13 +23,18 @@ const isUnread = (request: FastifyRequest): boolean => request.raw.complete === 
  * the header, Node keeps the connection and reads the rest of the body into nothing, so the
  * client finishes sending and reads the answer; the drain is bounded by `UNREAD_BODY_DRAIN_MS`,
  * and shutdown ends it.
- * A client that itself asked for `connection: close` is still closed on at once (Node's rule).
+ * A client that itself asked for `connection: close` lingers the same way (as nginx's lingering
+ * close does): Node would close on it at once, and the reset reaches it before the answer on a
+ * busy host. It closes the connection itself once it has the answer.
  */
 export function unreadBodyHooks(drainMs = UNREAD_BODY_DRAIN_MS) {
   const draining = new Set<Socket>();
   return {
     onSend: async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-      if (isUnread(request) && String(reply.getHeader('connection') ?? '').toLowerCase() === 'close') reply.removeHeader('connection');
+      if (!isUnread(request)) return payload;
+      if (String(reply.getHeader('connection') ?? '').toLowerCase() === 'close') reply.removeHeader('connection');
+      // Node keeps the socket, and reads what is left of the body, only for a kept-alive answer
+      reply.raw.shouldKeepAlive = true;
       return payload;
     },
 

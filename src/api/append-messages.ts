@@ -5,7 +5,7 @@ import type { CountTokens, NormalizedMessage } from '../compaction/types.js';
 import type { Tx } from '../db/client.js';
 import { withConversationLock } from '../db/locks.js';
 import { type ConversationRow, recordAppend } from '../db/repos/conversations.js';
-import { insertMessages, type NewMessage, toolPairingState } from '../db/repos/messages.js';
+import { insertReservedMessages, type NewMessage, type ToolPairingState, toolPairingState } from '../db/repos/messages.js';
 import { AppError } from '../lib/errors.js';
 
 export interface AppendInput {
@@ -164,31 +164,44 @@ function toRow(normalized: NormalizedMessage, countTokens: CountTokens): NewMess
 /**
  * Stores a prepared append under the conversation lock: checks tool pairing against the
  * whole conversation, reserves consecutive seqs while updating the counters, inserts the rows.
- * Runs inside the caller's transaction, so a rejected append stores nothing. Three statements
- * after the lock at most (pairing only when the append carries tool blocks).
+ * Runs inside the caller's transaction, so a rejected append stores nothing.
  */
-export async function storeAppend(tx: Tx, conversation: ConversationRow, prepared: PreparedAppend) {
-  await withConversationLock(tx, conversation.id);
-  return storeAppendLocked(tx, conversation, prepared);
+export function storeAppend(tx: Tx, conversation: ConversationRow, prepared: PreparedAppend) {
+  return store(tx, conversation, prepared, { lock: true });
 }
 
-/** `storeAppend` for a caller that already holds the conversation lock in `tx` (one round trip fewer). */
-export async function storeAppendLocked(tx: Tx, conversation: ConversationRow, prepared: PreparedAppend) {
-  await checkToolPairing(tx, conversation.id, prepared.rows);
-  const updated = await recordAppend(tx, {
-    id: conversation.id,
-    addedMessages: prepared.rows.length,
-    addedTokens: prepared.rows.reduce((sum, row) => sum + row.tokens, 0),
-    reportedInputTokens: prepared.reportedInputTokens,
-  });
-  const inserted = await insertMessages(tx, conversation.id, updated.nextSeq - prepared.rows.length, prepared.rows);
+/** `storeAppend` for a caller that already holds the conversation lock in `tx`. */
+export function storeAppendLocked(tx: Tx, conversation: ConversationRow, prepared: PreparedAppend) {
+  return store(tx, conversation, prepared, { lock: false });
+}
+
+/**
+ * The lock, the pairing read, the counters' update and the insert go out together, one
+ * pipeline on the transaction's connection (one write, one wait instead of four): Postgres
+ * runs them one after another, each seeing what the one before did, so the insert takes the
+ * seqs the update just reserved from the row itself. The pairing is checked once the rows are
+ * written: a violation throws, and the transaction's rollback takes the writes back.
+ */
+async function store(tx: Tx, conversation: ConversationRow, prepared: PreparedAppend, options: { lock: boolean }) {
+  const { rows } = prepared;
+  const opens = rows.flatMap((r) => r.toolUseIds);
+  const answers = rows.flatMap((r) => r.toolResultIds);
+  const [, pairing, updated, inserted] = await Promise.all([
+    options.lock ? withConversationLock(tx, conversation.id) : undefined,
+    toolPairingState(tx, conversation.id, [...opens, ...answers], answers),
+    recordAppend(tx, {
+      id: conversation.id,
+      addedMessages: rows.length,
+      addedTokens: rows.reduce((sum, row) => sum + row.tokens, 0),
+      reportedInputTokens: prepared.reportedInputTokens,
+    }),
+    insertReservedMessages(tx, conversation.id, rows),
+  ]);
+  checkToolPairing(rows, pairing);
   return { inserted, conversation: updated };
 }
 
-async function checkToolPairing(tx: Tx, conversationId: string, rows: readonly NewMessage[]): Promise<void> {
-  const opens = rows.flatMap((r) => r.toolUseIds);
-  const answers = rows.flatMap((r) => r.toolResultIds);
-  const { opened, answered } = await toolPairingState(tx, conversationId, [...opens, ...answers], answers);
+function checkToolPairing(rows: readonly NewMessage[], { opened, answered }: ToolPairingState): void {
   rows.forEach((row, index) => {
     const blockIndex = (id: string, type: 'tool_use' | 'tool_result') =>
       row.content.findIndex((b) =>

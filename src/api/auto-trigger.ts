@@ -3,7 +3,7 @@ import { DEFAULT_TENANT_QUOTAS, type TenantQuotas } from '../config/env.js';
 import type { Tx } from '../db/client.js';
 import { type ConversationRow, setWarning, triggerStateOf } from '../db/repos/conversations.js';
 import { insertJob } from '../db/repos/jobs.js';
-import { autoTriggerInputs } from '../db/repos/tenants.js';
+import { type AutoTriggerInputs, autoTriggerInputs } from '../db/repos/tenants.js';
 import { recordWebhookEvent } from '../db/repos/webhooks.js';
 import type { CompactionOptions } from '../queue/job-options.js';
 import { autoCompactionDeferral } from './compaction-quota.js';
@@ -23,10 +23,16 @@ export async function autoTriggerAfterAppend(
   tx: Tx,
   conversation: ConversationRow,
   effects: AppendEffects = { webhookDeliveryIds: [], idleCheckDelayMs: null },
-  options: { autoCompact?: boolean; quotas?: TenantQuotas; jobOptions?: CompactionOptions } = {},
+  options: {
+    autoCompact?: boolean;
+    quotas?: TenantQuotas;
+    jobOptions?: CompactionOptions;
+    /** read by the caller in the append's own pipeline; read here when absent */
+    triggerInputs?: AutoTriggerInputs;
+  } = {},
 ): Promise<{ id: string; status: string } | null> {
   const autoCompact = options.autoCompact ?? true;
-  const { policy, activeJob } = await autoTriggerInputs(tx, conversation);
+  const { policy, activeJob } = options.triggerInputs ?? (await autoTriggerInputs(tx, conversation));
   const decision = decideAutoCompaction(triggerStateOf(conversation, activeJob), policy);
   if (decision.warning !== conversation.warning) await setWarning(tx, conversation.id, decision.warning);
   const tokens = Math.max(conversation.activeTokens, conversation.reportedInputTokens ?? 0);

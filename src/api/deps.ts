@@ -5,6 +5,7 @@ import type { CountTokens } from '../compaction/types.js';
 import type { Config, TenantQuotas } from '../config/env.js';
 import type { Db, Sql, Tx } from '../db/client.js';
 import type { ConversationRow } from '../db/repos/conversations.js';
+import type { AutoTriggerInputs } from '../db/repos/tenants.js';
 import type { HostResolver } from '../lib/webhook-target.js';
 import type { Logger } from '../obs/logger.js';
 import type { Metrics } from '../obs/metrics.js';
@@ -52,7 +53,7 @@ export interface ApiDeps {
     tx: Tx,
     conversation: ConversationRow,
     effects?: AppendEffects,
-    options?: { autoCompact?: boolean; quotas?: TenantQuotas; jobOptions?: CompactionOptions },
+    options?: { autoCompact?: boolean; quotas?: TenantQuotas; jobOptions?: CompactionOptions; triggerInputs?: AutoTriggerInputs },
   ): Promise<{ id: string; status: string } | null>;
   /** Called after an append committed (not for idempotent replays), with what its transaction left to do. */
   onAppendCommitted?(conversationId: string, effects: AppendEffects): Promise<void> | void;

@@ -1,6 +1,15 @@
 import { sql } from 'drizzle-orm';
 
 import type { Tx } from './client.js';
+import { compiledStatement } from './prepared.js';
+
+// taken on every append: compiled once (see compiledStatement)
+const exclusiveLock = compiledStatement<Record<string, unknown>, { key: string }>(
+  sql`select pg_advisory_xact_lock(hashtextextended(${sql.placeholder('key')}, 0))`,
+);
+const sharedLock = compiledStatement<Record<string, unknown>, { key: string }>(
+  sql`select pg_advisory_xact_lock_shared(hashtextextended(${sql.placeholder('key')}, 0))`,
+);
 
 /**
  * Per-conversation transaction lock (SPEC §5.5). Appends take it only to assign seqs, and
@@ -8,7 +17,7 @@ import type { Tx } from './client.js';
  * never for an LLM call. Released automatically at commit/rollback.
  */
 export async function withConversationLock(tx: Tx, conversationId: string): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${conversationId}, 0))`);
+  await exclusiveLock(tx, { key: conversationId });
 }
 
 /**
@@ -24,12 +33,12 @@ export async function withConversationLock(tx: Tx, conversationId: string): Prom
  * the conversation lock: appends never wait for an indexer.
  */
 export async function lockArchiveForIndexing(tx: Tx, conversationId: string): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock_shared(hashtextextended(${archiveKey(conversationId)}, 0))`);
+  await sharedLock(tx, { key: archiveKey(conversationId) });
 }
 
 /** Exclusive side of `lockArchiveForIndexing`: taken by a transaction that deletes archived rows. */
 export async function lockArchiveForRemoval(tx: Tx, conversationId: string): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${archiveKey(conversationId)}, 0))`);
+  await exclusiveLock(tx, { key: archiveKey(conversationId) });
 }
 
 const archiveKey = (conversationId: string) => `archive:${conversationId}`;

@@ -1,7 +1,8 @@
 import { loadRealTranscript } from '../../harness/transcripts.js';
 import { toolIdsOf } from '../../src/compaction/normalize.js';
 import { countMessageTokens } from '../../src/compaction/tokens.js';
-import { insertMessages } from '../../src/db/repos/messages.js';
+import { recordAppend } from '../../src/db/repos/conversations.js';
+import { insertReservedMessages } from '../../src/db/repos/messages.js';
 import { conversations, tenants } from '../../src/db/schema.js';
 import { countTokens } from '../../src/lib/count-tokens.js';
 import type { TestDatabase } from './db.js';
@@ -29,6 +30,9 @@ export async function storeRealSession(db: TestDatabase, name: string, transcrip
       metadata: m.metadata,
     };
   });
-  await insertMessages(db.db, conversation!.id, 1, rows);
+  // as an append stores them: the counters reserve the seqs, the insert takes them
+  const addedTokens = rows.reduce((sum, row) => sum + row.tokens, 0);
+  await recordAppend(db.db, { id: conversation!.id, addedMessages: rows.length, addedTokens, reportedInputTokens: undefined });
+  await insertReservedMessages(db.db, conversation!.id, rows);
   return conversation!.id;
 }

@@ -4,6 +4,7 @@ import { renderAnthropicContextWithNative, renderOpenAIContext, renderResponsesC
 import type { Db } from '../../db/client.js';
 import { type ConversationRow, getConversation } from '../../db/repos/conversations.js';
 import { activeHistory, listActiveMessages } from '../../db/repos/messages.js';
+import { autoTriggerInputs } from '../../db/repos/tenants.js';
 import { notFound } from '../../lib/errors.js';
 import { prepareAppendOffLoop, storeAppend } from '../append-messages.js';
 import type { ApiDeps, AppendEffects } from '../deps.js';
@@ -59,10 +60,15 @@ export function messageRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
             request: request.body,
           },
           async (tx) => {
-            const stored = await storeAppend(tx, conversation, prepared);
+            // the trigger's read joins the append's pipeline (it reads neither the rows nor the counters)
+            const [stored, triggerInputs] = await Promise.all([
+              storeAppend(tx, conversation, prepared),
+              autoTriggerInputs(tx, conversation),
+            ]);
             const compaction = await deps.afterAppend(tx, stored.conversation, effects, {
               autoCompact: request.body.autoCompact,
               quotas: deps.config.quotas,
+              triggerInputs,
             });
             return {
               status: 201,

@@ -3,6 +3,7 @@ import { and, asc, eq, getTableColumns, inArray, type SQL, sql } from 'drizzle-o
 import type { Ledger } from '../../compaction/ledger/index.js';
 import type { Block, HistoryMessage, MessageKind, ProviderCompaction, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
+import { executePrepared, preparedPerHandle } from '../prepared.js';
 import { type ChunkUsage, compactionChunks, compactionJobs, conversations } from '../schema.js';
 import { toHistoryMessage } from './snapshot.js';
 
@@ -82,7 +83,13 @@ export async function loadChunkStep(db: DbOrTx, jobId: string, idx: number) {
 }
 
 async function readChunkStep(db: DbOrTx, jobId: string, idx: number) {
-  const [row] = await db
+  const [row] = await chunkStepQuery(db).execute({ jobId, idx });
+  return row ?? null;
+}
+
+/** Read by every summarize step: built and prepared once per handle (see preparedPerHandle). */
+const chunkStepQuery = preparedPerHandle((db) =>
+  db
     .select({
       chunk: compactionChunks,
       job: {
@@ -101,9 +108,9 @@ async function readChunkStep(db: DbOrTx, jobId: string, idx: number) {
     .from(compactionChunks)
     .innerJoin(compactionJobs, eq(compactionJobs.id, compactionChunks.jobId))
     .innerJoin(conversations, eq(conversations.id, compactionJobs.conversationId))
-    .where(and(eq(compactionChunks.jobId, jobId), eq(compactionChunks.idx, idx)));
-  return row ?? null;
-}
+    .where(and(eq(compactionChunks.jobId, sql.placeholder('jobId')), eq(compactionChunks.idx, sql.placeholder('idx'))))
+    .prepare('chunk_step'),
+);
 export type ChunkStep = NonNullable<Awaited<ReturnType<typeof loadChunkStep>>>;
 
 type ChunkMessageRow = {
@@ -125,11 +132,14 @@ type ChunkMessageRow = {
  */
 export async function loadChunkMessages(db: DbOrTx, conversationId: string, seqs: readonly number[]): Promise<HistoryMessage[]> {
   if (seqs.length === 0) return [];
-  const rows = await db.execute<ChunkMessageRow>(sql`
+  const rows = await executePrepared<ChunkMessageRow>(
+    db,
+    sql`
     select seq, role, kind, content, tokens, tool_use_ids, tool_result_ids, metadata -> 'meta' as meta
       from messages
      where conversation_id = ${conversationId} and seq = any(${`{${seqs.join(',')}}`}::bigint[])
-     order by seq`);
+     order by seq`,
+  );
   return rows.map((row) =>
     toHistoryMessage({
       seq: Number(row.seq),
@@ -208,7 +218,9 @@ export interface ChunkOutcome {
  * Returns false when the row was already done.
  */
 export async function completeChunk(db: DbOrTx, jobId: string, idx: number, outcome: ChunkOutcome): Promise<boolean> {
-  const rows = await db.execute<{ done: number }>(sql`
+  const rows = await executePrepared<{ done: number }>(
+    db,
+    sql`
     with done as (
       update compaction_chunks set
         status = 'done', summary = ${outcome.summary}, provider = ${outcome.provider}, model = ${outcome.model},
@@ -225,7 +237,8 @@ export async function completeChunk(db: DbOrTx, jobId: string, idx: number, outc
       progress = jsonb_set(j.progress, '{chunksDone}', to_jsonb(coalesce((j.progress ->> 'chunksDone')::int, 0) + 1)),
       updated_at = now()
      where j.id = ${jobId} and exists (select 1 from done)
-    returning 1 as done`);
+    returning 1 as done`,
+  );
   return rows.length > 0;
 }
 

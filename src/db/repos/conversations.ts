@@ -2,7 +2,7 @@ import { and, eq, ne, sql } from 'drizzle-orm';
 
 import type { TriggerState } from '../../compaction/trigger/index.js';
 import type { DbOrTx } from '../client.js';
-import { preparedPerHandle } from '../prepared.js';
+import { compiledStatement, preparedPerHandle, tableRowMapper } from '../prepared.js';
 import { compactionJobs, conversations } from '../schema.js';
 
 export type ConversationRow = typeof conversations.$inferSelect;
@@ -83,21 +83,32 @@ export async function recordAppend(
     reportedInputTokens: number | undefined;
   },
 ): Promise<ConversationRow> {
-  const [row] = await db
-    .update(conversations)
-    .set({
-      nextSeq: sql`${conversations.nextSeq} + ${params.addedMessages}`,
-      messageCount: sql`${conversations.messageCount} + ${params.addedMessages}`,
-      activeTokens: sql`${conversations.activeTokens} + ${params.addedTokens}`,
-      ...(params.reportedInputTokens === undefined ? {} : { reportedInputTokens: params.reportedInputTokens }),
-      version: sql`${conversations.version} + 1`,
-      updatedAt: sql`now()`,
-    })
-    .where(eq(conversations.id, params.id))
-    .returning();
-  if (!row) throw new Error(`conversation ${params.id} vanished during append`);
-  return row;
+  const [raw] = await recordAppendStatement(db, {
+    id: params.id,
+    messages: params.addedMessages,
+    tokens: params.addedTokens,
+    reported: params.reportedInputTokens ?? null,
+  });
+  if (!raw) throw new Error(`conversation ${params.id} vanished during append`);
+  return conversationRow(raw);
 }
+
+const conversationRow = tableRowMapper(conversations);
+
+/** Run on every append: compiled once (see compiledStatement); a reported count of null keeps the stored one. */
+const recordAppendStatement = compiledStatement<
+  Record<string, unknown>,
+  { id: string; messages: number; tokens: number; reported: number | null }
+>(sql`
+  update ${conversations}
+     set next_seq = next_seq + ${sql.placeholder('messages')}::int,
+         message_count = message_count + ${sql.placeholder('messages')}::int,
+         active_tokens = active_tokens + ${sql.placeholder('tokens')}::int,
+         reported_input_tokens = coalesce(${sql.placeholder('reported')}::int, reported_input_tokens),
+         version = version + 1,
+         updated_at = now()
+   where id = ${sql.placeholder('id')}
+  returning *`);
 
 export async function setWarning(db: DbOrTx, id: string, warning: boolean): Promise<void> {
   await db.update(conversations).set({ warning }).where(eq(conversations.id, id));

@@ -2,8 +2,8 @@ import { and, asc, eq, gt, type SQL, sql } from 'drizzle-orm';
 
 import type { Block, MessageKind, NativeClip, Role } from '../../compaction/types.js';
 import type { DbOrTx } from '../client.js';
-import { preparedPerHandle } from '../prepared.js';
-import { archivedMessages, messages } from '../schema.js';
+import { compiledStatement, executePrepared, preparedPerHandle } from '../prepared.js';
+import { archivedMessages, conversations, messages } from '../schema.js';
 
 export type MessageRow = typeof messages.$inferSelect;
 
@@ -20,15 +20,29 @@ export interface NewMessage {
   pinned?: boolean | undefined;
 }
 
+// run on every append: compiled once (see compiledStatement)
+const insertReservedStatement = compiledStatement<
+  { id: string; seq: string; tokens: number },
+  { conversationId: string; count: number; payload: string }
+>(sql`
+  insert into ${messages} (conversation_id, seq, role, kind, content, name, tokens, tool_use_ids, tool_result_ids, usage, metadata, pinned)
+  select ${sql.placeholder('conversationId')}, c.next_seq - ${sql.placeholder('count')}::int + e.ord - 1, e.m ->> 'r', e.m ->> 'k', e.m -> 'c', e.m ->> 'n', (e.m ->> 't')::int,
+         array(select jsonb_array_elements_text(e.m -> 'u')), array(select jsonb_array_elements_text(e.m -> 'a')),
+         nullif(e.m -> 'g', 'null'::jsonb), nullif(e.m -> 'd', 'null'::jsonb), (e.m ->> 'p')::boolean
+    from jsonb_array_elements(${sql.placeholder('payload')}::jsonb) with ordinality as e(m, ord),
+         (select next_seq from ${conversations} where id = ${sql.placeholder('conversationId')}) c
+  returning id, seq, tokens`);
+
 /**
- * Inserts an append's rows at consecutive seqs from `firstSeq`, returned in seq order. The
- * rows travel as one jsonb parameter expanded in SQL: a 500-row append is one parameter to
- * serialize, not 5,500 bound values built column by column.
+ * Inserts an append's rows at the seqs its transaction just reserved (`recordAppend` moved the
+ * conversation's `next_seq` past them; read from the row here, so the insert can follow the
+ * update in one pipeline), returned in seq order. The rows travel as one jsonb parameter
+ * expanded in SQL: a 500-row append is one parameter to serialize, not 5,500 bound values
+ * built column by column.
  */
-export async function insertMessages(
+export async function insertReservedMessages(
   db: DbOrTx,
   conversationId: string,
-  firstSeq: number,
   rows: readonly NewMessage[],
 ): Promise<Array<{ id: string; seq: number; tokens: number }>> {
   if (rows.length === 0) return [];
@@ -46,13 +60,7 @@ export async function insertMessages(
       p: m.pinned === true,
     })),
   );
-  const inserted = await db.execute<{ id: string; seq: string; tokens: number }>(sql`
-    insert into ${messages} (conversation_id, seq, role, kind, content, name, tokens, tool_use_ids, tool_result_ids, usage, metadata, pinned)
-    select ${conversationId}, ${firstSeq}::bigint + e.ord - 1, e.m ->> 'r', e.m ->> 'k', e.m -> 'c', e.m ->> 'n', (e.m ->> 't')::int,
-           array(select jsonb_array_elements_text(e.m -> 'u')), array(select jsonb_array_elements_text(e.m -> 'a')),
-           nullif(e.m -> 'g', 'null'::jsonb), nullif(e.m -> 'd', 'null'::jsonb), (e.m ->> 'p')::boolean
-      from jsonb_array_elements(${payload}::jsonb) with ordinality as e(m, ord)
-    returning id, seq, tokens`);
+  const inserted = await insertReservedStatement(db, { conversationId, count: rows.length, payload });
   return inserted.map((r) => ({ id: r.id, seq: Number(r.seq), tokens: r.tokens })).sort((a, b) => a.seq - b.seq);
 }
 
@@ -78,10 +86,13 @@ export async function toolPairingState(
   if (opens.length === 0 && answers.length === 0) return state;
   const opened = askedAmong([...new Set(opens)], 'tool_use_ids', conversationId);
   const answered = askedAmong([...new Set(answers)], 'tool_result_ids', conversationId);
-  const rows = await db.execute<{ kind: 'o' | 'a'; id: string }>(sql`
+  const rows = await executePrepared<{ kind: 'o' | 'a'; id: string }>(
+    db,
+    sql`
     select 'o' as kind, id from (${opened}) o
     union all
-    select 'a' as kind, id from (${answered}) a`);
+    select 'a' as kind, id from (${answered}) a`,
+  );
   for (const row of rows) (row.kind === 'o' ? state.opened : state.answered).add(row.id);
   return state;
 }

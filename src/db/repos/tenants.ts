@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 
 import { mergePolicy, type Policy, type PolicyOverride } from '../../config/policy.js';
 import type { DbOrTx } from '../client.js';
-import { preparedPerHandle } from '../prepared.js';
+import { compiledStatement, preparedPerHandle } from '../prepared.js';
 import { ACTIVE_STATUS_SQL, compactionJobs, tenants } from '../schema.js';
 
 const policyOfTenant = preparedPerHandle((db) =>
@@ -27,6 +27,20 @@ export async function conversationPolicy(
   return mergePolicy(await getTenantPolicy(db, conversation.tenantId), conversation.policy, request);
 }
 
+export interface AutoTriggerInputs {
+  policy: Policy;
+  activeJob: boolean;
+}
+
+// read on every append: compiled once (see compiledStatement)
+const autoTriggerStatement = compiledStatement<
+  { policy: Record<string, unknown> | null; active_job: boolean },
+  { tenantId: string; conversationId: string }
+>(sql`
+  select (select policy from ${tenants} where id = ${sql.placeholder('tenantId')}) as policy,
+         exists (select 1 from ${compactionJobs}
+                  where conversation_id = ${sql.placeholder('conversationId')} and status in ${ACTIVE_STATUS_SQL} and trigger <> 'consolidate') as active_job`);
+
 /**
  * What the automatic trigger reads after an append, in one statement: the conversation's
  * policy (defaults ← tenant ← conversation) and whether it has an active compaction
@@ -35,11 +49,8 @@ export async function conversationPolicy(
 export async function autoTriggerInputs(
   db: DbOrTx,
   conversation: { id: string; tenantId: string; policy: Record<string, unknown> },
-): Promise<{ policy: Policy; activeJob: boolean }> {
-  const [row] = await db.execute<{ policy: Record<string, unknown> | null; active_job: boolean }>(sql`
-    select (select policy from ${tenants} where id = ${conversation.tenantId}) as policy,
-           exists (select 1 from ${compactionJobs}
-                    where conversation_id = ${conversation.id} and status in ${ACTIVE_STATUS_SQL} and trigger <> 'consolidate') as active_job`);
+): Promise<AutoTriggerInputs> {
+  const [row] = await autoTriggerStatement(db, { tenantId: conversation.tenantId, conversationId: conversation.id });
   return {
     policy: mergePolicy(row?.policy ?? {}, conversation.policy),
     activeJob: row?.active_job === true,

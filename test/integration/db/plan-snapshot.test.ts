@@ -7,8 +7,8 @@ import { isUserTextMessage } from '../../../src/compaction/render.js';
 import { countMessageTokens } from '../../../src/compaction/tokens.js';
 import type { HistoryMessage } from '../../../src/compaction/types.js';
 import { mergePolicy } from '../../../src/config/policy.js';
-import { insertMessages } from '../../../src/db/repos/messages.js';
-import { listActiveMessages } from '../../../src/db/repos/messages.js';
+import { recordAppend } from '../../../src/db/repos/conversations.js';
+import { insertReservedMessages, listActiveMessages } from '../../../src/db/repos/messages.js';
 import { loadPlanHistory, loadRewriteCandidates } from '../../../src/db/repos/plan-snapshot.js';
 import { toHistoryMessage } from '../../../src/db/repos/snapshot.js';
 import { conversations, tenants } from '../../../src/db/schema.js';
@@ -159,7 +159,8 @@ describe('meta turns in the plan history', () => {
       const message = markMetaTurn({ role, content: [{ type: 'text' as const, text }] });
       return { ...message, tokens: countMessageTokens(message, countTokens), toolUseIds: [], toolResultIds: [] };
     });
-    await insertMessages(db.db, conversation!.id, 1, rows);
+    await recordAppend(db.db, { id: conversation!.id, addedMessages: rows.length, addedTokens: 0, reportedInputTokens: undefined });
+    await insertReservedMessages(db.db, conversation!.id, rows);
     const { messages, latestRequestSeq } = await loadPlanHistory(db.db, conversation!.id, policy.scoring.keywords);
     expect(latestRequestSeq).toBe(1);
     expect(messages.map((m) => [m.seq, m.meta === true, m.features?.userText])).toEqual([

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 import { liveTurn, pickConversations } from '../lib/corpus.js';
 import { type CpuSample, cpuShares, sampleCpu } from '../lib/cpu.js';
@@ -160,8 +163,15 @@ async function phase(
     }
   })();
   let cpuFrom: CpuSample | null = null;
-  const cpuStart = pause(warmupMs).then(() => (cpuFrom = timing.cpu()));
+  // The clients share this process's event loop: a request answered while it is busy is
+  // timed late. Its delay over the measured window says how much of a tail is the client's.
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  const cpuStart = pause(warmupMs).then(() => {
+    cpuFrom = timing.cpu();
+    loopDelay.enable();
+  });
   await Promise.all(ids.map((id) => agent(http, id, ledger, until, think, samples, errors, counter)));
+  loopDelay.disable();
   await compactor;
   await cpuStart;
   const cpu = cpuShares(cpuFrom, timing.cpu());
@@ -171,11 +181,35 @@ async function phase(
     errors,
     compactions,
     cpu,
+    clientLoopDelayMs: { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
+    measured: { from: measuredFrom, until },
     seconds: durationMs / 1000,
   };
 }
 
-function recordPhase(rec: ScenarioRecorder, label: string, result: Awaited<ReturnType<typeof phase>>, p99TargetMs: number | null): void {
+/**
+ * The API's own time for each request it began inside [from, until): the `responseTime` of its
+ * request log lines, from the request's arrival to its answer. Beside the client's figures, it
+ * tells how much of a tail is the service and how much the way there and back.
+ */
+function apiTimes(logFile: string, from: number, until: number): number[] {
+  const times: number[] = [];
+  for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+    if (!line.startsWith('[api] ') || !line.includes('"request completed"')) continue;
+    const entry = JSON.parse(line.slice('[api] '.length)) as { time: number; responseTime: number };
+    const began = entry.time - entry.responseTime;
+    if (began >= from && began < until) times.push(entry.responseTime);
+  }
+  return times;
+}
+
+function recordPhase(
+  rec: ScenarioRecorder,
+  label: string,
+  result: Awaited<ReturnType<typeof phase>>,
+  p99TargetMs: number | null,
+  logFile: string,
+): void {
   const all = result.samples.map((s) => s.ms);
   rec.figure(`${label}: requests`, result.samples.length);
   rec.figure(`${label}: requests per second`, round(result.samples.length / result.seconds));
@@ -198,6 +232,15 @@ function recordPhase(rec: ScenarioRecorder, label: string, result: Awaited<Retur
       `${result.cpu.busy} / ${result.cpu.ours} / ${result.cpu.others} / ${result.cpu.steal}`,
     );
   }
+  const inApi = apiTimes(logFile, result.measured.from, result.measured.until);
+  rec.figure(
+    `${label}: inside the API (its own time per request), p50 / p99 (ms)`,
+    `${round(percentile(inApi, 50))} / ${round(percentile(inApi, 99))}`,
+  );
+  rec.figure(
+    `${label}: the load generator's own event-loop delay, p99 / max (ms)`,
+    `${round(result.clientLoopDelayMs.p99)} / ${round(result.clientLoopDelayMs.max)}`,
+  );
   if (result.warmup.length > 0)
     rec.figure(
       `${label}: warm-up requests (not measured), p99 (ms)`,
@@ -228,6 +271,7 @@ export async function runLoad(options: LoadOptions): Promise<ScenarioResult> {
     // CHAOS_PROFILE_API=<dir>: the API process writes a CPU profile there when it stops (what the p99 spends)
     const profileDir = process.env['CHAOS_PROFILE_API'];
     const api = await stack.startApi({}, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
+    const logFile = path.join(stack.logDir, 'compactd.log');
     const http = fetchHttp(api.url, stack.keys.tenant);
     const ledger = new AppendLedger();
     const ids = await seedConversations(apiCalls(http), ledger, 'load', pickConversations(options.clients, 1_000), POLICY, {
@@ -248,7 +292,7 @@ export async function runLoad(options: LoadOptions): Promise<ScenarioResult> {
       random,
       cpu,
     });
-    recordPhase(rec, `${options.clients} agents, ${low}-${high} ms between rounds`, paced, options.p99TargetMs);
+    recordPhase(rec, `${options.clients} agents, ${low}-${high} ms between rounds`, paced, options.p99TargetMs, logFile);
     const saturated = await phase(http, ids, ledger, {
       warmupMs: 0,
       durationMs: options.saturationMs,
@@ -257,7 +301,7 @@ export async function runLoad(options: LoadOptions): Promise<ScenarioResult> {
       random,
       cpu,
     });
-    recordPhase(rec, `${options.clients} clients without pauses (saturation)`, saturated, null);
+    recordPhase(rec, `${options.clients} clients without pauses (saturation)`, saturated, null, logFile);
 
     // a graceful stop: the profile is written on exit
     if (profileDir) await api.process.kill('SIGTERM');

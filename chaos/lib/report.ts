@@ -48,6 +48,11 @@ export const FINDINGS: readonly string[] = [
     "pipelines a transaction's BEGIN behind other queries, and when that pipeline was full (or the socket pushed back) it skipped the step that " +
     'reserves the connection for the transaction, so the BEGIN completed on a shared connection and the driver refused it. The same patch ' +
     'reserves the connection on every path (test/integration/db/pipelined-begin.test.ts reproduces it with a one-query pipeline).',
+  "A worker died once in a full `npm test` at the restart suite's immediate Postgres restart, of an unhandled rejection (a bare `connect ECONNREFUSED`, " +
+    'no frame of ours on the stack). postgres.js 3.4.9 reads the array types on every new connection before the query that opened it, from a ' +
+    'promise nothing awaits: a connection lost between its startup and that answer (every pooled connection reconnecting into a restart) ' +
+    'rejected it unhandled. The same patch settles it; the next connection reads the types again (test/integration/db/backend-death.test.ts ' +
+    'resets the connection at that query through a relay: `read ECONNRESET`, unhandled, before the patch).',
   "Clip-archive delimiters spelled with look-alike letters the escaper's table did not list (Greek rho for p, a small capital c, ❮, a combining overlay) passed through unescaped. The escaper now also treats the tag spelled with any non-ASCII letters in place of at most three of its own as a delimiter (src/compaction/context/clip-archive.ts).",
   "One tenant's 200 queued compactions made another tenant's compaction take 34.6 s instead of 3.1 s (both queues were FIFO), and one provider's 429 paused the whole summarize queue for every tenant. Steps now take their tenant's fair turn through BullMQ priorities (start-time fair queuing, src/queue/fair-share.ts), a provider's 429 defers only its own steps and pauses only that provider (src/worker/create-workers.ts, src/llm/rate-limit.ts), and per-tenant quotas answer 429 with retry-after (src/api/compaction-quota.ts); §9 has the figures.",
 ];

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { renderAnthropicContextWithNative, renderOpenAIContext, renderResponsesContext } from '../../compaction/context/index.js';
 import type { Db } from '../../db/client.js';
 import { type ConversationRow, getConversation } from '../../db/repos/conversations.js';
-import { activeHistory, listActiveMessages } from '../../db/repos/messages.js';
+import { activeHistoryOf, listActiveMessages } from '../../db/repos/messages.js';
 import { autoTriggerInputs } from '../../db/repos/tenants.js';
 import { notFound } from '../../lib/errors.js';
 import { prepareAppendOffLoop, storeAppend } from '../append-messages.js';
@@ -132,8 +132,8 @@ export function messageRoutes(deps: ApiDeps): FastifyPluginAsyncZod {
         },
       },
       async (request) => {
-        const conversation = await requireConversation(deps.db, request.tenantId, request.params.id);
-        const history = await activeHistory(deps.db, conversation.id);
+        const history = await activeHistoryOf(deps.db, request.tenantId, request.params.id);
+        if (history === null) throw notFound('conversation', request.params.id);
         if (request.query.format === 'responses') return renderResponsesContext(history, request.query.model);
         if (request.query.format === 'openai')
           return renderOpenAIContext(history) as unknown as { messages: Array<Record<string, unknown>> };

@@ -128,9 +128,15 @@ export async function listActiveMessages(db: DbOrTx, conversationId: string, opt
   return options.limit === undefined ? query : query.limit(options.limit);
 }
 
-const activeRolesAndContent = preparedPerHandle((db) =>
+/**
+ * The conversation and its active history in one statement (the context request's only round
+ * trip): the conversation row joined to its messages, so a conversation without messages is
+ * one row of nulls and an unknown one no row.
+ */
+const historyByExternalId = preparedPerHandle((db) =>
   db
     .select({
+      conversationId: conversations.id,
       role: messages.role,
       kind: messages.kind,
       content: messages.content,
@@ -139,16 +145,25 @@ const activeRolesAndContent = preparedPerHandle((db) =>
         then jsonb_build_object('compaction', ${messages.metadata} -> 'providerCompaction',
                                 'state', coalesce(${messages.metadata} ->> 'providerCompactionState', '')) end`,
     })
-    .from(messages)
-    .where(eq(messages.conversationId, sql.placeholder('conversationId')))
+    .from(conversations)
+    .leftJoin(messages, eq(messages.conversationId, conversations.id))
+    .where(and(eq(conversations.tenantId, sql.placeholder('tenantId')), eq(conversations.externalId, sql.placeholder('externalId'))))
     .orderBy(asc(messages.seq))
-    .prepare('active_roles_content_native'),
+    .prepare('active_history_by_external_id'),
 );
 
-/** The active history as the context renders it (role and content, in order): read on every context request. */
-export async function activeHistory(
-  db: DbOrTx,
-  conversationId: string,
-): Promise<Array<{ role: Role; kind: MessageKind; content: Block[]; native: NativeClip | null }>> {
-  return activeRolesAndContent(db).execute({ conversationId });
+export type ContextMessage = { role: Role; kind: MessageKind; content: Block[]; native: NativeClip | null };
+
+/**
+ * The active history as the context renders it (role and content, in order), read on every
+ * context request; null when the tenant has no conversation of that id.
+ */
+export async function activeHistoryOf(db: DbOrTx, tenantId: string, externalId: string): Promise<ContextMessage[] | null> {
+  const rows = await historyByExternalId(db).execute({ tenantId, externalId });
+  if (rows.length === 0) return null;
+  const history: ContextMessage[] = [];
+  for (const { role, kind, content, native } of rows) {
+    if (role !== null && kind !== null && content !== null) history.push({ role, kind, content, native });
+  }
+  return history;
 }

@@ -158,3 +158,30 @@ describe('append refuses what can never be placed', () => {
     expect(problem.errors).toEqual([{ field, message: expect.stringContaining(callId) }]);
   });
 });
+
+// The context is read in one statement that finds the conversation and its messages together:
+// no conversation is a 404 naming it, a conversation without messages an empty context.
+describe('GET /context of a conversation that holds nothing, or is not the caller’s', () => {
+  const read = (id: string, key?: string, format = 'anthropic') =>
+    t.app.inject({ method: 'GET', url: `/v1/conversations/${id}/context?format=${format}`, headers: t.auth(key) });
+
+  it('an empty conversation has an empty context in every format', async () => {
+    await create('ctx-empty');
+    const anthropic = await read('ctx-empty');
+    expect(anthropic.statusCode).toBe(200);
+    expect(anthropic.json().messages).toEqual([]);
+    expect((await read('ctx-empty', undefined, 'openai')).json().messages).toEqual([]);
+  });
+
+  it('an unknown conversation, or another tenant’s, is 404 naming the conversation', async () => {
+    await create('ctx-mine');
+    expect((await append('ctx-mine', [{ role: 'user', content: 'mine only' }])).statusCode).toBe(201);
+    for (const res of [await read('ctx-nowhere'), await read('ctx-mine', t.otherKey)]) {
+      expect(res.statusCode).toBe(404);
+      expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+      expect(res.json().code).toBe('CONVERSATION_NOT_FOUND');
+    }
+    const own = (await read('ctx-mine')).json();
+    expect(JSON.stringify(own.messages)).toContain('mine only');
+  });
+});

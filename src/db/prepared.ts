@@ -1,4 +1,4 @@
-import { getTableColumns, type SQL, type Table } from 'drizzle-orm';
+import { getTableColumns, type Query, type SQL, type Table } from 'drizzle-orm';
 import { PgDialect, type PreparedQueryConfig } from 'drizzle-orm/pg-core';
 
 import type { DbOrTx } from './client.js';
@@ -33,8 +33,12 @@ const dialect = new PgDialect();
  * of a varying number of parameters, identifiers) does not belong here.
  */
 export function executePrepared<Row extends Record<string, unknown>>(db: DbOrTx, query: SQL): Promise<Row[]> {
+  return runPrepared<Row>(db, dialect.sqlToQuery(query), {});
+}
+
+function runPrepared<Row>(db: DbOrTx, compiled: Query, values: Record<string, unknown>): Promise<Row[]> {
   // drizzle names only the statements it prepares; the name itself is not sent (postgres.js keys by the text)
-  return db._.session.prepareQuery<PreparedQueryConfig & { execute: Row[] }>(dialect.sqlToQuery(query), undefined, 'raw', false).execute();
+  return db._.session.prepareQuery<PreparedQueryConfig & { execute: Row[] }>(compiled, undefined, 'raw', false).execute(values);
 }
 
 /**
@@ -44,8 +48,7 @@ export function executePrepared<Row extends Record<string, unknown>>(db: DbOrTx,
  */
 export function compiledStatement<Row extends Record<string, unknown>, Values extends Record<string, unknown>>(query: SQL) {
   const compiled = dialect.sqlToQuery(query);
-  return (db: DbOrTx, values: Values): Promise<Row[]> =>
-    db._.session.prepareQuery<PreparedQueryConfig & { execute: Row[] }>(compiled, undefined, 'raw', false).execute(values);
+  return (db: DbOrTx, values: Values): Promise<Row[]> => runPrepared<Row>(db, compiled, values);
 }
 
 /**

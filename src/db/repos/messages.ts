@@ -136,7 +136,6 @@ export async function listActiveMessages(db: DbOrTx, conversationId: string, opt
 const historyByExternalId = preparedPerHandle((db) =>
   db
     .select({
-      conversationId: conversations.id,
       role: messages.role,
       kind: messages.kind,
       content: messages.content,

@@ -74,6 +74,27 @@ function logStream(file: string): WriteStream {
   return stream;
 }
 
+/**
+ * The last `limit` characters of a process's output, kept as the chunks that arrived and joined
+ * only when read. Re-slicing one string per chunk copied the whole tail on every chunk: under the
+ * load suite (two log lines per request) that was the harness's largest CPU cost, and the harness's
+ * event loop is the load generator's.
+ */
+export function outputTail(limit: number) {
+  const chunks: string[] = [];
+  let length = 0;
+  return {
+    push(text: string) {
+      chunks.push(text);
+      length += text.length;
+      while (chunks.length > 1 && length - (chunks[0] as string).length >= limit) length -= (chunks.shift() as string).length;
+    },
+    text: () => chunks.join('').slice(-limit),
+    /** characters kept (what the tail costs in memory) */
+    held: () => length,
+  };
+}
+
 export function spawnCompactd(role: Role, env: Record<string, string>, options: SpawnCompactdOptions = {}): CompactdProcess {
   const name = options.name ?? role;
   const child = spawn(
@@ -88,14 +109,15 @@ export function spawnCompactd(role: Role, env: Record<string, string>, options: 
   if (child.pid === undefined) throw new Error(`could not start compactd ${role}`);
   // An interrupted run must not leave a worker behind.
   const forget = onExit(() => child.kill('SIGKILL'));
-  let output = '';
+  const tail = outputTail(OUTPUT_TAIL_CHARS);
+  const output = () => tail.text();
   const lines: string[] = [];
   const listeners = new Set<(line: string) => void>();
   const capture = () => {
     let partial = '';
     return (chunk: Buffer) => {
       const text = chunk.toString();
-      output = (output + text).slice(-OUTPUT_TAIL_CHARS);
+      tail.push(text);
       // Whole lines only, each tagged with the process, so a shared log interleaves cleanly.
       const complete = (partial + text).split('\n');
       partial = complete.pop() ?? '';
@@ -118,9 +140,9 @@ export function spawnCompactd(role: Role, env: Record<string, string>, options: 
 
   const waitForLog = (predicate: (line: string) => boolean, timeoutMs: number, what = 'the expected log line') =>
     new Promise<void>((resolve, reject) => {
-      if (output.split('\n').some(predicate)) return resolve();
+      if (output().split('\n').some(predicate)) return resolve();
       const timer = setTimeout(
-        () => finish(new Error(`${name}: ${what} not seen within ${timeoutMs} ms:\n${output.slice(-4_000)}`)),
+        () => finish(new Error(`${name}: ${what} not seen within ${timeoutMs} ms:\n${output().slice(-4_000)}`)),
         timeoutMs,
       );
       timer.unref();
@@ -134,11 +156,11 @@ export function spawnCompactd(role: Role, env: Record<string, string>, options: 
         else resolve();
       }
       listeners.add(listen);
-      void exited.then((code) => finish(new Error(`${name} exited (${code}) before ${what}:\n${output.slice(-4_000)}`)));
+      void exited.then((code) => finish(new Error(`${name} exited (${code}) before ${what}:\n${output().slice(-4_000)}`)));
     });
 
   const ready = options.readyWhen
-    ? probeUntilReady(name, options.readyWhen, gone, exited, () => output)
+    ? probeUntilReady(name, options.readyWhen, gone, exited, output)
     : waitForLog((line) => line.includes(READY_LINES[role]), READY_TIMEOUT_MS, 'it was ready');
   // A process killed before `ready` settles must not surface as an unhandled rejection.
   ready.catch(() => undefined);
@@ -151,7 +173,7 @@ export function spawnCompactd(role: Role, env: Record<string, string>, options: 
     ready,
     exited,
     killedAt: null,
-    output: () => output,
+    output,
     records(messages) {
       const wanted = messages.map((m) => `"msg":"${m}"`);
       return lines.filter((line) => wanted.some((w) => line.includes(w))).map((line) => JSON.parse(line) as Record<string, unknown>);

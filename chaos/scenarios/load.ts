@@ -5,7 +5,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 import { liveTurn, pickConversations } from '../lib/corpus.js';
 import { type CpuSample, cpuShares, sampleCpu } from '../lib/cpu.js';
-import { apiCalls, fetchHttp, type Http } from '../lib/http.js';
+import { apiCalls, type Http, nodeHttp } from '../lib/http.js';
 import { AppendLedger, checkHistories, checkState, jobStatusCounts, waitForTerminalJobs } from '../lib/invariants.js';
 import { recordCrashes } from '../lib/outcome.js';
 import { percentile, round, ScenarioRecorder, type ScenarioResult, seededRandom } from '../lib/result.js';
@@ -272,7 +272,7 @@ export async function runLoad(options: LoadOptions): Promise<ScenarioResult> {
     const profileDir = process.env['CHAOS_PROFILE_API'];
     const api = await stack.startApi({}, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
     const logFile = path.join(stack.logDir, 'compactd.log');
-    const http = fetchHttp(api.url, stack.keys.tenant);
+    const http = nodeHttp(api.url, stack.keys.tenant);
     const ledger = new AppendLedger();
     const ids = await seedConversations(apiCalls(http), ledger, 'load', pickConversations(options.clients, 1_000), POLICY, {
       contextLimit: CONTEXT_LIMIT,
@@ -320,7 +320,7 @@ export async function runLoad(options: LoadOptions): Promise<ScenarioResult> {
     rec.note(
       `One \`compactd api\` process (default pool of 10 Postgres connections), one worker process summarizing through \`compactd llm-sim --profile haiku\` ` +
         `(a process of its own), private Postgres and Redis on ` +
-        `this machine (${cpus().length} cores), load generated in another process with fetch (keep-alive). Each client owns a ` +
+        `this machine (${cpus().length} cores), load generated in the harness's process with node:http (keep-alive). Each client owns a ` +
         `conversation seeded from the shared transcripts (context limit ${CONTEXT_LIMIT} tokens, policy ${JSON.stringify(POLICY)}: automatic compaction ` +
         `runs when a conversation reaches its trigger) and loops: append one message, read the Anthropic context, pause. ${options.compactionsPerSecond} manual compaction request(s) per second ` +
         'run alongside. Latency is measured at the client, per request.',

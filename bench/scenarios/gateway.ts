@@ -1,5 +1,7 @@
 import { type BenchContext, settleDatabase } from '../lib/context.js';
 import { syntheticMessages } from '../lib/conversations.js';
+import { perUnit } from '../lib/cpu-shares.js';
+import { watchCpuByRole } from '../lib/cpu-time.js';
 import { profileApi } from '../lib/profiling.js';
 import { emptyScenario, figure, type ScenarioResult, target } from '../lib/result.js';
 import { round } from '../lib/stats.js';
@@ -85,6 +87,11 @@ export async function runGateway(ctx: BenchContext): Promise<ScenarioResult[]> {
   const straights: number[] = [];
   const difference: number[] = [];
   let bytes = 0;
+  // where the measured requests' time went besides the API: the machine's CPU by process, and
+  // what Postgres wrote meanwhile (WAL, checkpoints) — a database left busy by an earlier
+  // scenario shows here, not in the API's profile
+  const stopCpu = watchCpuByRole({ 'compactd API': ctx.svc.apiChild.pid, 'bench (client and llm-sim)': process.pid });
+  const walBefore = await postgresWrites(ctx);
   for (let turn = 0; turn < runs; turn += 1) {
     ask(100 + turn);
     const measured = await call();
@@ -94,6 +101,8 @@ export async function runGateway(ctx: BenchContext): Promise<ScenarioResult[]> {
     straights.push(measured.upstreamMs);
     bytes = measured.bytes;
   }
+  const cpuMs = perUnit(stopCpu(), runs, 1e3);
+  const walAfter = await postgresWrites(ctx);
   result.setup = {
     profile: 'instant',
     history: `${history.length} messages, ~${HISTORY_TOKENS / 1000}k tokens (synthetic coding-agent turns), ${round(bytes / 1e6, 2)} MB per request`,
@@ -108,6 +117,12 @@ export async function runGateway(ctx: BenchContext): Promise<ScenarioResult[]> {
     figure('the same request straight to llm-sim', 'ms', straights),
     figure('through the gateway minus straight (noisy: two llm-sim calls)', 'ms', difference),
     figure('first request (stores the whole history)', 'ms', [first.wallMs - first.upstreamMs]),
+  );
+  result.notes.push(
+    `During the ${runs} measured requests (each also sent straight to llm-sim): CPU ms per request by process ${Object.entries(cpuMs)
+      .map(([role, ms]) => `${role} ${round(ms, 1)}`)
+      .join(', ')}; Postgres wrote ${round((walAfter.wal - walBefore.wal) / runs / 1024, 1)} KB of WAL per request, ` +
+      `${walAfter.checkpoints - walBefore.checkpoints} checkpoint(s) began and its checkpointer wrote ${walAfter.checkpointBuffers - walBefore.checkpointBuffers} buffers.`,
   );
   result.targets.push(target('gateway added latency p50', '<=', 15, addedFigure.stats.median, 'ms'));
   const missed = result.targets[0];
@@ -125,4 +140,14 @@ export async function runGateway(ctx: BenchContext): Promise<ScenarioResult[]> {
   }
   result.durationMs = performance.now() - started;
   return [result];
+}
+
+/** Postgres's writes so far: WAL position (bytes), checkpoints begun, buffers its checkpointer wrote. */
+async function postgresWrites(ctx: BenchContext): Promise<{ wal: number; checkpoints: number; checkpointBuffers: number }> {
+  const [row] = await ctx.svc.sql<Array<{ wal: string; checkpoints: string; buffers: string }>>`
+    select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text as wal,
+           (checkpoints_timed + checkpoints_req)::text as checkpoints,
+           buffers_checkpoint::text as buffers
+      from pg_stat_bgwriter`;
+  return { wal: Number(row?.wal ?? 0), checkpoints: Number(row?.checkpoints ?? 0), checkpointBuffers: Number(row?.buffers ?? 0) };
 }

@@ -142,8 +142,14 @@ export async function syncHistory(
       const effects: AppendEffects = { webhookDeliveryIds: [], idleCheckDelayMs: null };
       const committed: { entry: CachedConversation | null } = { entry: null };
       const outcome = await deps.db.transaction(async (tx): Promise<SyncOutcome> => {
-        await withConversationLock(tx, conversation.id);
-        let locked = (await getConversationById(tx, conversation.id)) ?? conversation;
+        // one pipeline: the lock, then (once it is granted) the row and the trigger's read, which
+        // depends on neither the rows nor the counters this call writes
+        const [, current, triggerInputs] = await Promise.all([
+          withConversationLock(tx, conversation.id),
+          getConversationById(tx, conversation.id),
+          autoTriggerInputs(tx, conversation),
+        ]);
+        let locked = current ?? conversation;
         const stored = await storedKeysOf(tx, locked);
         const plan = planSync(client.keys, withProviderClip(stored, client.clipAt));
         const followed = plan.kind === 'extend' || (plan.kind === 'rewind' && follow === 'rewinds');
@@ -190,6 +196,7 @@ export async function syncHistory(
             : null;
         const compaction = await deps.afterAppend(tx, appended, effects, {
           quotas: deps.config.quotas,
+          triggerInputs,
           ...(client.autoCompact === false ? { autoCompact: false } : {}),
           // over the window, the request waits for the compaction this append starts (routes.ts)
           jobOptions: {

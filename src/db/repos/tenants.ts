@@ -3,7 +3,7 @@ import { eq, sql } from 'drizzle-orm';
 import { mergePolicy, type Policy, type PolicyOverride } from '../../config/policy.js';
 import type { DbOrTx } from '../client.js';
 import { compiledStatement, preparedPerHandle } from '../prepared.js';
-import { ACTIVE_STATUS_SQL, compactionJobs, tenants } from '../schema.js';
+import { ACTIVE_STATUS_SQL, compactionJobs, conversations, tenants } from '../schema.js';
 
 const policyOfTenant = preparedPerHandle((db) =>
   db
@@ -34,25 +34,25 @@ export interface AutoTriggerInputs {
 
 // read on every append: compiled once (see compiledStatement)
 const autoTriggerStatement = compiledStatement<
-  { policy: Record<string, unknown> | null; active_job: boolean },
+  { policy: Record<string, unknown> | null; conversation_policy: Record<string, unknown> | null; active_job: boolean },
   { tenantId: string; conversationId: string }
 >(sql`
   select (select policy from ${tenants} where id = ${sql.placeholder('tenantId')}) as policy,
+         (select policy from ${conversations} where id = ${sql.placeholder('conversationId')}) as conversation_policy,
          exists (select 1 from ${compactionJobs}
                   where conversation_id = ${sql.placeholder('conversationId')} and status in ${ACTIVE_STATUS_SQL} and trigger <> 'consolidate') as active_job`);
 
 /**
  * What the automatic trigger reads after an append, in one statement: the conversation's
- * policy (defaults ← tenant ← conversation) and whether it has an active compaction
- * (consolidations run beside one and do not count; the predicate of the one-active index).
+ * policy (defaults ← tenant ← conversation, both as the database holds them when the
+ * statement runs) and whether it has an active compaction (consolidations run beside one and
+ * do not count; the predicate of the one-active index). Nothing it reads depends on a row the
+ * caller holds, so it can join a pipeline sent before any of them is back.
  */
-export async function autoTriggerInputs(
-  db: DbOrTx,
-  conversation: { id: string; tenantId: string; policy: Record<string, unknown> },
-): Promise<AutoTriggerInputs> {
+export async function autoTriggerInputs(db: DbOrTx, conversation: { id: string; tenantId: string }): Promise<AutoTriggerInputs> {
   const [row] = await autoTriggerStatement(db, { tenantId: conversation.tenantId, conversationId: conversation.id });
   return {
-    policy: mergePolicy(row?.policy ?? {}, conversation.policy),
+    policy: mergePolicy(row?.policy ?? {}, row?.conversation_policy ?? {}),
     activeJob: row?.active_job === true,
   };
 }

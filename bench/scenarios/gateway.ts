@@ -122,7 +122,7 @@ export async function runGateway(ctx: BenchContext): Promise<ScenarioResult[]> {
     `During the ${runs} measured requests (each also sent straight to llm-sim): CPU ms per request by process ${Object.entries(cpuMs)
       .map(([role, ms]) => `${role} ${round(ms, 1)}`)
       .join(', ')}; Postgres wrote ${round((walAfter.wal - walBefore.wal) / runs / 1024, 1)} KB of WAL per request, ` +
-      `${walAfter.checkpoints - walBefore.checkpoints} checkpoint(s) began and its checkpointer wrote ${walAfter.checkpointBuffers - walBefore.checkpointBuffers} buffers.`,
+      `${walAfter.checkpoints - walBefore.checkpoints} checkpoint(s) ended (Postgres counts one when it completes) and its checkpointer wrote ${walAfter.checkpointBuffers - walBefore.checkpointBuffers} buffers.`,
   );
   result.targets.push(target('gateway added latency p50', '<=', 15, addedFigure.stats.median, 'ms'));
   const missed = result.targets[0];
@@ -142,7 +142,7 @@ export async function runGateway(ctx: BenchContext): Promise<ScenarioResult[]> {
   return [result];
 }
 
-/** Postgres's writes so far: WAL position (bytes), checkpoints begun, buffers its checkpointer wrote. */
+/** Postgres's writes so far: WAL position (bytes), checkpoints completed, buffers its checkpointer wrote. */
 async function postgresWrites(ctx: BenchContext): Promise<{ wal: number; checkpoints: number; checkpointBuffers: number }> {
   const [row] = await ctx.svc.sql<Array<{ wal: string; checkpoints: string; buffers: string }>>`
     select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text as wal,

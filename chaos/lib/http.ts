@@ -1,4 +1,4 @@
-import { Agent, request as httpRequest } from 'node:http';
+import { Agent, type OutgoingHttpHeaders,request as httpRequest } from 'node:http';
 
 import type { FastifyInstance } from 'fastify';
 
@@ -27,6 +27,15 @@ export interface Http {
 
 function makeResponse(status: number, headers: Record<string, string>, text: string): HttpResponse {
   return { status, headers, text, json: <T>() => JSON.parse(text) as T };
+}
+
+/** Node's header object (a value may be a list or a number) as one string per name. */
+function joinedHeaders(raw: OutgoingHttpHeaders): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
+  }
+  return headers;
 }
 
 function buildHeaders(defaultKey: string, options: RequestOptions): Record<string, string> {
@@ -74,13 +83,9 @@ export function nodeHttp(baseUrl: string, key: string, timeoutMs = 30_000): Http
             const chunks: Buffer[] = [];
             res.on('data', (chunk: Buffer) => chunks.push(chunk));
             res.on('error', reject);
-            res.on('end', () => {
-              const headers: Record<string, string> = {};
-              for (const [name, value] of Object.entries(res.headers)) {
-                if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-              }
-              resolve(makeResponse(res.statusCode ?? 0, headers, Buffer.concat(chunks).toString('utf8')));
-            });
+            res.on('end', () =>
+              resolve(makeResponse(res.statusCode ?? 0, joinedHeaders(res.headers), Buffer.concat(chunks).toString('utf8'))),
+            );
           },
         );
         req.on('timeout', () => req.destroy(new Error(`${method} ${url}: no answer within ${timeoutMs} ms`)));
@@ -102,9 +107,7 @@ export function injectHttp(app: FastifyInstance, key: string): Http {
         headers: buildHeaders(key, options),
         ...(payload === undefined ? {} : { payload }),
       });
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(res.headers)) headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
-      return makeResponse(res.statusCode, headers, res.body);
+      return makeResponse(res.statusCode, joinedHeaders(res.headers), res.body);
     },
   };
 }

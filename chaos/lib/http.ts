@@ -1,4 +1,4 @@
-import { Agent, type OutgoingHttpHeaders,request as httpRequest } from 'node:http';
+import { Agent, type OutgoingHttpHeaders, request as httpRequest } from 'node:http';
 
 import type { FastifyInstance } from 'fastify';
 

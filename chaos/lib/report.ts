@@ -59,6 +59,11 @@ export const FINDINGS: readonly string[] = [
     'joined when read (harness/compactd-process.ts) and the load clients use node:http with a keep-alive agent (chaos/lib/http.ts): the ' +
     "generator's event-loop delay p99 fell from 30 to 14-17 ms, the saturation phase's rate from 574 to 887-960 requests/s, and the paced " +
     "phase's p99 from 78-94 to 20-42 ms in runs on the same host.",
+  "The load suite's first seconds were slower than the rest (§8: first 10-s window p99 76.6 ms, later ones 20-54), and the database pool " +
+    "is the likely cause: the warm-up's bursts open all ten of the API pool's connections, and postgres.js 3.4.9 handed each query the connection idle " +
+    'the longest, so a paced load sent every statement to a different backend in turn, each idle since its last turn (Postgres spent 3-4x the ' +
+    'CPU per statement; found on the gateway bench scenario with perf, BENCH.md item 9). The patch now makes the pool reuse the connection ' +
+    'released last (test/integration/db/pool-reuse.test.ts): first window 21.2 ms, paced p99 38.8 -> 19.6 ms, one run each on the same host.',
   "Clip-archive delimiters spelled with look-alike letters the escaper's table did not list (Greek rho for p, a small capital c, ❮, a combining overlay) passed through unescaped. The escaper now also treats the tag spelled with any non-ASCII letters in place of at most three of its own as a delimiter (src/compaction/context/clip-archive.ts).",
   "One tenant's 200 queued compactions made another tenant's compaction take 34.6 s instead of 3.1 s (both queues were FIFO), and one provider's 429 paused the whole summarize queue for every tenant. Steps now take their tenant's fair turn through BullMQ priorities (start-time fair queuing, src/queue/fair-share.ts), a provider's 429 defers only its own steps and pauses only that provider (src/worker/create-workers.ts, src/llm/rate-limit.ts), and per-tenant quotas answer 429 with retry-after (src/api/compaction-quota.ts); §9 has the figures.",
 ];

@@ -74,6 +74,23 @@ async function deliveryRows(jobId: string) {
     select id, status, attempts, event from webhook_deliveries where body::jsonb #>> '{data,job,id}' = ${jobId}`);
 }
 
+/**
+ * Waits until the reconcile scheduler (whose sweep re-sends pending deliveries) has moved its
+ * next run on `n` times, so at least `n - 1` whole sweeps ran since the call.
+ */
+async function sweepsRun(n: number): Promise<void> {
+  const seen = new Set<number>();
+  await waitFor(
+    async () => {
+      const next = (await fleet.stack.deps.queues.maintenance.getJobScheduler('reconcile'))?.next;
+      if (next !== undefined) seen.add(next);
+      return seen.size > n;
+    },
+    30_000,
+    50,
+  );
+}
+
 describe('a worker SIGKILLed between the commit and the webhook dispatch', () => {
   it('loses no event: the next worker delivers it, once, under the id the commit recorded', async () => {
     const { stack, sim } = fleet;
@@ -95,7 +112,7 @@ describe('a worker SIGKILLed between the commit and the webhook dispatch', () =>
     fleet.startWorker();
     await waitFor(async () => (await deliveryRows(job.id))[0]?.status === 'delivered', 60_000, 100);
     // A few more sweeps: nothing is sent again once the receiver accepted it.
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    await sweepsRun(3);
     const deliveryId = committed[0]!.id;
     expect(received).toHaveLength(1);
     const [only] = received as [Received];

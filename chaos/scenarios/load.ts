@@ -231,6 +231,12 @@ function recordPhase(
       `${label}: machine CPU busy / this suite / other processes / steal (%)`,
       `${result.cpu.busy} / ${result.cpu.ours} / ${result.cpu.others} / ${result.cpu.steal}`,
     );
+    // The same requests cost this suite's processes different CPU on different hours of this
+    // shared host; the tail follows that cost, so it is reported beside it.
+    rec.figure(
+      `${label}: CPU per request, this suite's processes (ms)`,
+      round(((result.cpu.ours / 100) * cpus().length * result.seconds * 1000) / Math.max(1, result.samples.length), 2),
+    );
   }
   const inApi = apiTimes(logFile, result.measured.from, result.measured.until);
   rec.figure(

@@ -2,7 +2,6 @@ import { decode, encode } from 'gpt-tokenizer';
 
 import { requestedLengthTokens } from '../compaction/summarize/index.js';
 import { sealResponsesItem, sealThresholdBlock, signCompaction } from './compaction-seal.js';
-import type { CallContext, CompletionDeps } from './completion.js';
 import type { FaultKind } from './faults.js';
 import type { CacheUsage } from './prompt-cache.js';
 import type { CallRecord, SimState } from './state.js';
@@ -15,6 +14,20 @@ import { DEFAULT_COMPACTION_TRIGGER_TOKENS } from './wire-anthropic.js';
  * summary at the length asked for, cut at max_tokens) or the provider compaction the request
  * asked for, with the usage each part is billed.
  */
+
+/** What the sim takes from compactd's own code to write its summaries and count tokens. */
+export interface CompletionDeps {
+  countTokens: (text: string) => number;
+  extractIdentifiers: (text: string) => string[];
+  errorLines: (text: string) => string[];
+  extractPaths: (text: string) => string[];
+}
+
+/** What the call knows besides its request: each message's tokens and the organization (API key). */
+export interface CallContext {
+  messageTokens: number[];
+  org: string;
+}
 
 /** Tokens a message costs beyond its content (role and framing), as the providers count. */
 export const MESSAGE_OVERHEAD_TOKENS = 4;

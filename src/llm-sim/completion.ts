@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 
 import { requestedLengthTokens } from '../compaction/summarize/index.js';
-import { answerWith, MESSAGE_OVERHEAD_TOKENS } from './answer-content.js';
+import { answerWith, type CallContext, type CompletionDeps, MESSAGE_OVERHEAD_TOKENS } from './answer-content.js';
 import { type FaultKind, pickFault } from './faults.js';
 import { plannedTiming } from './profiles.js';
 import { applyPromptCache, type CacheUsage } from './prompt-cache.js';
@@ -15,19 +15,6 @@ import type { WireFormat } from './wire.js';
  * prompt cache, answer (a provider compaction when the request asks for one) on the profile's
  * clock. Cached input skips prefill, as it does at the providers.
  */
-
-export interface CompletionDeps {
-  countTokens: (text: string) => number;
-  extractIdentifiers: (text: string) => string[];
-  errorLines: (text: string) => string[];
-  extractPaths: (text: string) => string[];
-}
-
-/** What the call knows besides its request: each message's tokens and the organization (API key). */
-export interface CallContext {
-  messageTokens: number[];
-  org: string;
-}
 
 /** The API key a call was made with: its organization, for the prompt cache. */
 function orgOf(headers: Record<string, string>): string {

@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 
 import { errorLines, extractIdentifiers, extractPaths } from '../compaction/summarize/index.js';
 import { countTokens } from '../lib/count-tokens.js';
-import { type CompletionDeps, handleCompletion } from './completion.js';
+import type { CompletionDeps } from './answer-content.js';
+import { handleCompletion } from './completion.js';
 import { handleControl } from './control.js';
 import type { SimFaults } from './faults.js';
 import type { LatencyProfile } from './profiles.js';

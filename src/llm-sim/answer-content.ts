@@ -76,17 +76,24 @@ export function answerWith(
   record.compaction = ask.kind;
   const summary = compactionSummary(state, request, record, ask, fault, deps);
   const compacting: SimUsage = { ...input, outputTokens: count(summary) };
+  // An Anthropic answer that is the compaction alone: one billed iteration, no text.
+  const compactionOnly = (compaction: NonNullable<SimAnswer['compaction']>): SimAnswer => ({
+    id,
+    model,
+    text: '',
+    stop: 'compaction',
+    usage: compacting,
+    iterations: [{ type: 'compaction', ...compacting }],
+    compaction,
+  });
   switch (ask.kind) {
     case 'summarize':
-      return {
-        id,
-        model,
-        text: '',
-        stop: 'compaction',
-        usage: compacting,
-        iterations: [{ type: 'compaction', ...compacting }],
-        compaction: { kind: ask.kind, content: summary, signature: summary === null ? null : signCompaction(summary), alone: true },
-      };
+      return compactionOnly({
+        kind: ask.kind,
+        content: summary,
+        signature: summary === null ? null : signCompaction(summary),
+        alone: true,
+      });
     case 'compact_20260112': {
       const compaction = {
         kind: ask.kind,
@@ -94,16 +101,7 @@ export function answerWith(
         encryptedContent: summary === null ? null : sealThresholdBlock(summary),
         alone: ask.pause === true,
       };
-      if (compaction.alone)
-        return {
-          id,
-          model,
-          text: '',
-          stop: 'compaction',
-          usage: compacting,
-          iterations: [{ type: 'compaction', ...compacting }],
-          compaction,
-        };
+      if (compaction.alone) return compactionOnly(compaction);
       // the answer is sampled over the compacted context: the system prompt and the summary
       const { text, stop } = writeAnswer(state, request, record, fault, deps);
       const systemTokens = request.messages[0]?.role === 'system' ? (context.messageTokens[0] ?? 0) : 0;

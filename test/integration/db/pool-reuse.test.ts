@@ -6,8 +6,8 @@ import { createDb, type DbHandle } from '../../../src/db/client.js';
 // postgres.js 3.4.9 hands each query the connection that has been idle the longest: once a
 // burst had opened all ten of a pool's connections, every later statement went to a different
 // backend in turn. Each then ran on a process idle since its last turn, and Postgres spent
-// 3–4× the CPU per statement (the gateway bench scenario after the scale-out one: 15–17 ms of
-// Postgres CPU per request against 4 alone; perf placed it in the backends' own code and in
+// 3–4× the CPU per statement (the gateway bench scenario after the scale-out one: 13–19 ms of
+// Postgres CPU per request against 4–5 alone; perf placed it in the backends' own code and in
 // waking them). patches/postgres+3.4.9.patch makes the pool reuse the connection released
 // last, as pgbouncer does by default, so a steady load keeps the backends a burst left warm.
 describe('a pool after a burst', () => {
